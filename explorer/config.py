@@ -1,0 +1,125 @@
+"""The one model configuration, its presets, and parameter counting.
+
+A `ModelConfig` is written into every checkpoint (as JSON) next to the weights and the tokenizer, so a
+checkpoint directory alone rebuilds the model. Presets `base` and `big` are Table 3 of the paper; the
+small ones train on a laptop CPU.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from typing import Any
+
+
+# SentencePiece ids fixed by explorer.tokenizer (a test checks they agree).
+PAD_ID, BOS_ID, EOS_ID = 0, 2, 3
+
+POSITIONAL_KINDS = ("sinusoidal", "learned")
+NORM_POSITIONS = ("post", "pre")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Hyper-parameters of the encoder-decoder Transformer (Section 3, Table 3).
+
+    `d_k`/`d_v` default to d_model / n_heads as in Section 3.2.2; Table 3 row (B) changes d_k alone.
+    `share_embeddings` ties source, target and output embeddings (Section 3.4), which needs a joint
+    vocabulary of `vocab_size` pieces.
+    """
+
+    vocab_size: int = 8000
+    d_model: int = 512
+    n_heads: int = 8
+    d_ff: int = 2048
+    n_encoder_layers: int = 6
+    n_decoder_layers: int = 6
+    d_k: int | None = None
+    d_v: int | None = None
+    dropout: float = 0.1
+    max_len: int = 256
+    positional: str = "sinusoidal"
+    norm_position: str = "post"
+    share_embeddings: bool = True
+    pad_id: int = PAD_ID
+    bos_id: int = BOS_ID
+    eos_id: int = EOS_ID
+
+    def __post_init__(self) -> None:
+        if self.positional not in POSITIONAL_KINDS:
+            raise ValueError(f"positional must be one of {POSITIONAL_KINDS}, got {self.positional!r}")
+        if self.norm_position not in NORM_POSITIONS:
+            raise ValueError(f"norm_position must be one of {NORM_POSITIONS}, got {self.norm_position!r}")
+        if self.d_k is None and self.d_model % self.n_heads:
+            raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}; set d_k/d_v")
+        for name in ("vocab_size", "d_model", "n_heads", "d_ff", "max_len"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+
+    @property
+    def head_dim_k(self) -> int:
+        return self.d_k if self.d_k is not None else self.d_model // self.n_heads
+
+    @property
+    def head_dim_v(self) -> int:
+        return self.d_v if self.d_v is not None else self.d_model // self.n_heads
+
+    def replace(self, **changes: Any) -> "ModelConfig":
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "ModelConfig":
+        """Rebuild from a checkpoint's JSON; unknown keys are an error, not silently dropped."""
+        if not isinstance(data, dict):
+            raise ValueError(f"model config must be a JSON object, got {type(data).__name__}")
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"model config has unknown fields {unknown}; is this checkpoint from a newer version?")
+        return cls(**data)
+
+
+# Table 3 of the paper. "big" also raises dropout to 0.3 (Table 3, last row).
+PRESETS: dict[str, ModelConfig] = {
+    "base": ModelConfig(),
+    "big": ModelConfig(d_model=1024, n_heads=16, d_ff=4096, dropout=0.3),
+    # Multi30k-sized: the shipped English->German translator.
+    "small": ModelConfig(d_model=256, n_heads=4, d_ff=1024, n_encoder_layers=3, n_decoder_layers=3),
+    # Trains on a laptop CPU in seconds; toy tasks and tests.
+    "tiny": ModelConfig(d_model=64, n_heads=4, d_ff=128, n_encoder_layers=2, n_decoder_layers=2,
+                        dropout=0.0, vocab_size=64, max_len=64),
+}
+
+
+def preset(name: str, **overrides: Any) -> ModelConfig:
+    if name not in PRESETS:
+        raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}")
+    return PRESETS[name].replace(**overrides)
+
+
+def count_parameters(config: ModelConfig) -> int:
+    """Exact trainable-parameter count of `Transformer(config)`, computed without building it.
+
+    Kept in closed form so `explorer info --preset big` answers instantly; a test checks it against
+    the real module.
+    """
+    d, dk, dv, h, ff = config.d_model, config.head_dim_k, config.head_dim_v, config.n_heads, config.d_ff
+    attention = d * h * dk * 2 + h * dk * 2 + d * h * dv + h * dv + h * dv * d + d  # W_Q, W_K, W_V, W_O
+    ffn = d * ff + ff + ff * d + d
+    norm = 2 * d
+    encoder_layer = attention + ffn + 2 * norm
+    decoder_layer = 2 * attention + ffn + 3 * norm
+    embeddings = config.vocab_size * d * (1 if config.share_embeddings else 3)
+    learned_positions = 2 * config.max_len * d if config.positional == "learned" else 0
+    final_norms = 2 * norm if config.norm_position == "pre" else 0
+    return (config.n_encoder_layers * encoder_layer + config.n_decoder_layers * decoder_layer
+            + embeddings + learned_positions + final_norms)

@@ -1,0 +1,419 @@
+"""Greedy and beam search over any next-token scorer, with the length penalty of the paper's Section 6.1.
+
+The paper decodes with "beam search with a beam size of 4 and length penalty α = 0.6" (Section 6.1,
+citing Wu et al. 2016, GNMT), and sets the maximum output length to input length + 50, "but terminate early
+when possible". This module is that search, written against a small protocol (`StepScorer`) instead of the
+model, so it can be tested against hand-made probability tables and explained step by step.
+
+Rows. The scorer owns the per-row decoding state (the model's key/value cache and encoder memory). It
+starts with one row per sentence, holding the BOS prefix. After every step the search calls
+`scorer.reorder(rows)` with, for each new row, the index of the row it continues. Live rows are laid out by
+sentence, then by beam rank: while every sentence has k live hypotheses, row = sentence * k + beam. Rows
+of sentences that are done are dropped by that same reorder call, so the scorer never computes rows nobody
+reads; at the first step each sentence has a single live row, which is the usual "only beam 0 is live,
+the others are -inf" start without the duplicate rows.
+
+Search policy, one step of one sentence (`select_candidates`): rank the top 2k continuations of all live
+hypotheses by cumulative log-probability. A continuation ending in EOS finishes if it ranks among the
+first k, i.e. if it would have been kept had it not ended (fairseq's rule); the other continuations fill
+the k live slots in rank order; the rest are pruned.
+
+Stopping rule (`stop_reason`), checked after every step of a sentence:
+  * ``early_stopping=True`` (default): stop once the sentence holds k finished hypotheses. Together with
+    the finishing rule above this makes beam size 1 exactly greedy search.
+  * ``early_stopping=False``: stop once it holds k finished hypotheses and no live one can still beat the
+    worst of the k best: a live hypothesis with cumulative log-prob L <= 0 can at best end with score
+    L / max(lp) over its possible final lengths, lp(max_len) when α >= 0 (Tensor2Tensor's bound).
+  * Always: stop when no live hypothesis is left, or at max_len tokens; at max_len the live hypotheses are
+    finalized with ``finished=False``.
+The n-best list ranks finished hypotheses first, then those cut at max_len, each by score.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal, Protocol
+
+import torch
+
+Status = Literal["kept", "pruned", "finished"]
+KEPT: Final = "kept"
+PRUNED: Final = "pruned"
+FINISHED: Final = "finished"
+
+# Why a sentence's search stopped (`BeamTrace.stop_reason`).
+STOP_NO_LIVE: Final = "no live hypothesis left"
+STOP_BEAM_FULL: Final = "the beam is full of finished hypotheses"
+STOP_BOUND: Final = "no live hypothesis can beat the finished ones"
+STOP_MAX_LEN: Final = "max_len reached"
+
+
+class StepScorer(Protocol):
+    """One decoder step over N live rows, with state the search can reorder.
+
+    The scorer starts with one row per sentence (the BOS prefix). Step t feeds the token at target
+    position t (BOS at t = 0) and predicts position t + 1.
+    """
+
+    def step(self, last_tokens: torch.Tensor, step: int) -> torch.Tensor:
+        """last_tokens (N,) long -> log-probabilities (N, vocab) float for the next token of each row."""
+        ...
+
+    def reorder(self, rows: torch.Tensor) -> None:
+        """Keep the state of `rows` (M,) long, indices into the current N rows, in that order.
+
+        Rows may repeat (a hypothesis with several surviving continuations) and M may be smaller than N
+        (pruned hypotheses, finished sentences). A KV cache implements this with `index_select(0, rows)`.
+        """
+        ...
+
+
+def length_penalty(length: int, alpha: float) -> float:
+    """GNMT's lp(Y) = ((5 + |Y|) / 6)^α (Wu et al. 2016, Eq. 14), used with α = 0.6 in Section 6.1."""
+    return ((5.0 + length) / 6.0) ** alpha
+
+
+def normalized_score(log_prob: float, length: int, alpha: float) -> float:
+    """Score of a hypothesis: total log-probability / lp(length), length counting EOS if present."""
+    return log_prob / length_penalty(length, alpha)
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    """One output sequence: generated ids (no BOS; EOS last when finished) and its scores."""
+
+    tokens: tuple[int, ...]
+    log_prob: float  # sum of token_log_probs
+    token_log_probs: tuple[float, ...]
+    score: float  # log_prob / length_penalty(len(tokens), alpha)
+    finished: bool  # ended with EOS (False: cut at max_len)
+    # Attached by the caller after the search: (layers, heads, tgt, src) numpy array.
+    cross_attention: Any = field(default=None, compare=False, repr=False)
+
+
+@dataclass
+class TraceNode:
+    """A live hypothesis in the beam trace; the root (BOS) has id 0 and no parent."""
+
+    id: int
+    parent_id: int | None
+    token: int
+    log_prob: float
+    score: float
+    tokens: tuple[int, ...]
+
+
+@dataclass
+class Candidate:
+    """A continuation considered at one step: live hypothesis `parent` (index into that step's
+    `live`) extended with `token`. Every candidate has its own id; a kept candidate reappears with the
+    same id among the next step's live nodes."""
+
+    parent: int
+    token: int
+    token_log_prob: float
+    log_prob: float  # cumulative
+    score: float  # log_prob / lp(length of the extended hypothesis)
+    status: Status
+    id: int
+    parent_id: int
+
+
+@dataclass
+class TraceStep:
+    """Step t: the live hypotheses going in (t tokens each) and the top-2k continuations, best first."""
+
+    step: int
+    live: list[TraceNode]
+    candidates: list[Candidate]
+
+
+@dataclass
+class BeamTrace:
+    """The whole search of one sentence, as plain data (`dataclasses.asdict` -> JSON)."""
+
+    steps: list[TraceStep]
+    finished: list[Hypothesis]  # every completed hypothesis (and those cut at max_len), best first
+    beam_size: int
+    alpha: float
+    max_len: int
+    stop_reason: str = ""
+
+
+@dataclass
+class BeamResult:
+    hypotheses: list[Hypothesis]  # n-best, best first: finished ones before those cut at max_len
+    trace: BeamTrace | None
+
+
+def select_candidates(ranked_tokens: Sequence[int], beam_size: int, eos_id: int) -> list[Status]:
+    """The search policy of one step: status of each candidate, given their tokens best first.
+
+    EOS among the first `beam_size` ranks finishes; other tokens fill the `beam_size` live slots in
+    rank order; everything else is pruned.
+    """
+    statuses: list[Status] = []
+    n_kept = 0
+    for rank, token in enumerate(ranked_tokens):
+        if token == eos_id:
+            statuses.append(FINISHED if rank < beam_size else PRUNED)
+        elif n_kept < beam_size:
+            statuses.append(KEPT)
+            n_kept += 1
+        else:
+            statuses.append(PRUNED)
+    return statuses
+
+
+def stop_reason(
+    finished_scores: Sequence[float],
+    live_log_probs: Sequence[float],
+    length: int,
+    max_len: int,
+    beam_size: int,
+    alpha: float,
+    early_stopping: bool,
+) -> str | None:
+    """Why a sentence stops after a step that produced `length` tokens, or None to go on (module doc)."""
+    if not live_log_probs:
+        return STOP_NO_LIVE
+    if len(finished_scores) >= beam_size:
+        if early_stopping:
+            return STOP_BEAM_FULL
+        worst_of_best = sorted(finished_scores, reverse=True)[beam_size - 1]
+        best_lp = max(length_penalty(length + 1, alpha), length_penalty(max_len, alpha))
+        if max(live_log_probs) / best_lp <= worst_of_best:
+            return STOP_BOUND
+    if length >= max_len:
+        return STOP_MAX_LEN
+    return None
+
+
+def greedy_search(
+    scorer: StepScorer,
+    batch_size: int,
+    bos_id: int,
+    eos_id: int,
+    max_len: int | Sequence[int],
+    alpha: float = 0.6,
+) -> list[Hypothesis]:
+    """Most probable next token at every step, for a batch; one hypothesis per sentence.
+
+    `alpha` only sets the reported `score`. Sentences that end are dropped from the scorer's rows.
+    """
+    limits = _max_lens(max_len, batch_size)
+    tokens: list[list[int]] = [[] for _ in range(batch_size)]
+    token_lps: list[list[float]] = [[] for _ in range(batch_size)]
+    totals = [0.0] * batch_size
+    results: list[Hypothesis | None] = [None] * batch_size
+    active = list(range(batch_size))  # sentence of each scorer row
+    last = torch.full((batch_size,), bos_id, dtype=torch.long)
+    step = 0
+    while active:
+        log_probs = _checked(scorer.step(last, step), len(active))
+        best_lp, best_token = log_probs.double().max(dim=-1)  # (N,), (N,)
+        keep: list[int] = []
+        for row, (s, token, lp) in enumerate(zip(active, best_token.tolist(), best_lp.tolist())):
+            tokens[s].append(token)
+            token_lps[s].append(lp)
+            totals[s] += lp
+            if token == eos_id or len(tokens[s]) >= limits[s]:
+                results[s] = _hypothesis(tokens[s], token_lps[s], totals[s], token == eos_id, alpha)
+            else:
+                keep.append(row)
+        if keep and len(keep) < len(active):
+            scorer.reorder(torch.tensor(keep, dtype=torch.long))
+        active = [active[row] for row in keep]
+        last = best_token[keep]
+        step += 1
+    assert all(r is not None for r in results), "greedy search ended with a sentence unresolved"
+    return [r for r in results if r is not None]
+
+
+@dataclass
+class _Live:
+    """A live hypothesis of one sentence, with the trace node it is drawn as."""
+
+    tokens: tuple[int, ...]
+    token_log_probs: tuple[float, ...]
+    log_prob: float
+    node_id: int
+    parent_id: int | None
+
+
+@dataclass
+class _Sentence:
+    """Per-sentence bookkeeping of the batched beam search."""
+
+    max_len: int
+    live: list[_Live]
+    ended: list[Hypothesis] = field(default_factory=list)  # finished, and cut at max_len
+    steps: list[TraceStep] = field(default_factory=list)
+    next_id: int = 1  # node 0 is the root
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class _Settings:
+    beam_size: int
+    bos_id: int
+    eos_id: int
+    alpha: float
+    early_stopping: bool
+    trace: bool
+
+
+def beam_search(
+    scorer: StepScorer,
+    batch_size: int,
+    beam_size: int,
+    bos_id: int,
+    eos_id: int,
+    max_len: int | Sequence[int],
+    alpha: float = 0.6,
+    n_best: int | None = None,
+    trace: bool = False,
+    early_stopping: bool = True,
+) -> list[BeamResult]:
+    """Beam search with GNMT's length penalty (Section 6.1: k = 4, α = 0.6), one result per sentence.
+
+    The scorer is called once per step on all live rows of all unfinished sentences; selection, finishing
+    and stopping are per sentence (module doc). `n_best` (default `beam_size`) hypotheses come back per
+    sentence, best first; with `trace=True` each result also carries the `BeamTrace`.
+    """
+    assert beam_size >= 1, f"beam_size must be >= 1, got {beam_size}"
+    n_best = beam_size if n_best is None else n_best
+    assert n_best >= 1, f"n_best must be >= 1, got {n_best}"
+    settings = _Settings(beam_size, bos_id, eos_id, alpha, early_stopping, trace)
+    sentences = [
+        _Sentence(max_len=limit, live=[_Live((), (), 0.0, node_id=0, parent_id=None)])
+        for limit in _max_lens(max_len, batch_size)
+    ]
+    active = list(range(batch_size))  # sentences with rows in the scorer, in row order
+    last = torch.full((batch_size,), bos_id, dtype=torch.long)
+    step = 0
+    while active:
+        n_rows = sum(len(sentences[s].live) for s in active)
+        log_probs = _checked(scorer.step(last, step), n_rows).double()  # (N, V)
+        ranked = _top_candidates(log_probs, [sentences[s].live for s in active], beam_size)
+        next_rows: list[int] = []
+        next_tokens: list[int] = []
+        still_active: list[int] = []
+        row0 = 0
+        for i, s in enumerate(active):
+            sentence = sentences[s]
+            n_old = len(sentence.live)
+            kept = _advance(sentence, step, ranked[i], settings)
+            if kept:
+                still_active.append(s)
+                next_rows.extend(row0 + parent for parent in kept)
+                next_tokens.extend(h.tokens[-1] for h in sentence.live)
+            row0 += n_old
+        if still_active:
+            scorer.reorder(torch.tensor(next_rows, dtype=torch.long))
+        active = still_active
+        last = torch.tensor(next_tokens, dtype=torch.long)
+        step += 1
+    return [_result(sentence, beam_size, alpha, n_best, trace) for sentence in sentences]
+
+
+def _top_candidates(
+    log_probs: torch.Tensor, lives: list[list[_Live]], beam_size: int
+) -> list[list[tuple[float, int, int, float]]]:
+    """Per sentence, the top 2k (cumulative log-prob, parent, token, token log-prob), best first.
+
+    `log_probs` (N, V) float64 holds the live rows of the sentences in order. Each sentence is padded to k
+    rows with -inf so that one `topk` serves the whole batch; impossible (-inf) candidates are dropped.
+    """
+    vocab = log_probs.shape[1]
+    cumulative = torch.tensor([h.log_prob for live in lives for h in live], dtype=torch.float64)  # (N,)
+    slots = torch.tensor([i * beam_size + j for i, live in enumerate(lives) for j in range(len(live))])
+    padded = log_probs.new_full((len(lives) * beam_size, vocab), -math.inf)  # (S*k, V)
+    padded[slots] = log_probs
+    prefix = log_probs.new_zeros(len(lives) * beam_size)  # (S*k,)
+    prefix[slots] = cumulative
+    total = (padded + prefix[:, None]).view(len(lives), beam_size * vocab)  # column = beam * V + token
+    n_cand = min(2 * beam_size, beam_size * vocab)
+    top_values, top_index = total.topk(n_cand, dim=1)  # (S, 2k)
+    token_lps = padded.view(len(lives), beam_size * vocab).gather(1, top_index)  # (S, 2k)
+    return [
+        [(v, j // vocab, j % vocab, lp) for v, j, lp in zip(values, index, lps) if v > -math.inf]
+        for values, index, lps in zip(top_values.tolist(), top_index.tolist(), token_lps.tolist())
+    ]
+
+
+def _advance(
+    sentence: _Sentence, step: int, ranked: list[tuple[float, int, int, float]], settings: _Settings
+) -> list[int]:
+    """Apply one step to one sentence; returns the parent index of each new live hypothesis ([] = done)."""
+    old_live = sentence.live
+    length = step + 1
+    alpha = settings.alpha
+    statuses = select_candidates([token for _, _, token, _ in ranked], settings.beam_size, settings.eos_id)
+    new_live: list[_Live] = []
+    kept_parents: list[int] = []
+    candidates: list[Candidate] = []
+    for (value, parent, token, token_lp), status in zip(ranked, statuses):
+        node_id = sentence.next_id
+        sentence.next_id += 1
+        source = old_live[parent]
+        extended = source.tokens + (token,)
+        extended_lps = source.token_log_probs + (token_lp,)
+        if status == FINISHED:
+            sentence.ended.append(_hypothesis(extended, extended_lps, value, True, alpha))
+        elif status == KEPT:
+            new_live.append(_Live(extended, extended_lps, value, node_id, source.node_id))
+            kept_parents.append(parent)
+        candidates.append(Candidate(parent, token, token_lp, value, normalized_score(value, length, alpha),
+                                    status, node_id, source.node_id))
+    if settings.trace:
+        nodes = [_node(h, settings.bos_id, alpha) for h in old_live]
+        sentence.steps.append(TraceStep(step, nodes, candidates))
+    sentence.live = new_live
+    reason = stop_reason([h.score for h in sentence.ended if h.finished], [h.log_prob for h in new_live],
+                         length, sentence.max_len, settings.beam_size, alpha, settings.early_stopping)
+    if reason is None:
+        return kept_parents
+    sentence.reason = reason
+    if reason == STOP_MAX_LEN:
+        sentence.ended.extend(
+            _hypothesis(h.tokens, h.token_log_probs, h.log_prob, False, alpha) for h in new_live
+        )
+    sentence.live = []
+    return []
+
+
+def _node(h: _Live, bos_id: int, alpha: float) -> TraceNode:
+    token = h.tokens[-1] if h.tokens else bos_id
+    return TraceNode(h.node_id, h.parent_id, token, h.log_prob,
+                     normalized_score(h.log_prob, len(h.tokens), alpha), h.tokens)
+
+
+def _result(sentence: _Sentence, beam_size: int, alpha: float, n_best: int, trace: bool) -> BeamResult:
+    ranked = sorted(sentence.ended, key=lambda h: (not h.finished, -h.score))
+    beam_trace = None
+    if trace:
+        beam_trace = BeamTrace(sentence.steps, ranked, beam_size, alpha, sentence.max_len, sentence.reason)
+    return BeamResult(ranked[:n_best], beam_trace)
+
+
+def _hypothesis(tokens: Sequence[int], token_lps: Sequence[float], total: float, finished: bool,
+                alpha: float) -> Hypothesis:
+    return Hypothesis(tuple(tokens), total, tuple(token_lps), normalized_score(total, len(tokens), alpha),
+                      finished)
+
+
+def _max_lens(max_len: int | Sequence[int], batch_size: int) -> list[int]:
+    limits = [max_len] * batch_size if isinstance(max_len, int) else [int(m) for m in max_len]
+    assert len(limits) == batch_size, f"expected {batch_size} max_len values, got {len(limits)}"
+    assert all(m >= 1 for m in limits), f"max_len must be >= 1, got {limits}"
+    return limits
+
+
+def _checked(log_probs: torch.Tensor, n_rows: int) -> torch.Tensor:
+    assert log_probs.dim() == 2 and log_probs.shape[0] == n_rows, (
+        f"scorer.step must return (live rows={n_rows}, vocab) log-probabilities, got {tuple(log_probs.shape)}"
+    )
+    return log_probs

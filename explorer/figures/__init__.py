@@ -1,0 +1,44 @@
+"""Figure builders: arrays and labels in, plotly figures out. Pure functions, no streamlit.
+
+Modules: theme (shared look, download config, static export), attention, positional, training.
+Other figure modules (e.g. complexity, beam_tree) are imported by their own path.
+"""
+
+from explorer.figures.attention import attention_grid, attention_heatmap, head_view
+from explorer.figures.positional import (
+    embedding_norms_figure,
+    pe_curves,
+    pe_heatmap,
+    pe_side_by_side,
+    similarity_by_offset,
+    similarity_heatmap,
+)
+from explorer.figures.theme import (
+    ExportUnavailableError,
+    apply_theme,
+    download_config,
+    figure_to_png,
+    figure_to_svg,
+)
+from explorer.figures.training import bleu_curve, loss_curve, lr_curve, throughput_curve
+
+__all__ = [
+    "ExportUnavailableError",
+    "apply_theme",
+    "attention_grid",
+    "attention_heatmap",
+    "bleu_curve",
+    "download_config",
+    "embedding_norms_figure",
+    "figure_to_png",
+    "figure_to_svg",
+    "head_view",
+    "loss_curve",
+    "lr_curve",
+    "pe_curves",
+    "pe_heatmap",
+    "pe_side_by_side",
+    "similarity_by_offset",
+    "similarity_heatmap",
+    "throughput_curve",
+]

@@ -1,0 +1,241 @@
+"""Attention figures: one head as a matrix, every head as a grid of thumbnails, and a BertViz-style view.
+
+Conventions shared by all three: rows / the left column are queries (the positions doing the looking),
+columns / the right column are keys (the positions looked at), both in token order from the top. Axes
+are indexed by position with the token text as tick labels, so a token that occurs twice ('\u2581a' ...
+'\u2581a') keeps two rows instead of being merged as a categorical label would be.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from explorer.figures.theme import (
+    TICK_SIZE,
+    WEIGHT_COLORSCALE,
+    apply_theme,
+    colorbar,
+    color,
+    escape_labels,
+    rgba,
+)
+
+_ROW_PX = 34  # height per token row in the single-head matrix and the head view
+
+
+def _check(weights: np.ndarray, ndim: int, query_labels: Sequence[str], key_labels: Sequence[str],
+           shape_doc: str) -> np.ndarray:
+    w = np.asarray(weights)
+    assert w.ndim == ndim, f"expected weights {shape_doc}, got shape {w.shape}"
+    q, k = w.shape[-2:]
+    assert len(query_labels) == q, f"expected {q} query labels, got {len(query_labels)}"
+    assert len(key_labels) == k, f"expected {k} key labels, got {len(key_labels)}"
+    return w
+
+
+def _pair_labels(query_labels: Sequence[str], key_labels: Sequence[str]) -> np.ndarray:
+    """(q, k, 2) array of escaped [query label, key label] for every cell, for hover text."""
+    ql, kl = escape_labels(query_labels), escape_labels(key_labels)
+    out = np.empty((len(ql), len(kl), 2), dtype=object)
+    out[:, :, 0] = np.asarray(ql, dtype=object)[:, None]
+    out[:, :, 1] = np.asarray(kl, dtype=object)[None, :]
+    return out
+
+
+def _index_axis(labels: Sequence[str], *, reverse: bool = False) -> dict:
+    """Axis over positions 0..n-1 labelled with the tokens; reversed puts position 0 at the top."""
+    n = len(labels)
+    return dict(tickmode="array", tickvals=list(range(n)), ticktext=escape_labels(labels),
+                range=[n - 0.5, -0.5] if reverse else [-0.5, n - 0.5], showgrid=False, zeroline=False)
+
+
+def attention_heatmap(
+    weights: np.ndarray,
+    query_labels: Sequence[str],
+    key_labels: Sequence[str],
+    *,
+    title: str | None = None,
+    zmax: float | None = 1.0,
+    x_title: str = "key",
+    y_title: str = "query",
+    show_values: bool = False,
+) -> go.Figure:
+    """One head's attention matrix, weights (q, k) = softmax(QK^T / sqrt(d_k)) of Eq. 1.
+
+    Rows are queries from top to bottom, columns are keys. The colour range is fixed to [0, zmax]
+    (default [0, 1]) so heads are compared on the same scale; zmax=None scales to this matrix's maximum.
+    Hover shows "query -> key: weight" with four decimals; show_values writes the weights in the cells.
+    """
+    w = _check(weights, 2, query_labels, key_labels, "(q, k)")
+    q, k = w.shape
+    fig = go.Figure(
+        go.Heatmap(
+            z=w,
+            x=np.arange(k),
+            y=np.arange(q),
+            customdata=_pair_labels(query_labels, key_labels),
+            hovertemplate="%{customdata[0]} \u2192 %{customdata[1]}: %{z:.4f}"
+            "<br>position %{y} \u2192 %{x}<extra></extra>",
+            colorscale=WEIGHT_COLORSCALE,
+            zmin=0.0,
+            zmax=float(w.max()) if zmax is None else float(zmax),
+            colorbar=colorbar("weight"),
+            texttemplate="%{z:.2f}" if show_values else None,
+            textfont=dict(size=TICK_SIZE),
+            xgap=1,
+            ygap=1,
+        )
+    )
+    fig.update_xaxes(title_text=x_title, **_index_axis(key_labels))
+    fig.update_yaxes(title_text=y_title, **_index_axis(query_labels, reverse=True))
+    apply_theme(fig, title=title, height=max(380, _ROW_PX * q + 180))
+    return fig
+
+
+def attention_grid(
+    weights: np.ndarray,
+    query_labels: Sequence[str],
+    key_labels: Sequence[str],
+    *,
+    title: str | None = None,
+) -> go.Figure:
+    """Every head of every layer, weights (L, H, q, k), as an L x H grid of thumbnails.
+
+    Layer 1 is the top row, Head 1 the left column (Section 3.2.2: h heads run in parallel in each of
+    the N layers). All cells share one colour axis fixed to [0, 1]. There is exactly one heatmap trace
+    per cell, in layer-major order (trace index = layer * H + head, meta={"layer", "head"}, 0-based).
+    Hover names the layer, head, query, key and weight.
+    """
+    w = _check(weights, 4, query_labels, key_labels, "(layers, heads, q, k)")
+    n_layers, n_heads, q, k = w.shape
+    fig = make_subplots(
+        rows=n_layers,
+        cols=n_heads,
+        shared_xaxes=True,
+        shared_yaxes=True,
+        horizontal_spacing=min(0.02, 0.2 / max(n_heads - 1, 1)),
+        vertical_spacing=min(0.03, 0.3 / max(n_layers - 1, 1)),
+        column_titles=[f"Head {h + 1}" for h in range(n_heads)],
+    )
+    pairs = _pair_labels(query_labels, key_labels)
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            fig.add_trace(
+                go.Heatmap(
+                    z=w[layer, head],
+                    x=np.arange(k),
+                    y=np.arange(q),
+                    customdata=pairs,
+                    coloraxis="coloraxis",
+                    name=f"Layer {layer + 1}, head {head + 1}",
+                    meta=dict(layer=layer, head=head),
+                    hovertemplate=f"Layer {layer + 1}, head {head + 1}<br>"
+                    "%{customdata[0]} \u2192 %{customdata[1]}: %{z:.4f}<extra></extra>",
+                ),
+                row=layer + 1,
+                col=head + 1,
+            )
+        fig.update_yaxes(title_text=f"Layer {layer + 1}", row=layer + 1, col=1)
+    fig.update_xaxes(showticklabels=False, ticks="", showgrid=False, zeroline=False, range=[-0.5, k - 0.5])
+    fig.update_yaxes(showticklabels=False, ticks="", showgrid=False, zeroline=False, range=[q - 0.5, -0.5])
+    fig.update_layout(
+        coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=1.0,
+                       colorbar=colorbar("weight")),
+    )
+    apply_theme(fig, title=title, height=max(360, 150 * n_layers + 120))
+    return fig
+
+
+def _bucket_segments(w: np.ndarray, threshold: float, levels: int) -> list[tuple[int, list, list]]:
+    """Group the (query i -> key j) segments with w[i, j] >= threshold into `levels` weight buckets.
+
+    Returns [(level, xs, ys)] with level in 1..levels; xs/ys are 'None'-separated polylines from
+    (0, -i) to (1, -j). One trace per bucket keeps the trace count at most heads * levels.
+    """
+    level = np.clip(np.ceil(w * levels), 1, levels).astype(int)
+    out = []
+    for lv in range(1, levels + 1):
+        qi, kj = np.nonzero((w >= threshold) & (level == lv))
+        if qi.size == 0:
+            continue
+        xs = np.tile(np.array([0.0, 1.0, np.nan]), qi.size)
+        ys = np.column_stack([-qi.astype(float), -kj.astype(float), np.full(qi.size, np.nan)]).ravel()
+        out.append((lv, [None if np.isnan(x) else x for x in xs], [None if np.isnan(y) else y for y in ys]))
+    return out
+
+
+def head_view(
+    weights: np.ndarray,
+    query_labels: Sequence[str],
+    key_labels: Sequence[str],
+    *,
+    heads: Sequence[int] | None = None,
+    title: str | None = None,
+    threshold: float = 0.02,
+    levels: int = 8,
+    query_title: str = "query",
+    key_title: str = "key",
+) -> go.Figure:
+    """BertViz-style view of one layer, weights (H, q, k): queries on the left, keys on the right.
+
+    A line joins query i to key j for each head in `heads` (0-based indices; default all), with
+    opacity and width growing with the weight, one colour per head. Weights under `threshold` are not
+    drawn; the rest are binned into `levels` opacity steps, so each head is at most `levels` line
+    traces plus one legend entry. Traces of head h carry meta={"head": h} and legendgroup "head{h}",
+    so clicking "Head h+1" in the legend hides or shows all of its lines. Hovering a query token
+    lists its strongest keys per drawn head.
+    """
+    w = _check(weights, 3, query_labels, key_labels, "(heads, q, k)")
+    n_heads, q, k = w.shape
+    selected = list(range(n_heads)) if heads is None else [int(h) for h in heads]
+    for h in selected:
+        assert 0 <= h < n_heads, f"head index {h} out of range, expected 0 <= head < {n_heads}"
+    assert levels >= 1, f"expected levels >= 1, got {levels}"
+
+    fig = go.Figure()
+    for h in selected:
+        group = f"head{h}"
+        base = color(h)
+        # A full-strength legend swatch: the first drawn bucket may be faint.
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=f"Head {h + 1}",
+                                 legendgroup=group, showlegend=True, meta=dict(head=h),
+                                 line=dict(color=base, width=4), hoverinfo="skip"))
+        for lv, xs, ys in _bucket_segments(w[h], threshold, levels):
+            strength = lv / levels
+            fig.add_trace(go.Scatter(
+                x=xs, y=ys, mode="lines", name=f"Head {h + 1}", legendgroup=group, showlegend=False,
+                meta=dict(head=h), hoverinfo="skip",
+                line=dict(color=rgba(base, 0.1 + 0.9 * strength), width=0.5 + 4.5 * strength),
+            ))
+
+    ql, kl = escape_labels(query_labels), escape_labels(key_labels)
+    query_hover = []
+    for i in range(q):
+        lines = [f"<b>{ql[i]}</b> (query {i})"]
+        for h in selected:
+            top = np.argsort(-w[h, i])[:3]
+            lines.append(f"Head {h + 1}: " + ", ".join(f"{kl[j]} {w[h, i, j]:.2f}" for j in top))
+        query_hover.append("<br>".join(lines))
+    fig.add_trace(go.Scatter(
+        x=np.zeros(q), y=-np.arange(q), mode="markers+text", text=ql, textposition="middle left",
+        marker=dict(size=8, color="rgba(128, 128, 128, 0.8)"), name=query_title, showlegend=False,
+        hovertext=query_hover, hoverinfo="text", textfont=dict(size=TICK_SIZE),
+    ))
+    fig.add_trace(go.Scatter(
+        x=np.ones(k), y=-np.arange(k), mode="markers+text", text=kl, textposition="middle right",
+        marker=dict(size=8, color="rgba(128, 128, 128, 0.8)"), name=key_title, showlegend=False,
+        hovertext=[f"<b>{kl[j]}</b> (key {j})" for j in range(k)], hoverinfo="text",
+        textfont=dict(size=TICK_SIZE),
+    ))
+    n = max(q, k)
+    fig.update_xaxes(visible=False, range=[-1.1, 2.1], fixedrange=True)
+    fig.update_yaxes(visible=False, range=[-(n - 1) - 0.6, 1.0], fixedrange=True)
+    fig.add_annotation(x=0, y=0.8, text=f"<b>{query_title}</b>", showarrow=False, xanchor="right")
+    fig.add_annotation(x=1, y=0.8, text=f"<b>{key_title}</b>", showarrow=False, xanchor="left")
+    fig.update_layout(hovermode="closest", legend=dict(title=dict(text="heads")))
+    apply_theme(fig, title=title, height=max(400, _ROW_PX * n + 160))
+    return fig

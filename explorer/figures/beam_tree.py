@@ -1,0 +1,199 @@
+"""The beam search as a tree, left to right, and the n-best list as table rows.
+
+Pure functions over the plain-data `BeamTrace` of explorer/decoding/search.py (Section 6.1's beam search):
+x is the number of tokens generated, each column holds the 2k candidates of one step, grouped under their
+parent. Kept hypotheses are solid blue, pruned ones small and grey, finished ones green stars. Node positions come
+from the whole trace, so walking through it with `upto_step` adds nodes without moving the others.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import plotly.graph_objects as go
+
+from explorer.decoding.search import BeamResult, BeamTrace
+
+TokenLabels = Callable[[int], str] | Sequence[str]
+
+FONT_SIZE = 18
+STYLE = {  # status -> (marker colour, symbol, size, label colour); colours read on light and dark themes
+    "start": ("#8b5cf6", "diamond", 20, "#8b5cf6"),
+    "kept": ("#3b82f6", "circle", 18, "#3b82f6"),
+    "finished": ("#22c55e", "star", 26, "#22c55e"),
+    "pruned": ("rgba(148, 163, 184, 0.5)", "circle", 12, "rgba(148, 163, 184, 0.9)"),
+}
+LEGEND = {"start": "start (BOS)", "kept": "kept in the beam", "finished": "finished (EOS)", "pruned": "pruned"}
+HIGHLIGHT = "#f59e0b"
+EDGE = {"kept": "rgba(59, 130, 246, 0.6)", "finished": "rgba(34, 197, 94, 0.7)",
+        "pruned": "rgba(148, 163, 184, 0.45)"}
+
+
+@dataclass(frozen=True)
+class _Node:
+    id: int
+    parent_id: int | None
+    step: int  # the step that produced it; -1 for the start node
+    x: int  # tokens generated
+    y: float
+    token: int
+    tokens: tuple[int, ...]
+    token_log_prob: float
+    log_prob: float
+    score: float
+    status: str
+
+
+def beam_tree_figure(
+    trace: BeamTrace,
+    token_labels: TokenLabels,
+    upto_step: int | None = None,
+    highlight: tuple[int, ...] | None = None,
+) -> go.Figure:
+    """Draw `trace` as a tree: one node per candidate of steps 0..`upto_step` (all when None; negative:
+    only the start node), labeled with its token piece, hover showing log-probabilities and the
+    length-normalized score. `highlight` (a hypothesis' tokens) thickens that hypothesis' path."""
+    label = _labeler(token_labels)
+    nodes = _layout(trace)
+    last_step = len(trace.steps) - 1
+    upto = last_step if upto_step is None else min(upto_step, last_step)
+    visible = [n for n in nodes if n.step <= upto]
+    by_id = {n.id: n for n in nodes}
+    on_path = _path_ids(nodes, highlight)
+
+    fig = go.Figure()
+    for status in ("pruned", "kept", "finished"):
+        edges = [n for n in visible if n.status == status and n.parent_id is not None]
+        fig.add_trace(_edges(edges, by_id, EDGE[status], width=2, dash="dot" if status == "pruned" else "solid",
+                             name=f"edges: {status}"))
+    if on_path:
+        fig.add_trace(_edges([n for n in visible if n.id in on_path and n.parent_id is not None], by_id,
+                             HIGHLIGHT, width=6, dash="solid", name="highlight"))
+    for status in ("start", "pruned", "kept", "finished"):
+        group = [n for n in visible if n.status == status]
+        fig.add_trace(_markers(group, status, label, on_path))
+
+    title = f"Beam search, beam size {trace.beam_size}, α = {trace.alpha:g}"
+    if upto < last_step:
+        title += f" — step {upto + 1} of {last_step + 1}"
+    elif trace.stop_reason:
+        title += f" — stopped: {trace.stop_reason}"
+    max_x = last_step + 1
+    max_y = max((abs(n.y) for n in nodes), default=0.0)
+    fig.update_layout(
+        title={"text": title, "font": {"size": FONT_SIZE + 4}},
+        font={"size": FONT_SIZE, "color": "#8a8a8a"},
+        paper_bgcolor="rgba(0,0,0,0)",
+        plot_bgcolor="rgba(0,0,0,0)",
+        height=int(max(360, 70 * (2 * max_y + 1) + 160)),
+        margin={"l": 20, "r": 20, "t": 90, "b": 60},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "left", "x": 0.0},
+        hoverlabel={"font": {"size": FONT_SIZE - 2}},
+        xaxis={
+            "title": {"text": "tokens generated (decoding step)"},
+            "tickvals": list(range(max_x + 1)),
+            "range": [-0.5, max_x + 0.7],
+            "gridcolor": "rgba(128, 128, 128, 0.2)",
+            "zeroline": False,
+        },
+        yaxis={"visible": False, "range": [-max_y - 0.8, max_y + 0.8]},
+    )
+    return fig
+
+
+def nbest_table(results: BeamResult | Sequence[BeamResult], token_labels: TokenLabels) -> list[dict]:
+    """One row per returned hypothesis: sentence, rank, text, length, log-probability, normalized score."""
+    label = _labeler(token_labels, escape=False)
+    results = [results] if isinstance(results, BeamResult) else list(results)
+    return [
+        {
+            "sentence": sentence,
+            "rank": rank,
+            "text": " ".join(label(t) for t in h.tokens),
+            "length": len(h.tokens),
+            "log_prob": h.log_prob,
+            "score": h.score,
+            "finished": h.finished,
+        }
+        for sentence, result in enumerate(results)
+        for rank, h in enumerate(result.hypotheses, start=1)
+    ]
+
+
+def _layout(trace: BeamTrace) -> list[_Node]:
+    """Every node of the trace with its position: a column per step, children grouped under parents."""
+    assert trace.steps, "expected a trace with at least one step"
+    root = trace.steps[0].live[0]
+    nodes = [_Node(root.id, None, -1, 0, 0.0, root.token, (), 0.0, 0.0, 0.0, "start")]
+    placed = {root.id: nodes[0]}
+    for step in trace.steps:
+        order = sorted(range(len(step.candidates)),
+                       key=lambda i: (-placed[step.candidates[i].parent_id].y, i))
+        center = (len(order) - 1) / 2
+        for row, i in enumerate(order):
+            c = step.candidates[i]
+            parent = placed[c.parent_id]
+            node = _Node(c.id, c.parent_id, step.step, step.step + 1, center - row, c.token,
+                         parent.tokens + (c.token,), c.token_log_prob, c.log_prob, c.score, c.status)
+            placed[c.id] = node
+            nodes.append(node)
+    return nodes
+
+
+def _path_ids(nodes: list[_Node], highlight: tuple[int, ...] | None) -> set[int]:
+    if not highlight:
+        return set()
+    path = {n.id for n in nodes if n.tokens == tuple(highlight)[: len(n.tokens)]}
+    return path if len(path) > 1 else set()
+
+
+def _edges(children: list[_Node], by_id: dict[int, _Node], color: str, width: float, dash: str,
+           name: str) -> go.Scatter:
+    xs: list[float | None] = []
+    ys: list[float | None] = []
+    for child in children:
+        parent = by_id[child.parent_id]  # type: ignore[index]
+        xs += [parent.x, child.x, None]
+        ys += [parent.y, child.y, None]
+    return go.Scatter(x=xs, y=ys, mode="lines", line={"color": color, "width": width, "dash": dash},
+                      hoverinfo="skip", showlegend=False, name=name)
+
+
+def _markers(group: list[_Node], status: str, label: Callable[[int], str], on_path: set[int]) -> go.Scatter:
+    color, symbol, size, text_color = STYLE[status]
+    hover = [
+        f"<b>{' '.join(label(t) for t in n.tokens) or label(n.token)}</b><br>"
+        f"log p(token) = {n.token_log_prob:.3f}<br>log p(prefix) = {n.log_prob:.3f}<br>"
+        f"score = log p / lp({len(n.tokens)}) = {n.score:.3f}<br>{status}"
+        for n in group
+    ]
+    return go.Scatter(
+        x=[n.x for n in group],
+        y=[n.y for n in group],
+        mode="markers+text",
+        name=LEGEND[status],
+        text=[label(n.token) for n in group],
+        textposition="top center",
+        textfont={"size": FONT_SIZE, "color": text_color},
+        marker={
+            "color": color,
+            "symbol": symbol,
+            "size": [size + 6 if n.id in on_path else size for n in group],
+            "line": {"color": HIGHLIGHT, "width": [3 if n.id in on_path else 0 for n in group]},
+        },
+        customdata=[[n.id, -1 if n.parent_id is None else n.parent_id, n.step, status] for n in group],
+        hovertext=hover,
+        hovertemplate="%{hovertext}<extra></extra>",
+    )
+
+
+def _labeler(token_labels: TokenLabels, escape: bool = True) -> Callable[[int], str]:
+    """Token id -> piece; HTML-escaped for plotly, which reads "<s>" as a strike-through tag."""
+    if callable(token_labels):
+        name = token_labels
+    else:
+        pieces = list(token_labels)
+        name = lambda token: pieces[token] if 0 <= token < len(pieces) else f"<{token}>"  # noqa: E731
+    return (lambda token: html.escape(name(token))) if escape else name

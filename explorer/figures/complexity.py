@@ -1,0 +1,232 @@
+"""Figures for Table 1 (Section 4, "Why Self-Attention"): operation counts, measurements, path lengths.
+
+Pure builders: numbers in, a plotly figure out; axis titles, units and titles are part of the figure.
+Each layer type keeps one colour (from the theme's palette, readable on light and dark) in all three.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from explorer.complexity.measure import (FORMULA_OF, MEASURED_LABELS, MEASURED_LAYERS, MEMORY_MEASURES,
+                                         SELF_ATTENTION_EXPLICIT)
+from explorer.complexity.table1 import (CONV_CONTIGUOUS, CONV_DILATED, CONVOLUTIONAL, FORMULAS, LABELS,
+                                        LAYER_TYPES, PATH_LAYERS, RECURRENT, RESTRICTED, SELF_ATTENTION,
+                                        crossover_n, operations, path_length, path_nodes,
+                                        restricted_crossover_n)
+from explorer.figures.theme import FONT_SIZE, apply_theme, color, rgba
+
+# One colour per layer type, the same in all three figures (the theme's palette reads on light and dark).
+COLORS: dict[str, str] = {
+    SELF_ATTENTION: color(0),
+    SELF_ATTENTION_EXPLICIT: color(5),
+    RECURRENT: color(2),
+    CONVOLUTIONAL: color(3),
+    CONV_CONTIGUOUS: color(3),
+    CONV_DILATED: color(1),
+    RESTRICTED: color(4),
+}
+MUTED = "rgba(128, 128, 128, 0.55)"
+# Legends under the plot area, so a narrow page column keeps the whole width for the curves.
+LEGEND_BELOW = dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0)
+
+METRICS: dict[str, str] = {
+    "forward_ms": "forward time (ms)",
+    "train_ms": "forward + backward time (ms)",
+    "memory_mb": "memory (MB)",
+}
+
+
+def _marker_line(x: float, y_low: float, y_high: float, name: str, text: str, hue: str) -> go.Scatter:
+    """A vertical dashed marker drawn as a trace (shapes on log axes are easy to misplace)."""
+    return go.Scatter(x=[x, x], y=[y_low, y_high], mode="lines+text", name=name, text=["", text], cliponaxis=False,
+                      textposition="bottom right", line=dict(color=hue, dash="dash", width=2),
+                      textfont=dict(size=FONT_SIZE - 2), hoverinfo="name")
+
+
+def n_grid(n: int, d: int, points: int = 200) -> np.ndarray:
+    """Sequence lengths for `operations_figure`: log-spaced from 1 past both n and d, so the n = d
+    crossing and the chosen n are both on the plot."""
+    return np.geomspace(1, 4 * max(n, d), points)
+
+
+def operations_figure(n_values: Sequence[float], d: int, k: int = 3, r: int = 16, *,
+                      highlight_n: int | None = None) -> go.Figure:
+    """Table 1's complexity per layer against n, log-log, for the four layer types.
+
+    A dashed marker at n = d, where self-attention (n²·d) and recurrence (n·d²) cost the same: to its left
+    self-attention is cheaper (Section 4). A dotted marker at n = r, beyond which restricted self-attention
+    (r·n·d) is cheaper than full self-attention. `highlight_n` puts a dot on every curve at that n (the
+    values in the table).
+    """
+    n_values = np.asarray(n_values, dtype=float)
+    assert n_values.ndim == 1 and len(n_values) > 0 and (n_values >= 1).all(), \
+        f"n_values must be a non-empty 1-D array of n >= 1, got {n_values!r}"
+    fig = go.Figure()
+    all_ops = []
+    for layer in LAYER_TYPES:
+        ops = np.array([operations(layer, n, d, k, r) for n in n_values])
+        all_ops.append(ops)
+        fig.add_trace(go.Scatter(
+            x=n_values, y=ops, mode="lines", name=f"{LABELS[layer]}  {FORMULAS[layer].complexity}",
+            line=dict(color=COLORS[layer], width=4),
+            hovertemplate=f"{LABELS[layer]}<br>n = %{{x:,.0f}}<br>operations = %{{y:.3s}}<extra></extra>"))
+    low, high = min(o.min() for o in all_ops), max(o.max() for o in all_ops)
+    n_cross = crossover_n(d)
+    cross_marker = _marker_line(n_cross, low, high, f"n = d = {d}: self-attention = recurrent",
+                                "self-attention cheaper ← n = d ", COLORS[RECURRENT])
+    cross_marker.textposition = "bottom left"
+    fig.add_trace(cross_marker)
+    n_restricted = restricted_crossover_n(r)
+    restricted_marker = _marker_line(n_restricted, low, high, f"n = r = {r}", f" n = r = {r}", COLORS[RESTRICTED])
+    restricted_marker.line.dash = "dot"
+    restricted_marker.textposition = "top right"
+    fig.add_trace(restricted_marker)
+    if highlight_n is not None:
+        fig.add_trace(go.Scatter(
+            x=[highlight_n] * len(LAYER_TYPES),
+            y=[operations(layer, highlight_n, d, k, r) for layer in LAYER_TYPES],
+            mode="markers", name=f"n = {highlight_n}",
+            marker=dict(size=14, color=[COLORS[layer] for layer in LAYER_TYPES], line=dict(width=2, color=MUTED)),
+            text=[LABELS[layer] for layer in LAYER_TYPES],
+            hovertemplate="%{text}<br>n = %{x}<br>operations = %{y:,.0f}<extra></extra>"))
+    fig.update_xaxes(type="log", title_text="sequence length n")
+    fig.update_yaxes(type="log", title_text="operations per layer (constants dropped)")
+    apply_theme(fig, title=f"Complexity per layer (Table 1), d = {d}, k = {k}, r = {r}", height=640)
+    return fig.update_layout(legend=LEGEND_BELOW)
+
+
+def _formula_curve(layer: str, ns: np.ndarray, depths: np.ndarray, d: int, kernel: int) -> np.ndarray:
+    """Operation count of the measured module: the Table 1 row it follows, times its stacked layers."""
+    return np.array([operations(FORMULA_OF[layer], int(n), d, kernel) for n in ns]) * depths
+
+
+def measured_figure(rows: Sequence[dict], metric: str = "forward_ms", *, formula_overlay: bool = True) -> go.Figure:
+    """Measured time or memory (rows from `measure_layers`) against n per layer, on log-log axes.
+
+    With `formula_overlay` and a time metric, each layer also gets a dashed curve of its Table 1 operation
+    count scaled to meet the measurement at the largest n, so the shapes can be compared (the constant in
+    front of an O() is not the paper's claim, the growth is). The LSTM's time grows with n although each of
+    its n sequential steps is small: the O(n) sequential operations.
+    """
+    assert metric in METRICS, f"metric must be one of {tuple(METRICS)}, got {metric!r}"
+    rows = [row for row in rows if row.get(metric) is not None]
+    assert rows, f"no measured rows with a value for {metric!r}"
+    d, kernel, device = rows[0]["d"], rows[0]["kernel"], rows[0]["device"]
+    y_title = METRICS[metric]
+    if metric == "memory_mb":
+        y_title = MEMORY_MEASURES.get(rows[0]["memory_measure"], y_title)
+    fig = go.Figure()
+    for layer in MEASURED_LAYERS:
+        layer_rows = sorted((row for row in rows if row["layer"] == layer), key=lambda row: row["n"])
+        if not layer_rows:
+            continue
+        ns = np.array([row["n"] for row in layer_rows], dtype=float)
+        values = np.array([row[metric] for row in layer_rows], dtype=float)
+        depths = np.array([row["depth"] for row in layer_rows], dtype=float)
+        fig.add_trace(go.Scatter(
+            x=ns, y=values, mode="lines+markers", name=MEASURED_LABELS[layer], legendgroup=layer,
+            line=dict(color=COLORS[layer], width=4), marker=dict(size=10),
+            customdata=depths,
+            hovertemplate=(f"{MEASURED_LABELS[layer]}<br>n = %{{x}}<br>{METRICS[metric]} = %{{y:.3g}}"
+                           "<br>layers = %{customdata}<extra></extra>")))
+        if formula_overlay and metric != "memory_mb":
+            curve = _formula_curve(layer, ns, depths, d, kernel)
+            scaled = curve * (values[-1] / curve[-1])
+            formula = FORMULAS[FORMULA_OF[layer]].complexity
+            if layer == CONV_DILATED:
+                formula = f"log_k(n)·{formula}"
+            fig.add_trace(go.Scatter(
+                x=ns, y=scaled, mode="lines", name=f"{formula}, scaled", legendgroup=layer,
+                line=dict(color=COLORS[layer], width=2, dash="dash"), hoverinfo="skip"))
+    fig.update_xaxes(type="log", title_text="sequence length n")
+    fig.update_yaxes(type="log", title_text=y_title)
+    apply_theme(fig, title=f"Measured on {device}: {METRICS[metric]}, d = {d}, k = {kernel}", height=680)
+    return fig.update_layout(legend=LEGEND_BELOW)
+
+
+def _receptive_field(layer: str, target: int, levels: int, n: int, k: int, r: int) -> tuple[list, list]:
+    """Outline (x, level) of the input positions that reach `target` at the top level within `levels` layers."""
+    if layer == SELF_ATTENTION:
+        left, right = [0], [n - 1]
+    elif layer == RESTRICTED:
+        left = [max(0, target - (levels - level) * r) for level in range(levels + 1)]
+        right = [min(n - 1, target + (levels - level) * r) for level in range(levels + 1)]
+    else:  # causal convolutions: reach k-1 per layer (contiguous) or k^L - 1 after L dilated layers
+        reach = [(levels - level) * (k - 1) if layer == CONV_CONTIGUOUS else k ** (levels - level) - 1
+                 for level in range(levels + 1)]
+        left = [max(0, target - reach_l) for reach_l in reach]
+        right = [target] * (levels + 1)
+    if layer == SELF_ATTENTION:
+        return [0, n - 1, target, 0], [0, 0, 1, 0]
+    xs = left + right[::-1] + [left[0]]
+    ys = list(range(levels + 1)) + list(range(levels, -1, -1)) + [0]
+    return xs, ys
+
+
+def path_length_figure(i: int, j: int, n: int, k: int = 3, r: int = 16) -> go.Figure:
+    """How many layers (recurrent: steps) connect positions i and j, per architecture (Section 4, Table 1).
+
+    Left: the hop counts as bars. Right: one drawing per architecture, input at the bottom (level 0), one
+    shortest path from the earlier to the later position in bold, and the shaded region of inputs the later
+    position can see in that many layers: self-attention joins them directly; the RNN walks a chain of
+    hidden states; contiguous convolutions climb a cone k - 1 positions per layer; dilated ones a cone that
+    widens k-fold per layer; restricted self-attention r positions per layer.
+    """
+    assert n >= 2 and 0 <= i < n and 0 <= j < n, f"need 0 <= i, j < n with n >= 2, got i={i}, j={j}, n={n}"
+    hops = {layer: path_length(layer, i, j, k, r) for layer in PATH_LAYERS}
+    unit = {layer: ("step" if layer == RECURRENT else "layer") for layer in PATH_LAYERS}
+    titles = [f"{LABELS[layer]}: {hops[layer]} {unit[layer]}{'' if hops[layer] == 1 else 's'}"
+              for layer in PATH_LAYERS]
+    rows = len(PATH_LAYERS)
+    specs = [[{"rowspan": rows}, {}]] + [[None, {}] for _ in range(rows - 1)]
+    fig = make_subplots(rows=rows, cols=2, specs=specs, column_widths=[0.28, 0.72], horizontal_spacing=0.14,
+                        vertical_spacing=0.09, subplot_titles=["layers / steps between the two positions"]
+                        + titles)
+    labels = [LABELS[layer] for layer in PATH_LAYERS]
+    fig.add_trace(go.Bar(
+        x=[hops[layer] for layer in PATH_LAYERS], y=labels, orientation="h", name="path length",
+        marker_color=[COLORS[layer] for layer in PATH_LAYERS], text=[hops[layer] for layer in PATH_LAYERS],
+        textposition="outside", textfont=dict(size=FONT_SIZE), cliponaxis=False, showlegend=False,
+        hovertemplate="%{y}: %{x}<extra></extra>"), row=1, col=1)
+    fig.update_yaxes(autorange="reversed", row=1, col=1)
+    fig.update_xaxes(title_text="hops", range=[0, max(hops.values()) * 1.25 + 1], row=1, col=1)
+
+    source, target = min(i, j), max(i, j)
+    show_dots = n <= 128
+    for row, layer in enumerate(PATH_LAYERS, start=1):
+        hue, nodes = COLORS[layer], path_nodes(layer, i, j, k, r)
+        levels = max(node[1] for node in nodes) if len(nodes) > 1 else 1
+        if layer != RECURRENT and hops[layer] > 0:
+            xs, ys = _receptive_field(layer, target, levels, n, k, r)
+            fig.add_trace(go.Scatter(x=xs, y=ys, fill="toself", mode="lines", line=dict(width=0),
+                                     fillcolor=rgba(hue, 0.2), showlegend=False, hoverinfo="skip"),
+                          row=row, col=2)
+        if show_dots:
+            for level in sorted({0, levels}):
+                fig.add_trace(go.Scatter(x=list(range(n)), y=[level] * n, mode="markers",
+                                         marker=dict(size=6, color=MUTED), showlegend=False, hoverinfo="skip"),
+                              row=row, col=2)
+        fig.add_trace(go.Scatter(
+            x=[x for x, _ in nodes], y=[level for _, level in nodes], mode="lines+markers",
+            name=LABELS[layer], line=dict(color=hue, width=4), marker=dict(size=11, color=hue),
+            showlegend=False, hovertemplate="position %{x}, level %{y}<extra>" + LABELS[layer] + "</extra>"),
+            row=row, col=2)
+        ends = [(source, 0, f"{source}")] + ([(target, levels, f"{target}")] if len(nodes) > 1 else [])
+        fig.add_trace(go.Scatter(x=[x for x, _, _ in ends], y=[y for _, y, _ in ends], mode="text",
+                                 text=[text for _, _, text in ends],
+                                 textposition=["bottom center", "top center"][:len(ends)],
+                                 textfont=dict(size=FONT_SIZE - 2), cliponaxis=False, showlegend=False,
+                                 hoverinfo="skip"), row=row, col=2)
+        fig.update_xaxes(range=[-0.5 - 0.02 * n, n - 0.5 + 0.02 * n], showgrid=False, zeroline=False,
+                         row=row, col=2)
+        fig.update_yaxes(range=[-0.6 * levels, 1.6 * levels], tickvals=[0, levels],
+                         ticktext=["input", "hidden" if layer == RECURRENT else f"layer {levels}"],
+                         tickfont=dict(size=FONT_SIZE - 2), showgrid=False, zeroline=False, row=row, col=2)
+    fig.update_xaxes(title_text="position", row=rows, col=2)
+    return apply_theme(fig, title=f"Path length between positions {i} and {j} (n = {n}, k = {k}, r = {r})",
+                       height=180 * rows + 140)

@@ -1,0 +1,132 @@
+"""Translate sentences with a trained model: batching, greedy/beam search over the key/value cache, and the
+attention of every result as data.
+
+Label conventions for the attention of a `Translation` (rows are queries, columns are keys):
+- encoder_self: source_pieces × source_pieces
+- decoder_self: target_input_pieces × target_input_pieces   ("<s> y1 … y(n-1)": what the decoder reads)
+- cross:        target_output_pieces × source_pieces        ("y1 … yn", ending in </s>: the token each row produces)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import torch
+
+from explorer.decoding.search import BeamTrace, Hypothesis, beam_search, greedy_search
+from explorer.model import DecoderCache, SentenceAttention, Transformer
+from explorer.tokenizer import Tokenizer
+
+EXTRA_OUTPUT_TOKENS = 50  # Section 6.1: maximum output length = input length + 50
+
+
+@dataclass
+class Translation:
+    source: str
+    output: str
+    source_ids: list[int]  # including the final EOS the encoder reads
+    output_ids: list[int]  # generated ids, including EOS when the hypothesis finished
+    source_pieces: list[str]
+    target_input_pieces: list[str]
+    target_output_pieces: list[str]
+    score: float  # length-normalised log-probability (Section 6.1 length penalty)
+    log_prob: float
+    finished: bool
+    truncated: bool  # the source was cut to the model's maximum length
+    attention: SentenceAttention | None = None
+    nbest: list[Hypothesis] = field(default_factory=list)
+    trace: BeamTrace | None = None
+
+
+class ModelScorer:
+    """The `StepScorer` the search functions drive: one `decode_step` per call, cache reordered by row."""
+
+    def __init__(self, model: Transformer, cache: DecoderCache) -> None:
+        self.model, self.cache = model, cache
+
+    def step(self, last_tokens: torch.Tensor, step: int) -> torch.Tensor:
+        log_probs, self.cache = self.model.decode_step(last_tokens, self.cache)
+        return log_probs
+
+    def reorder(self, rows: torch.Tensor) -> None:
+        self.cache = self.cache.select(rows.to(self.cache.src_mask.device))
+
+
+def encode_sources(tokenizer: Tokenizer, sentences: Sequence[str], max_len: int,
+                   eos_id: int) -> tuple[list[list[int]], list[bool]]:
+    """Token ids + EOS per sentence, cut to `max_len` positions; the flags say which were cut."""
+    ids, truncated = [], []
+    for sentence in sentences:
+        pieces = tokenizer.encode(sentence)
+        truncated.append(len(pieces) + 1 > max_len)
+        ids.append(pieces[: max_len - 1] + [eos_id])
+    return ids, truncated
+
+
+def pad(sequences: Sequence[Sequence[int]], pad_id: int, device: torch.device) -> torch.Tensor:
+    width = max(len(s) for s in sequences)
+    out = torch.full((len(sequences), width), pad_id, dtype=torch.long)
+    for row, seq in enumerate(sequences):
+        out[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+    return out.to(device)
+
+
+@torch.inference_mode()
+def attention_for(model: Transformer, source_ids: Sequence[Sequence[int]],
+                  output_ids: Sequence[Sequence[int]]) -> list[SentenceAttention]:
+    """Teacher-forced pass over finished outputs, returning each pair's attention without padding."""
+    config = model.config
+    device = next(model.parameters()).device
+    # Row t reads <s> y1 … y(t-1) and produces y_t, so the input is the output shifted right by one.
+    target_in = [([config.bos_id] + list(out[:-1]))[: config.max_len] for out in output_ids]
+    result = model(pad(source_ids, config.pad_id, device), pad(target_in, config.pad_id, device), need_weights=True)
+    assert result.attention is not None
+    return [result.attention.sentence(i, len(s), len(t)) for i, (s, t) in enumerate(zip(source_ids, target_in))]
+
+
+@torch.inference_mode()
+def translate(model: Transformer, tokenizer: Tokenizer, sentences: Sequence[str], *, beam_size: int = 1,
+              alpha: float = 0.6, n_best: int = 1, with_attention: bool = False, with_trace: bool = False,
+              batch_size: int = 32, max_extra_tokens: int = EXTRA_OUTPUT_TOKENS,
+              progress: Callable[[int, int], None] | None = None) -> list[Translation]:
+    """Translate `sentences`; greedy when beam_size == 1. Order of results = order of inputs."""
+    if beam_size < 1:
+        raise ValueError(f"beam_size must be >= 1, got {beam_size}")
+    config = model.config
+    device = next(model.parameters()).device
+    source_ids, truncated = encode_sources(tokenizer, sentences, config.max_len, config.eos_id)
+    # Sort by length so each batch pads little; results are put back in input order.
+    order = sorted(range(len(sentences)), key=lambda i: len(source_ids[i]))
+    results: list[Translation | None] = [None] * len(sentences)
+    for start in range(0, len(order), batch_size):
+        chunk = order[start:start + batch_size]
+        ids = [source_ids[i] for i in chunk]
+        encoded = model.encode(pad(ids, config.pad_id, device))
+        limits = [min(len(s) + max_extra_tokens, config.max_len) for s in ids]
+        if beam_size == 1 and not with_trace:
+            scorer = ModelScorer(model, model.start_decoding(encoded))
+            best = [[h] for h in greedy_search(scorer, len(chunk), config.bos_id, config.eos_id, limits)]
+            traces: list[BeamTrace | None] = [None] * len(chunk)
+        else:
+            rows = torch.arange(len(chunk), device=device).repeat_interleave(beam_size)
+            scorer = ModelScorer(model, model.start_decoding(encoded).select(rows))
+            found = beam_search(scorer, len(chunk), beam_size, config.bos_id, config.eos_id, limits, alpha=alpha,
+                                n_best=max(n_best, 1), trace=with_trace)
+            best = [r.hypotheses for r in found]
+            traces = [r.trace for r in found]
+        attentions = attention_for(model, ids, [list(h[0].tokens) for h in best]) if with_attention else [None] * len(chunk)
+        for position, index in enumerate(chunk):
+            top = best[position][0]
+            tokens = list(top.tokens)
+            body = tokens[:-1] if top.finished and tokens and tokens[-1] == config.eos_id else tokens
+            results[index] = Translation(
+                source=sentences[index], output=tokenizer.decode(body), source_ids=ids[position],
+                output_ids=tokens, source_pieces=tokenizer.pieces(ids[position]),
+                target_input_pieces=tokenizer.pieces([config.bos_id] + tokens[:-1]),
+                target_output_pieces=tokenizer.pieces(tokens),
+                score=top.score, log_prob=top.log_prob, finished=top.finished, truncated=truncated[index],
+                attention=attentions[position], nbest=list(best[position][:n_best]), trace=traces[position])
+        if progress is not None:
+            progress(min(start + batch_size, len(order)), len(order))
+    return [r for r in results if r is not None]

@@ -1,0 +1,116 @@
+"""Encoder and decoder layers (Section 3.1, Figure 1) and the position-wise FFN (Section 3.3).
+
+Each sub-layer is wrapped as LayerNorm(x + Dropout(Sublayer(x))) — post-LN, as the paper. The pre-LN
+variant x + Dropout(Sublayer(LayerNorm(x))) is offered because it trains without warm-up trouble.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+from torch import nn
+
+from explorer.config import ModelConfig
+from explorer.model.attention import AttentionInternals, AttentionOutput, KeyValue, MultiHeadAttention
+
+
+class PositionwiseFeedForward(nn.Module):
+    """FFN(x) = max(0, x W1 + b1) W2 + b2 (Eq. 2), applied to each position separately."""
+
+    def __init__(self, d_model: int, d_ff: int) -> None:
+        super().__init__()
+        self.w_1 = nn.Linear(d_model, d_ff)
+        self.w_2 = nn.Linear(d_ff, d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.w_2(torch.relu(self.w_1(x)))
+
+
+class Residual(nn.Module):
+    """Residual connection + LayerNorm around one sub-layer, in post-LN or pre-LN order."""
+
+    def __init__(self, d_model: int, dropout: float, norm_position: str) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(d_model)
+        self.dropout = nn.Dropout(dropout)
+        self.pre_norm = norm_position == "pre"
+
+    def forward(self, x: torch.Tensor, sublayer: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
+        if self.pre_norm:
+            return x + self.dropout(sublayer(self.norm(x)))
+        return self.norm(x + self.dropout(sublayer(x)))
+
+
+@dataclass(frozen=True)
+class LayerOutput:
+    hidden: torch.Tensor  # (batch, length, d_model)
+    self_weights: torch.Tensor | None  # (batch, heads, length, length)
+    cross_weights: torch.Tensor | None  # (batch, heads, tgt, src); decoder only
+    self_kv: KeyValue | None  # decoder only: the grown self-attention cache
+    internals: AttentionInternals | None  # for the one module the caller inspects
+
+
+def _attention_module(config: ModelConfig) -> MultiHeadAttention:
+    return MultiHeadAttention(config.d_model, config.n_heads, 0.0, config.d_k, config.d_v)
+
+
+class EncoderLayer(nn.Module):
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        self.self_attention = _attention_module(config)
+        self.feed_forward = PositionwiseFeedForward(config.d_model, config.d_ff)
+        self.attention_residual = Residual(config.d_model, config.dropout, config.norm_position)
+        self.ffn_residual = Residual(config.d_model, config.dropout, config.norm_position)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor, *, need_weights: bool = False,
+                inspect: bool = False) -> LayerOutput:
+        """x (batch, src, d_model); mask (batch, 1, 1, src) True on real tokens."""
+        result: list[AttentionOutput] = []
+
+        def attend(h: torch.Tensor) -> torch.Tensor:
+            result.append(self.self_attention(h, h, mask, need_weights=need_weights, with_internals=inspect))
+            return result[0].output
+
+        x = self.attention_residual(x, attend)
+        x = self.ffn_residual(x, self.feed_forward)
+        return LayerOutput(x, result[0].weights, None, None, result[0].internals)
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        self.self_attention = _attention_module(config)
+        self.cross_attention = _attention_module(config)
+        self.feed_forward = PositionwiseFeedForward(config.d_model, config.d_ff)
+        self.self_residual = Residual(config.d_model, config.dropout, config.norm_position)
+        self.cross_residual = Residual(config.d_model, config.dropout, config.norm_position)
+        self.ffn_residual = Residual(config.d_model, config.dropout, config.norm_position)
+
+    def forward(self, y: torch.Tensor, memory: torch.Tensor | None, self_mask: torch.Tensor | None,
+                cross_mask: torch.Tensor, *, need_weights: bool = False, past_self: KeyValue | None = None,
+                cross_kv: KeyValue | None = None, inspect: str | None = None) -> LayerOutput:
+        """y (batch, tgt, d_model); memory (batch, src, d_model) or precomputed `cross_kv`.
+
+        self_mask: causal mask (1, 1, tgt, tgt) — None while decoding one step with a cache, where the
+        single query may see every cached position. `inspect` is "decoder_self" or "cross".
+        """
+        outputs: dict[str, AttentionOutput] = {}
+
+        def attend_self(h: torch.Tensor) -> torch.Tensor:
+            outputs["self"] = self.self_attention(h, h, self_mask, need_weights=need_weights, past=past_self,
+                                                  with_internals=inspect == "decoder_self")
+            return outputs["self"].output
+
+        def attend_source(h: torch.Tensor) -> torch.Tensor:
+            outputs["cross"] = self.cross_attention(h, memory, cross_mask, need_weights=need_weights,
+                                                    past=cross_kv, static_kv=cross_kv is not None,
+                                                    with_internals=inspect == "cross")
+            return outputs["cross"].output
+
+        y = self.self_residual(y, attend_self)
+        y = self.cross_residual(y, attend_source)
+        y = self.ffn_residual(y, self.feed_forward)
+        inspected = outputs["self"].internals or outputs["cross"].internals
+        return LayerOutput(y, outputs["self"].weights, outputs["cross"].weights, outputs["self"].key_value, inspected)

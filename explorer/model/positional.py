@@ -1,0 +1,46 @@
+"""Positional encodings (Section 3.5).
+
+PE(pos, 2i) = sin(pos / 10000^(2i/d_model)),  PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)).
+Learned positional embeddings are the alternative of Table 3, row (E).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+
+def sinusoidal_encoding(length: int, d_model: int) -> torch.Tensor:
+    """(length, d_model) float32 table; even dimensions are sines, odd ones cosines."""
+    position = torch.arange(length, dtype=torch.float64).unsqueeze(1)
+    # 1 / 10000^(2i/d) for i = 0 .. d/2 - 1; float64 so the table is exact to float32 precision.
+    inverse_wavelength = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float64) * (-math.log(10000.0) / d_model))
+    table = torch.zeros(length, d_model, dtype=torch.float64)
+    table[:, 0::2] = torch.sin(position * inverse_wavelength)
+    table[:, 1::2] = torch.cos(position * inverse_wavelength[: d_model // 2])
+    return table.float()
+
+
+def wavelengths(d_model: int) -> np.ndarray:
+    """Wavelength of each sin/cos pair i: 2π · 10000^(2i/d_model), a geometric progression from 2π to 10000·2π."""
+    return 2 * np.pi * 10000.0 ** (np.arange(0, d_model, 2) / d_model)
+
+
+def shift_matrix(offset: int, d_model: int) -> torch.Tensor:
+    """The fixed linear map M_k with PE(pos + k) = PE(pos) @ M_k for every pos (Section 3.5's hypothesis).
+
+    Each sin/cos pair rotates by the angle k·ω_i, independent of pos: a block-diagonal rotation.
+    Returns (d_model, d_model) float64.
+    """
+    omega = np.exp(np.arange(0, d_model, 2) * (-math.log(10000.0) / d_model))
+    matrix = np.zeros((d_model, d_model))
+    for i, w in enumerate(omega):
+        c, s = math.cos(offset * w), math.sin(offset * w)
+        a, b = 2 * i, 2 * i + 1
+        # [sin(p+k), cos(p+k)] = [sin p, cos p] @ [[c, -s], [s, c]]
+        matrix[a, a], matrix[a, b] = c, -s
+        if b < d_model:
+            matrix[b, a], matrix[b, b] = s, c
+    return torch.from_numpy(matrix)

@@ -1,0 +1,19 @@
+"""The learning-rate schedule of Section 5.3 (Eq. 3) and the optimizer settings that go with it."""
+
+from __future__ import annotations
+
+import torch
+
+
+def noam_learning_rate(step: int, d_model: int, warmup_steps: int, scale: float = 1.0) -> float:
+    """lrate = scale · d_model^-0.5 · min(step^-0.5, step · warmup_steps^-1.5), for step >= 1.
+
+    Rises linearly for `warmup_steps` steps, then decays with the inverse square root of the step.
+    """
+    step = max(step, 1)
+    return scale * d_model ** -0.5 * min(step ** -0.5, step * warmup_steps ** -1.5)
+
+
+def make_optimizer(parameters, betas: tuple[float, float] = (0.9, 0.98), eps: float = 1e-9) -> torch.optim.Adam:
+    """Adam with β1 = 0.9, β2 = 0.98, ε = 1e-9 (Section 5.3); the rate is set every step by the schedule."""
+    return torch.optim.Adam(parameters, lr=0.0, betas=betas, eps=eps)

@@ -1,0 +1,313 @@
+"""The one training loop (Section 5), shared by `explorer train` and the app's train page.
+
+It never prints or draws: progress goes to callbacks (`TrainingCallback`), and the caller decides what to
+show. It saves periodic checkpoints atomically (with optimizer state, so a run can be resumed exactly),
+stops cleanly when asked, and runs unchanged under `torchrun` with DistributedDataParallel.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import random
+import shutil
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+
+from explorer.checkpoint import load_checkpoint, save_checkpoint
+from explorer.config import ModelConfig
+from explorer.data.batching import collate, token_budget_batches
+from explorer.data.corpus import ParallelCorpus
+from explorer.devices import resolve_device
+from explorer.model import Transformer
+from explorer.tokenizer import Tokenizer
+from explorer.training.callbacks import EvalEvent, SampleTranslation, StepEvent, TrainingCallback
+from explorer.training.loss import label_smoothed_loss, token_nll
+from explorer.training.optimizer_state import optimizer_from_tensors, optimizer_to_tensors
+from explorer.training.schedule import make_optimizer, noam_learning_rate
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Training hyper-parameters (Section 5). Saved in every checkpoint's training.json."""
+
+    steps: int = 1000
+    batch_tokens: int = 4096  # padded tokens per batch per side (the paper: ~25000 source + 25000 target)
+    warmup_steps: int = 4000
+    lr_scale: float = 1.0
+    label_smoothing: float = 0.1
+    adam_beta1: float = 0.9
+    adam_beta2: float = 0.98
+    adam_eps: float = 1e-9
+    seed: int = 0
+    max_len: int = 128  # training pairs are cut to this many positions per side
+    log_every: int = 10
+    eval_every: int = 500
+    save_every: int = 500
+    keep_last: int = 5  # numbered checkpoints kept for averaging
+    bleu_sentences: int = 200  # validation BLEU on this many sentences (greedy), 0 to skip
+    device: str = "auto"
+    sample_sentences: tuple[str, ...] = ()  # translated at each evaluation, with cross-attention
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "TrainConfig":
+        known = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        if "sample_sentences" in values:
+            values["sample_sentences"] = tuple(values["sample_sentences"])
+        return cls(**values)
+
+
+@dataclass
+class TrainResult:
+    step: int
+    stopped_early: bool
+    checkpoint: Path | None
+    history: dict[str, list] = field(default_factory=dict)
+
+
+def _rank_and_world() -> tuple[int, int]:
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return 0, 1
+
+
+class Trainer:
+    """Trains a `Transformer` on a parallel corpus; checkpoints go to `run_dir` (`latest/`, `step-N/`, `best/`)."""
+
+    def __init__(self, model_config: ModelConfig, train_config: TrainConfig, tokenizer: Tokenizer,
+                 train_corpus: ParallelCorpus, val_corpus: ParallelCorpus | None, run_dir: str | Path | None,
+                 callbacks: Sequence[TrainingCallback] = (), *, metadata: dict[str, Any] | None = None) -> None:
+        if tokenizer.vocab_size != model_config.vocab_size:
+            raise ValueError(f"tokenizer has {tokenizer.vocab_size} pieces but the model config says "
+                             f"{model_config.vocab_size}")
+        if len(train_corpus) == 0:
+            raise ValueError(f"training corpus {train_corpus.name!r} is empty")
+        self.model_config, self.config, self.tokenizer = model_config, train_config, tokenizer
+        self.run_dir = Path(run_dir) if run_dir is not None else None
+        self.callbacks = list(callbacks)
+        self.metadata = dict(metadata or {})
+        self.rank, self.world = _rank_and_world()
+        self.device = resolve_device(train_config.device)
+        torch.manual_seed(train_config.seed)
+        random.seed(train_config.seed)
+        self.model = Transformer(model_config).to(self.device)
+        self.optimizer = make_optimizer(self.model.parameters(), (train_config.adam_beta1, train_config.adam_beta2),
+                                        train_config.adam_eps)
+        self.train_ids = self._encode(train_corpus)
+        self.val_corpus = val_corpus
+        self.val_ids = self._encode(val_corpus) if val_corpus is not None and len(val_corpus) else None
+        self.step = 0
+        self.epoch, self.batch_in_epoch = 0, 0
+        self.history: dict[str, list] = {"step": [], "loss": [], "lr": [], "tokens_per_s": [], "eval_step": [],
+                                         "val_loss": [], "val_bleu": []}
+        self.best_bleu = -1.0
+        self.started = time.perf_counter()
+        self.elapsed_before = 0.0
+
+    # ---- data -------------------------------------------------------------------------------------------
+    def _encode(self, corpus: ParallelCorpus) -> tuple[list[list[int]], list[list[int]]]:
+        limit = self.config.max_len - 1  # room for EOS (source) / BOS-EOS shift (target)
+        src = [ids[:limit] for ids in self.tokenizer.encode_batch(list(corpus.source))]
+        tgt = [ids[:limit] for ids in self.tokenizer.encode_batch(list(corpus.target))]
+        return src, tgt
+
+    def _epoch_batches(self, epoch: int) -> list[list[int]]:
+        src, tgt = self.train_ids
+        # +1: the EOS/BOS each side gets in collate.
+        return token_budget_batches([len(s) + 1 for s in src], [len(t) + 1 for t in tgt],
+                                    self.config.batch_tokens * self.world, shuffle=True,
+                                    seed=self.config.seed * 100003 + epoch)
+
+    def _batch(self, indices: Sequence[int], ids: tuple[list[list[int]], list[list[int]]]):
+        src = [ids[0][i] + [self.model_config.eos_id] for i in indices]
+        tgt = [ids[1][i] for i in indices]
+        return collate(src, tgt, pad_id=self.model_config.pad_id, bos_id=self.model_config.bos_id,
+                       eos_id=self.model_config.eos_id).to(self.device)
+
+    # ---- resume -----------------------------------------------------------------------------------------
+    def restore(self, checkpoint_dir: str | Path) -> None:
+        """Continue from a checkpoint written by this trainer: weights, Adam moments, step, data position."""
+        checkpoint = load_checkpoint(checkpoint_dir, self.device, with_optimizer=True)
+        if checkpoint.config != self.model_config:
+            raise ValueError(f"{checkpoint_dir} was trained with a different model config")
+        self.model.load_state_dict(checkpoint.model.state_dict())
+        state = checkpoint.training or {}
+        self.step = int(state.get("step", 0))
+        self.epoch, self.batch_in_epoch = int(state.get("epoch", 0)), int(state.get("batch_in_epoch", 0))
+        self.history = state.get("history", self.history)
+        self.best_bleu = float(state.get("best_bleu", -1.0))
+        self.elapsed_before = float(state.get("elapsed_s", 0.0))
+        if checkpoint.optimizer_tensors is not None:
+            optimizer_from_tensors(self.optimizer, checkpoint.optimizer_tensors)
+
+    # ---- the loop ---------------------------------------------------------------------------------------
+    def _emit(self, method: str, *args: Any) -> None:
+        if self.rank == 0:
+            for callback in self.callbacks:
+                getattr(callback, method)(*args)
+
+    def run(self, stop: threading.Event | None = None) -> TrainResult:
+        """Train until `config.steps` or until `stop` is set; always leaves a resumable `latest/` checkpoint."""
+        model = self.model
+        if self.world > 1:
+            model = DistributedDataParallel(self.model)
+        cfg, pad_id = self.config, self.model_config.pad_id
+        stopped = False
+        window_tokens, window_start = 0, time.perf_counter()
+        self._emit("on_start", self)
+        autocast = torch.autocast("cuda", dtype=torch.bfloat16) if self.device.type == "cuda" else None
+        while self.step < cfg.steps:
+            batches = self._epoch_batches(self.epoch)
+            while self.batch_in_epoch < len(batches) and self.step < cfg.steps:
+                if stop is not None and stop.is_set():
+                    stopped = True
+                    break
+                global_indices = batches[self.batch_in_epoch]
+                self.batch_in_epoch += 1
+                # Each rank takes an interleaved share of the global batch; the loss is normalised by the
+                # global token count, so the averaged gradient equals one process on the whole batch.
+                local = global_indices[self.rank::self.world] or global_indices[:1]
+                batch = self._batch(local, self.train_ids)
+                tokens = torch.tensor(float(batch.n_tgt_tokens), device=self.device)
+                if self.world > 1:
+                    dist.all_reduce(tokens)
+                self.step += 1
+                lr = noam_learning_rate(self.step, self.model_config.d_model, cfg.warmup_steps, cfg.lr_scale)
+                for group in self.optimizer.param_groups:
+                    group["lr"] = lr
+                model.train()
+                if autocast is not None:
+                    with autocast:
+                        logits = model(batch.src, batch.tgt_in).logits
+                else:
+                    logits = model(batch.src, batch.tgt_in).logits
+                loss_sum = label_smoothed_loss(logits, batch.tgt_out, smoothing=cfg.label_smoothing, pad_id=pad_id)
+                loss = loss_sum * self.world / tokens
+                self.optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                self.optimizer.step()
+                window_tokens += int(tokens.item())
+                if self.step % cfg.log_every == 0 or self.step == cfg.steps:
+                    global_loss = loss_sum.detach().clone()
+                    if self.world > 1:
+                        dist.all_reduce(global_loss)
+                    now = time.perf_counter()
+                    rate = window_tokens / max(now - window_start, 1e-9)
+                    window_tokens, window_start = 0, now
+                    mean_loss = float(global_loss / tokens)
+                    for key, value in (("step", self.step), ("loss", mean_loss), ("lr", lr), ("tokens_per_s", rate)):
+                        self.history[key].append(value)
+                    self._emit("on_step", StepEvent(self.step, cfg.steps, mean_loss, lr, rate, self.epoch,
+                                                    self.elapsed()))
+                if cfg.eval_every and self.step % cfg.eval_every == 0:
+                    self._evaluate()
+                if cfg.save_every and self.step % cfg.save_every == 0:
+                    self._save_periodic()
+            if stopped:
+                break
+            if self.batch_in_epoch >= len(batches):
+                self.epoch, self.batch_in_epoch = self.epoch + 1, 0
+        if not stopped and cfg.eval_every and self.step % cfg.eval_every != 0:
+            self._evaluate()
+        latest = self._save("latest", with_optimizer=True)
+        result = TrainResult(self.step, stopped, latest, self.history)
+        self._emit("on_end", result)
+        return result
+
+    def elapsed(self) -> float:
+        return self.elapsed_before + time.perf_counter() - self.started
+
+    # ---- evaluation -------------------------------------------------------------------------------------
+    @torch.inference_mode()
+    def validation_loss(self) -> float:
+        """Per-token NLL (no smoothing) over the validation set; exp() of it is the perplexity."""
+        if self.val_ids is None:
+            return float("nan")
+        self.model.eval()
+        src, tgt = self.val_ids
+        total, count = 0.0, 0
+        for indices in token_budget_batches([len(s) + 1 for s in src], [len(t) + 1 for t in tgt],
+                                            self.config.batch_tokens, shuffle=False, seed=0):
+            batch = self._batch(indices, self.val_ids)
+            logits = self.model(batch.src, batch.tgt_in).logits
+            total += float(token_nll(logits, batch.tgt_out, pad_id=self.model_config.pad_id))
+            count += batch.n_tgt_tokens
+        return total / max(count, 1)
+
+    def _evaluate(self) -> None:
+        if self.rank != 0:
+            return
+        from explorer.evaluation import corpus_scores
+        from explorer.inference import translate
+
+        val_loss = self.validation_loss()
+        bleu = float("nan")
+        self.model.eval()
+        if self.val_corpus is not None and self.config.bleu_sentences > 0:
+            n = min(self.config.bleu_sentences, len(self.val_corpus))
+            outputs = translate(self.model, self.tokenizer, list(self.val_corpus.source[:n]), batch_size=64)
+            bleu = corpus_scores([t.output for t in outputs], list(self.val_corpus.target[:n])).bleu
+        samples = []
+        if self.config.sample_sentences:
+            for t in translate(self.model, self.tokenizer, list(self.config.sample_sentences), with_attention=True):
+                assert t.attention is not None
+                samples.append(SampleTranslation(t.source, t.output, t.source_pieces, t.target_output_pieces,
+                                                 t.attention.cross))
+        self.history["eval_step"].append(self.step)
+        self.history["val_loss"].append(val_loss)
+        self.history["val_bleu"].append(None if math.isnan(bleu) else bleu)
+        if not math.isnan(bleu) and bleu > self.best_bleu:
+            self.best_bleu = bleu
+            self._save("best")
+        self._emit("on_eval", EvalEvent(self.step, val_loss, bleu, samples))
+
+    # ---- saving -----------------------------------------------------------------------------------------
+    def training_state(self) -> dict[str, Any]:
+        return {"step": self.step, "epoch": self.epoch, "batch_in_epoch": self.batch_in_epoch,
+                "history": self.history, "best_bleu": self.best_bleu, "elapsed_s": self.elapsed(),
+                "train_config": self.config.to_dict(), "device": str(self.device), "world_size": self.world}
+
+    def _save(self, name: str, *, with_optimizer: bool = False) -> Path | None:
+        if self.rank != 0 or self.run_dir is None:
+            return None
+        metadata = {**self.metadata, "step": self.step, "val_bleu": self.history["val_bleu"][-1:] or None}
+        path = save_checkpoint(self.run_dir / name, self.model, self.tokenizer, metadata=metadata,
+                               training=self.training_state(),
+                               optimizer_tensors=optimizer_to_tensors(self.optimizer) if with_optimizer else None)
+        self._emit("on_checkpoint", path, self.step)
+        return path
+
+    def _save_periodic(self) -> None:
+        self._save("latest", with_optimizer=True)
+        if self.rank != 0 or self.run_dir is None or not self.config.keep_last:
+            return
+        self._save(f"step-{self.step:07d}")
+        numbered = sorted(p for p in self.run_dir.glob("step-*") if p.is_dir())
+        for old in numbered[: -self.config.keep_last]:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def resume_trainer(run_dir: str | Path, tokenizer_corpus: tuple[ParallelCorpus, ParallelCorpus | None],
+                   callbacks: Sequence[TrainingCallback] = (), *, steps: int | None = None) -> Trainer:
+    """Rebuild a Trainer from `run_dir/latest` (its configs, tokenizer, weights and optimizer)."""
+    latest = Path(run_dir) / "latest"
+    checkpoint = load_checkpoint(latest)
+    state = checkpoint.training or {}
+    train_config = TrainConfig.from_dict(state.get("train_config", {}))
+    if steps is not None:
+        train_config = dataclasses.replace(train_config, steps=steps)
+    trainer = Trainer(checkpoint.config, train_config, checkpoint.tokenizer, tokenizer_corpus[0],
+                      tokenizer_corpus[1], run_dir, callbacks, metadata=checkpoint.metadata)
+    trainer.restore(latest)
+    return trainer

@@ -1,0 +1,88 @@
+"""Complexity (Table 1): self-attention vs recurrent vs convolutional layers, by formula and by stopwatch."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from explorer.complexity.measure import measure_layers, rows_to_csv, sequence_lengths
+from explorer.complexity.table1 import crossover_n, table1_rows
+from explorer.figures.complexity import METRICS, measured_figure, n_grid, operations_figure, path_length_figure
+from explorer.figures.theme import download_config
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def measured_rows(ns: tuple[int, ...], d: int, kernel: int, device: str) -> list[dict]:
+    """Measurements per (ns, d, kernel, device); the progress bar is replayed finished on a cache hit."""
+    bar = st.progress(0.0, text="Measuring…")
+    rows = measure_layers(ns, d, kernel=kernel, device=device, progress=lambda done, what: bar.progress(done, what))
+    bar.empty()
+    return rows
+
+
+st.session_state.setdefault("complexity_measurement", None)
+
+st.title("Complexity: self-attention vs recurrent vs convolutional")
+st.markdown(
+    "Section 4 of the paper (*Why Self-Attention*) compares layers that map a sequence of **n** vectors of "
+    "size **d** to another by three criteria, summarised in **Table 1**: the computation per layer, the "
+    "number of operations that must run one after another, and the longest path a signal travels between "
+    "two positions. Self-attention costs O(n²·d) against O(n·d²) for a recurrent layer, so it is cheaper "
+    "whenever n < d (true for sentences with d = 512), runs all positions at once, and joins any two "
+    "positions in one step. Convolutions with kernel k cost O(k·n·d²) and need a stack of layers to connect "
+    "distant positions; restricting self-attention to a neighbourhood of r positions costs O(r·n·d) but "
+    "lengthens the path to O(n/r)."
+)
+
+left, right = st.columns(2)
+n = left.slider("Sequence length n", min_value=2, max_value=4096, value=128, key="complexity_n")
+d = right.slider("Representation dimension d", min_value=16, max_value=2048, value=512, step=16, key="complexity_d")
+k = left.slider("Kernel size k (convolution)", min_value=2, max_value=9, value=3, key="complexity_k")
+r = right.slider("Neighbourhood r (restricted self-attention)", min_value=1, max_value=256, value=16,
+                 key="complexity_r")
+
+st.subheader("Table 1")
+st.dataframe(table1_rows(n, d, k, r), hide_index=True, width="stretch",
+             column_config={"Operations": st.column_config.NumberColumn(format="localized")})
+st.caption(
+    f"Operations are the formulas evaluated at n = {n}, d = {d}, k = {k}, r = {r} with constants dropped. "
+    f"Self-attention and recurrence cost the same at n = d = {crossover_n(d):.0f}. Path length: layers (recurrent: "
+    "steps) between the first and the last position; the convolutional row uses dilated convolutions."
+)
+st.plotly_chart(operations_figure(n_grid(n, d), d, k, r, highlight_n=n), width="stretch",
+                config=download_config("Table 1 operations"))
+
+st.subheader("Measured on this machine")
+device = str(st.session_state.get("device", "cpu"))
+st.markdown(
+    f"Time and memory of one self-attention layer, one LSTM layer, one convolution and a stack of "
+    f"log_k(n) dilated convolutions, at equal d, on **{device}**. The LSTM's n steps run one after "
+    "another, so its time grows with n even though each step is a small d×d product."
+)
+left, right = st.columns(2)
+measure_d = left.select_slider("Width d for the measurement", options=(32, 64, 128, 256, 512), value=128,
+                               key="complexity_measure_d")
+n_max = right.select_slider("Largest n", options=(64, 128, 256, 512, 1024), value=512, key="complexity_n_max")
+if st.button("Measure on this machine", type="primary"):
+    st.session_state["complexity_measurement"] = (sequence_lengths(n_max), measure_d, k, device)
+request = st.session_state["complexity_measurement"]
+if request is not None:
+    rows = measured_rows(*request)
+    metric = st.radio("Show", options=tuple(METRICS), format_func=METRICS.get, horizontal=True)
+    st.plotly_chart(measured_figure(rows, metric), width="stretch",
+                    config=download_config(f"Table 1 measured {metric}"))
+    _, measured_d, kernel, measured_device = request
+    st.download_button("Download measurements (CSV)", data=rows_to_csv(rows), mime="text/csv",
+                       file_name=f"table1_measured_{measured_device}_d{measured_d}_k{kernel}.csv")
+
+
+@st.fragment
+def path_length_section(n: int, k: int, r: int) -> None:
+    st.subheader("Maximum path length")
+    st.markdown("Pick two positions: how many layers (recurrent: time steps) does a signal cross between them?")
+    left, right = st.columns(2)
+    i = left.slider("Position i", min_value=0, max_value=n - 1, value=0)
+    j = right.slider("Position j", min_value=0, max_value=n - 1, value=n - 1)
+    st.plotly_chart(path_length_figure(i, j, n, k, r), width="stretch", config=download_config("Table 1 path length"))
+
+
+path_length_section(n, k, r)

@@ -1,0 +1,110 @@
+"""The beam tree figure and n-best table (explorer/figures/beam_tree.py), without a browser."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+import torch
+
+from explorer.decoding import BeamTrace, beam_search
+from explorer.figures.beam_tree import beam_tree_figure, nbest_table
+
+EOS, BOS, A, B, C = 0, 1, 2, 3, 4
+LABELS = ["</s>", "<s>", "a", "b", "c"]
+TABLE = {  # (EOS) finishes at once; (A A EOS) wins after the length penalty
+    (): {EOS: 0.3, A: 0.7},
+    (A,): {A: 0.95, B: 0.05},
+    (A, A): {EOS: 0.4, C: 0.6},
+    (A, B): {EOS: 1.0},
+}
+
+
+class TableScorer:
+    def __init__(self) -> None:
+        self.prefixes: list[tuple[int, ...]] = [()]
+
+    def step(self, last_tokens: torch.Tensor, step: int) -> torch.Tensor:
+        if step > 0:
+            self.prefixes = [p + (t,) for p, t in zip(self.prefixes, last_tokens.tolist())]
+        probs = np.zeros((len(self.prefixes), len(LABELS)), dtype=np.float32)
+        for row, prefix in enumerate(self.prefixes):
+            for token, p in TABLE.get(prefix, {EOS: 1.0}).items():
+                probs[row, token] = p
+        return torch.from_numpy(probs).log()
+
+    def reorder(self, rows: torch.Tensor) -> None:
+        self.prefixes = [self.prefixes[r] for r in rows.tolist()]
+
+
+@pytest.fixture(scope="module")
+def trace() -> BeamTrace:
+    (result,) = beam_search(TableScorer(), 1, 2, BOS, EOS, max_len=10, trace=True)
+    assert result.trace is not None
+    return result.trace
+
+
+def node_traces(fig: go.Figure) -> list[go.Scatter]:
+    return [t for t in fig.data if t.mode == "markers+text"]
+
+
+def nodes_by_status(fig: go.Figure) -> dict[str, list[tuple[int, ...]]]:
+    found: dict[str, list] = {}
+    for t in node_traces(fig):
+        for custom in t.customdata:
+            found.setdefault(custom[3], []).append(tuple(custom[:3]))
+    return found
+
+
+@pytest.mark.parametrize("upto_step", [None, -1, 0, 1, 2])
+def test_one_node_per_trace_node_up_to_the_step(trace: BeamTrace, upto_step: int | None) -> None:
+    fig = beam_tree_figure(trace, LABELS, upto_step=upto_step)
+    last = len(trace.steps) - 1 if upto_step is None else upto_step
+    expected = {0} | {c.id for s in trace.steps if s.step <= last for c in s.candidates}
+    shown = [int(custom[0]) for t in node_traces(fig) for custom in t.customdata]
+    assert sorted(shown) == sorted(expected)
+    statuses = {(int(c[0]), c[3]) for t in node_traces(fig) for c in t.customdata}
+    assert statuses == {(0, "start")} | {
+        (c.id, c.status) for s in trace.steps if s.step <= last for c in s.candidates
+    }
+
+
+def test_statuses_are_styled_apart(trace: BeamTrace) -> None:
+    fig = beam_tree_figure(trace, LABELS)
+    styles = {t.customdata[0][3]: (t.marker.color, t.marker.symbol) for t in node_traces(fig) if t.customdata}
+    assert set(styles) == {"start", "kept", "pruned", "finished"}
+    assert len(set(styles.values())) == 4
+    assert styles["finished"][1] == "star"
+    assert "rgba" in styles["pruned"][0] and styles["pruned"][0] != styles["kept"][0]
+    assert fig.layout.paper_bgcolor == "rgba(0,0,0,0)" and fig.layout.plot_bgcolor == "rgba(0,0,0,0)"
+    assert fig.layout.xaxis.title.text and fig.layout.title.text
+
+
+def test_labels_hover_and_positions(trace: BeamTrace) -> None:
+    fig = beam_tree_figure(trace, lambda t: LABELS[t].upper())
+    texts = {text for t in node_traces(fig) for text in t.text}
+    assert {"&lt;S&gt;", "A", "B", "C", "&lt;/S&gt;"} <= texts  # escaped: plotly text is HTML
+    hovers = " ".join(h for t in node_traces(fig) for h in t.hovertext)
+    assert "score" in hovers and "log p" in hovers
+    full = {int(c[0]): (x, y) for t in node_traces(fig) for c, x, y in zip(t.customdata, t.x, t.y)}
+    partial = {int(c[0]): (x, y) for t in node_traces(beam_tree_figure(trace, LABELS, upto_step=0))
+               for c, x, y in zip(t.customdata, t.x, t.y)}
+    assert all(full[i] == partial[i] for i in partial), "walking step by step must not move nodes"
+    assert all(full[c.id][0] == s.step + 1 for s in trace.steps for c in s.candidates)
+
+
+def test_highlight_marks_one_path(trace: BeamTrace) -> None:
+    fig = beam_tree_figure(trace, LABELS, highlight=(A, A, EOS))
+    (path,) = [t for t in fig.data if t.name == "highlight"]
+    assert len([x for x in path.x if x is None]) == 3  # three edges: <s>-a, a-a, a-</s>
+    widths = [w for t in node_traces(fig) for w in t.marker.line.width]
+    assert sum(w > 0 for w in widths) == 4
+    assert not [t for t in beam_tree_figure(trace, LABELS).data if t.name == "highlight"]
+
+
+def test_nbest_table_rows(trace: BeamTrace) -> None:
+    results = beam_search(TableScorer(), 1, 2, BOS, EOS, max_len=10)
+    rows = nbest_table(results, LABELS)
+    assert [(r["rank"], r["text"], r["finished"]) for r in rows] == [(1, "a a </s>", True), (2, "</s>", True)]
+    assert rows[0]["score"] > rows[1]["score"] and rows[0]["log_prob"] < rows[1]["log_prob"]
+    assert nbest_table(results[0], LABELS) == rows

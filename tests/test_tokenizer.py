@@ -1,0 +1,101 @@
+"""Tokenizer: fixed special ids, round trips, serialisation, and grouping pieces into words."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from explorer.tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID, Tokenizer, word_groups, word_labels
+
+SENTENCES = [
+    "A man in a blue shirt is standing on a ladder.",
+    "Two dogs are playing in the snow.",
+    "A little girl climbs into a wooden playhouse.",
+    "Ein Mann in einem blauen Hemd steht auf einer Leiter.",
+    "Zwei Hunde spielen im Schnee.",
+    "Ein kleines Mädchen klettert in ein Spielhaus aus Holz.",
+] * 20
+
+
+@pytest.fixture(scope="module")
+def tokenizer() -> Tokenizer:
+    return Tokenizer.train(SENTENCES, vocab_size=120)
+
+
+def test_special_ids_are_fixed(tokenizer: Tokenizer) -> None:
+    assert [tokenizer.id_to_piece(i) for i in (PAD_ID, UNK_ID, BOS_ID, EOS_ID)] == ["<pad>", "<unk>", "<s>", "</s>"]
+    assert tokenizer.piece_to_id("</s>") == EOS_ID
+    assert tokenizer.piece_to_id("no-such-piece") == UNK_ID
+
+
+def test_encode_decode_round_trip(tokenizer: Tokenizer) -> None:
+    for text in ("Zwei Hunde spielen im Schnee.", "A man is standing in the snow."):
+        ids = tokenizer.encode(text)
+        assert ids and all(i > EOS_ID for i in ids), "encode must not add BOS/EOS"
+        assert tokenizer.decode(ids) == text
+        assert tokenizer.decode([BOS_ID, *ids, EOS_ID, PAD_ID, PAD_ID]) == text
+    assert tokenizer.encode_batch(["Zwei Hunde", "A man"]) == [tokenizer.encode("Zwei Hunde"), tokenizer.encode("A man")]
+
+
+def test_pieces_keep_word_start_marker(tokenizer: Tokenizer) -> None:
+    ids = tokenizer.encode("Zwei Hunde")
+    pieces = tokenizer.pieces([BOS_ID, *ids, EOS_ID])
+    assert pieces[0] == "<s>" and pieces[-1] == "</s>"
+    assert pieces[1].startswith("\u2581")
+    assert "".join(pieces[1:-1]).replace("\u2581", " ").strip() == "Zwei Hunde"
+
+
+def test_vocab_size_is_an_upper_bound_for_small_corpora() -> None:
+    tok = Tokenizer.train(["a b c", "c b a"], vocab_size=5000)
+    assert 4 < tok.vocab_size < 5000
+    assert tok.decode(tok.encode("a b c")) == "a b c"
+
+
+def test_too_small_vocab_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="too small"):
+        Tokenizer.train(SENTENCES, vocab_size=10)
+
+
+def test_bytes_file_and_pickle_round_trip(tokenizer: Tokenizer, tmp_path) -> None:
+    again = Tokenizer.from_bytes(tokenizer.to_bytes())
+    assert again == tokenizer and again.vocab_size == tokenizer.vocab_size
+    tokenizer.save(tmp_path / "spm.model")
+    loaded = Tokenizer.load(tmp_path / "spm.model")
+    text = "Ein Mann steht auf einer Leiter."
+    assert loaded.encode(text) == tokenizer.encode(text)
+    assert pickle.loads(pickle.dumps(tokenizer)).encode(text) == tokenizer.encode(text)
+
+
+def test_word_model_one_token_per_symbol() -> None:
+    tok = Tokenizer.train(["a b c d", "d c b a", "e f g h"] * 5, vocab_size=50, model_type="word")
+    assert tok.model_type == "word"
+    assert tok.vocab_size == 4 + 8
+    ids = tok.encode("a c e")
+    assert len(ids) == 3 and tok.decode(ids) == "a c e"
+    pieces = tok.pieces(tok.encode("a zz b"))
+    assert pieces == ["\u2581a", "\u2581<unk>", "\u2581b"]
+    assert word_labels(pieces) == ["a", "<unk>", "b"]
+
+
+def test_word_groups_merge_subword_pieces() -> None:
+    pieces = ["<s>", "\u2581Ein", "\u2581Hund", "e", ".", "</s>", "<pad>"]
+    assert word_groups(pieces) == [[0], [1], [2, 3, 4], [5], [6]]
+    assert word_labels(pieces) == ["<s>", "Ein", "Hunde.", "</s>", "<pad>"]
+
+
+def test_word_groups_edge_cases() -> None:
+    # A piece without '▁' at the start, or right after a special token, still opens a word.
+    assert word_groups(["ab", "c", "\u2581d"]) == [[0, 1], [2]]
+    assert word_groups(["<s>", "ab", "c"]) == [[0], [1, 2]]
+    # SentencePiece writes a lone '▁' before a piece it cannot join; they form one word.
+    assert word_groups(["\u2581", "<unk>", "\u2581x"]) == [[0, 1], [2]]
+    assert word_labels(["\u2581", "<unk>", "\u2581x"]) == ["<unk>", "x"]
+    assert word_groups([]) == []
+
+
+def test_groups_cover_every_piece_once(tokenizer: Tokenizer) -> None:
+    pieces = tokenizer.pieces([BOS_ID, *tokenizer.encode("Ein kleines Mädchen klettert."), EOS_ID])
+    groups = word_groups(pieces)
+    assert [i for g in groups for i in g] == list(range(len(pieces)))
+    assert word_labels(pieces) == ["<s>", "Ein", "kleines", "Mädchen", "klettert.", "</s>"]
