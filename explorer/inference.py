@@ -109,8 +109,8 @@ def translate(model: Transformer, tokenizer: Tokenizer, sentences: Sequence[str]
             best = [[h] for h in greedy_search(scorer, len(chunk), config.bos_id, config.eos_id, limits)]
             traces: list[BeamTrace | None] = [None] * len(chunk)
         else:
-            rows = torch.arange(len(chunk), device=device).repeat_interleave(beam_size)
-            scorer = ModelScorer(model, model.start_decoding(encoded).select(rows))
+            # One row per sentence to start; the search grows them into beams through `reorder`.
+            scorer = ModelScorer(model, model.start_decoding(encoded))
             found = beam_search(scorer, len(chunk), beam_size, config.bos_id, config.eos_id, limits, alpha=alpha,
                                 n_best=max(n_best, 1), trace=with_trace)
             best = [r.hypotheses for r in found]

@@ -1,0 +1,51 @@
+"""Small checkpoints trained at test time, so app and engine tests do not depend on shipped weights.
+
+- reverse: the synthetic reverse task, whole-symbol vocabulary (crisp anti-diagonal cross-attention).
+- words: a templated mini "English→German" task with a subword vocabulary, so words split into pieces.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from explorer.config import ModelConfig
+from explorer.data import ParallelCorpus, make_splits
+from explorer.tokenizer import Tokenizer
+from explorer.training.trainer import TrainConfig, Trainer
+
+LEXICON = {"a": "ein", "the": "der", "man": "Mann", "dog": "Hund", "woman": "Frau", "child": "Kind",
+           "rides": "fährt", "sees": "sieht", "walks": "läuft", "big": "großer", "small": "kleiner",
+           "red": "roter", "bicycle": "Fahrrad", "street": "Straße", "park": "Park", "in": "im", "on": "auf"}
+SUBJECTS = ["a man", "a dog", "a woman", "a child", "the man", "the dog"]
+ADJECTIVES = ["", "big ", "small ", "red "]
+VERBS = ["rides", "sees", "walks"]
+PLACES = ["in the park", "on the street", "a bicycle"]
+
+
+def words_corpus(n: int, seed: int) -> ParallelCorpus:
+    rng = random.Random(seed)
+    source, target = [], []
+    for _ in range(n):
+        det, noun = rng.choice(SUBJECTS).split()
+        sentence = f"{det} {rng.choice(ADJECTIVES)}{noun} {rng.choice(VERBS)} {rng.choice(PLACES)} ."
+        source.append(sentence)
+        target.append(" ".join(LEXICON.get(w, w) for w in sentence.split()))
+    return ParallelCorpus(f"words (seed {seed})", tuple(source), tuple(target), 0)
+
+
+def train_fixture(kind: str, out: Path, steps: int = 250) -> Path:
+    if kind == "reverse":
+        train, val = make_splits("reverse", 4000, 50, seed=0, max_len=8)
+        tokenizer = Tokenizer.train(list(train.source) + list(train.target), 64, model_type="word")
+    else:
+        train, val = words_corpus(3000, 0), words_corpus(50, 1)
+        tokenizer = Tokenizer.train(list(train.source) + list(train.target), 100, model_type="unigram")
+    config = ModelConfig(vocab_size=tokenizer.vocab_size, d_model=32, n_heads=2, d_ff=64, n_encoder_layers=2,
+                         n_decoder_layers=2, dropout=0.0, max_len=48)
+    train_config = TrainConfig(steps=steps, batch_tokens=1024, warmup_steps=60, lr_scale=2.0, eval_every=0,
+                               save_every=0, bleu_sentences=0, device="cpu", max_len=48)
+    Trainer(config, train_config, tokenizer, train, val, out / f".run-{kind}", metadata={"fixture": kind}).run()
+    final = out / f"{kind}-fixture"
+    (out / f".run-{kind}" / "latest").rename(final)
+    return final
