@@ -69,8 +69,12 @@ def _write_json(path: Path, data: Any) -> None:
 def save_checkpoint(path: str | Path, model: Transformer, tokenizer: Tokenizer, *,
                     metadata: dict[str, Any] | None = None, training: dict[str, Any] | None = None,
                     optimizer_tensors: dict[str, torch.Tensor] | None = None,
-                    dtype: torch.dtype | None = None) -> Path:
-    """Write a checkpoint directory atomically (replacing any previous one at `path`)."""
+                    dtype: torch.dtype | None = None, extra_files: dict[str, bytes] | None = None) -> Path:
+    """Write a checkpoint directory atomically (replacing any previous one at `path`).
+
+    `extra_files` (file name -> bytes) are written into the same directory before it is renamed into
+    place, e.g. the train page's attention snapshots; loading ignores them.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.saving-", dir=path.parent))
@@ -86,6 +90,9 @@ def save_checkpoint(path: str | Path, model: Transformer, tokenizer: Tokenizer, 
         if optimizer_tensors is not None:
             save_file({k: v.detach().cpu().contiguous() for k, v in optimizer_tensors.items()},
                       str(staging / OPTIMIZER_FILE))
+        for name, data in (extra_files or {}).items():
+            assert Path(name).name == name and not name.startswith("."), f"expected a plain file name, got {name!r}"
+            (staging / name).write_bytes(data)
         for item in staging.iterdir():
             with open(item, "rb") as handle:
                 os.fsync(handle.fileno())

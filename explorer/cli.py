@@ -41,7 +41,7 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--bleu-sentences", type=int, default=200)
     p.add_argument("--device", default="auto")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", action="store_true", help="no progress output at all")
 
 
 def _model_config(args: argparse.Namespace, vocab_size: int) -> ModelConfig:
@@ -222,10 +222,37 @@ def _info(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_export(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("export", help="ship a run: average its last saves, store half precision, no optimizer")
+    p.add_argument("run", help="a run directory (with step-N/ saves) or a single checkpoint directory")
+    p.add_argument("--to", required=True, help="target checkpoint directory, e.g. checkpoints/my-model")
+    p.add_argument("--average", type=int, default=1, help="average the last N step-N/ saves (Section 6.1)")
+    p.add_argument("--half", action="store_true", help="store float16 weights (loaded back as float32)")
+
+
+def _export(args: argparse.Namespace) -> int:
+    import torch
+
+    from explorer.checkpoint import average_weights, is_checkpoint, load_checkpoint, load_weights_into, save_checkpoint
+
+    run = Path(args.run)
+    saves = sorted(p for p in run.glob("step-*") if is_checkpoint(p))
+    sources = saves[-args.average:] if args.average > 1 and saves else [run if is_checkpoint(run) else run / "latest"]
+    checkpoint = load_checkpoint(sources[-1])
+    if len(sources) > 1:
+        load_weights_into(checkpoint.model, average_weights(sources))
+    metadata = {**checkpoint.metadata, "exported_from": [str(p) for p in sources],
+                "training": {k: v for k, v in (checkpoint.training or {}).items() if k != "history"}}
+    save_checkpoint(args.to, checkpoint.model, checkpoint.tokenizer, metadata=metadata,
+                    dtype=torch.float16 if args.half else None)
+    print(json.dumps({"to": args.to, "averaged": [str(p) for p in sources], "half": args.half}))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="explorer", description="Attention Explorer: a paper-faithful Transformer")
     sub = parser.add_subparsers(dest="command", required=True)
-    for add in (_add_train, _add_translate, _add_evaluate, _add_info):
+    for add in (_add_train, _add_translate, _add_evaluate, _add_info, _add_export):
         add(sub)
     return parser
 
@@ -235,7 +262,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from explorer.checkpoint import CheckpointError
     from explorer.data.corpus import CorpusError
 
-    handlers = {"train": _train, "translate": _translate, "evaluate": _evaluate, "info": _info}
+    handlers = {"train": _train, "translate": _translate, "evaluate": _evaluate, "info": _info, "export": _export}
     try:
         return handlers[args.command](args)
     except (CheckpointError, CorpusError, ValueError, FileNotFoundError) as error:

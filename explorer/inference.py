@@ -46,7 +46,8 @@ class ModelScorer:
         self.model, self.cache = model, cache
 
     def step(self, last_tokens: torch.Tensor, step: int) -> torch.Tensor:
-        log_probs, self.cache = self.model.decode_step(last_tokens, self.cache)
+        # The search keeps its tokens on the CPU; the cache may live on the GPU.
+        log_probs, self.cache = self.model.decode_step(last_tokens.to(self.cache.src_mask.device), self.cache)
         return log_probs
 
     def reorder(self, rows: torch.Tensor) -> None:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,13 +17,48 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 MULTI30K = REPO_ROOT.parent / "shared" / "data" / "multi30k"
 
 
+# Everything that shapes the fixture checkpoints: when none of it changed, a cached copy is reused, which
+# keeps repeated test runs on a 2-core machine from retraining the same models.
+FIXTURE_SOURCES = ["tests/fixture_models.py", "explorer/config.py", "explorer/checkpoint.py", "explorer/tokenizer.py",
+                   "explorer/model", "explorer/training/trainer.py", "explorer/training/loss.py",
+                   "explorer/training/schedule.py", "explorer/data/synthetic.py", "explorer/data/batching.py"]
+
+
+def _fixture_key() -> str:
+    digest = hashlib.sha256(torch.__version__.encode())
+    for name in FIXTURE_SOURCES:
+        path = REPO_ROOT / name
+        for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
+            digest.update(file.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _cached_fixtures() -> Path:
+    cache = Path(os.environ.get("EXPLORER_FIXTURE_CACHE", Path(tempfile.gettempdir()) / "explorer-fixtures"))
+    target = cache / _fixture_key()
+    if not target.is_dir():
+        cache.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".building-", dir=cache))
+        torch.manual_seed(0)
+        train_fixture("reverse", staging)
+        train_fixture("words", staging)
+        try:
+            staging.rename(target)
+        except OSError:  # another test session finished first; its copy is identical
+            shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
 @pytest.fixture(scope="session")
 def checkpoint_root(tmp_path_factory) -> Path:
-    """A checkpoints/ folder holding `reverse-fixture` and `words-fixture`; the app is pointed at it."""
+    """A checkpoints/ folder holding `reverse-fixture` and `words-fixture`; the app is pointed at it.
+
+    Tests get their own copy, so one that writes into it cannot spoil the cache.
+    """
     root = tmp_path_factory.mktemp("checkpoints")
-    torch.manual_seed(0)
-    train_fixture("reverse", root)
-    train_fixture("words", root)
+    cached = _cached_fixtures()
+    for name in ("reverse-fixture", "words-fixture"):
+        shutil.copytree(cached / name, root / name)
     previous = os.environ.get("EXPLORER_CHECKPOINTS")
     os.environ["EXPLORER_CHECKPOINTS"] = str(root)
     yield root

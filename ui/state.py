@@ -17,7 +17,7 @@ import streamlit as st
 from explorer.checkpoint import (CONFIG_FILE, TOKENIZER_FILE, WEIGHTS_FILE, Checkpoint, CheckpointError,
                                  is_checkpoint, list_checkpoints, load_checkpoint)
 from explorer.devices import available_devices, resolve_device
-from explorer.inference import Translation, translate
+from explorer.inference import EXTRA_OUTPUT_TOKENS, Translation, translate
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # Tests point the app at a folder of fixture checkpoints; users get the shipped ones.
@@ -37,9 +37,16 @@ class Selection:
         return Path(self.path).name
 
 
+def checkpoint_root() -> Path:
+    """$EXPLORER_CHECKPOINTS read at call time (tests set it after this module may have been imported),
+    else CHECKPOINT_ROOT."""
+    env = os.environ.get("EXPLORER_CHECKPOINTS")
+    return Path(env) if env else CHECKPOINT_ROOT
+
+
 def checkpoint_choices() -> dict[str, str]:
     """label -> path for every checkpoint under checkpoints/ plus those uploaded in this process."""
-    choices = {p.name: str(p) for p in list_checkpoints(CHECKPOINT_ROOT)}
+    choices = {p.name: str(p) for p in list_checkpoints(checkpoint_root())}
     for p in list_checkpoints(UPLOAD_ROOT):
         choices[f"uploaded: {p.name}"] = str(p)
     return choices
@@ -136,11 +143,12 @@ def current_model(selection: Selection) -> Checkpoint | None:
 @st.cache_data(max_entries=512, show_spinner=False)
 def cached_translate(path: str, device: str, version: float, sentences: tuple[str, ...], beam_size: int = 1,
                      alpha: float = 0.6, with_attention: bool = True, with_trace: bool = False,
-                     n_best: int = 1) -> list[Translation]:
+                     n_best: int = 1, max_extra_tokens: int = EXTRA_OUTPUT_TOKENS) -> list[Translation]:
     """Translations (with attention and optional beam trace) keyed by everything they depend on."""
     checkpoint = load_model(path, device, version)
     return translate(checkpoint.model, checkpoint.tokenizer, list(sentences), beam_size=beam_size, alpha=alpha,
-                     with_attention=with_attention, with_trace=with_trace, n_best=n_best)
+                     with_attention=with_attention, with_trace=with_trace, n_best=n_best,
+                     max_extra_tokens=max_extra_tokens)
 
 
 def translate_for(selection: Selection, sentences: list[str], **options) -> list[Translation]:
@@ -152,8 +160,9 @@ def require_model() -> tuple[Selection, Checkpoint]:
 
     app.py draws the sidebar before running a page; a page run on its own (in a test) draws it itself.
     """
-    selection = st.session_state.get("selection")
-    if selection is None:
+    if "selection" in st.session_state:  # app.py drew the sidebar (None: no checkpoint exists)
+        selection = st.session_state["selection"]
+    else:
         selection = sidebar()
     if selection is None:
         st.info("Load or train a checkpoint to use this page.")

@@ -213,7 +213,8 @@ def greedy_search(
     step = 0
     while active:
         log_probs = _checked(scorer.step(last, step), len(active))
-        best_lp, best_token = log_probs.double().max(dim=-1)  # (N,), (N,)
+        best_lp, best_token = log_probs.max(dim=-1)  # (N,), (N,); float64 below, without copying (N, V)
+        best_lp = best_lp.double()
         keep: list[int] = []
         for row, (s, token, lp) in enumerate(zip(active, best_token.tolist(), best_lp.tolist())):
             tokens[s].append(token)
@@ -296,7 +297,7 @@ def beam_search(
     step = 0
     while active:
         n_rows = sum(len(sentences[s].live) for s in active)
-        log_probs = _checked(scorer.step(last, step), n_rows).double()  # (N, V)
+        log_probs = _checked(scorer.step(last, step), n_rows)  # (N, V)
         ranked = _top_candidates(log_probs, [sentences[s].live for s in active], beam_size)
         next_rows: list[int] = []
         next_tokens: list[int] = []
@@ -324,23 +325,37 @@ def _top_candidates(
 ) -> list[list[tuple[float, int, int, float]]]:
     """Per sentence, the top 2k (cumulative log-prob, parent, token, token log-prob), best first.
 
-    `log_probs` (N, V) float64 holds the live rows of the sentences in order. Each sentence is padded to k
-    rows with -inf so that one `topk` serves the whole batch; impossible (-inf) candidates are dropped.
+    `log_probs` (N, V) holds the live rows of the sentences in order. A sentence's top 2k continuations are
+    among the top 2k of each of its rows (a row adds the same cumulative log-prob to all its tokens), so each
+    row is cut to its top 2k first, on the scorer's device and dtype; only those go to float64. Each sentence
+    is then padded to k rows with -inf so that one `topk` serves the whole batch; impossible (-inf)
+    candidates are dropped.
     """
     vocab = log_probs.shape[1]
-    cumulative = torch.tensor([h.log_prob for live in lives for h in live], dtype=torch.float64)  # (N,)
-    slots = torch.tensor([i * beam_size + j for i, live in enumerate(lives) for j in range(len(live))])
-    padded = log_probs.new_full((len(lives) * beam_size, vocab), -math.inf)  # (S*k, V)
-    padded[slots] = log_probs
-    prefix = log_probs.new_zeros(len(lives) * beam_size)  # (S*k,)
+    device = log_probs.device
+    per_row = min(2 * beam_size, vocab)
+    row_lps, row_tokens = log_probs.topk(per_row, dim=1)  # (N, per_row), best first
+    row_lps = row_lps.double()
+    cumulative = torch.tensor([h.log_prob for live in lives for h in live], dtype=torch.float64,
+                              device=device)  # (N,)
+    slots = torch.tensor([i * beam_size + j for i, live in enumerate(lives) for j in range(len(live))],
+                         dtype=torch.long, device=device)
+    padded = row_lps.new_full((len(lives) * beam_size, per_row), -math.inf)  # (S*k, per_row)
+    padded[slots] = row_lps
+    tokens = row_tokens.new_zeros((len(lives) * beam_size, per_row))
+    tokens[slots] = row_tokens
+    prefix = row_lps.new_zeros(len(lives) * beam_size)  # (S*k,)
     prefix[slots] = cumulative
-    total = (padded + prefix[:, None]).view(len(lives), beam_size * vocab)  # column = beam * V + token
+    total = (padded + prefix[:, None]).view(len(lives), beam_size * per_row)  # column = beam * per_row + rank
     n_cand = min(2 * beam_size, beam_size * vocab)
     top_values, top_index = total.topk(n_cand, dim=1)  # (S, 2k)
-    token_lps = padded.view(len(lives), beam_size * vocab).gather(1, top_index)  # (S, 2k)
+    token_lps = padded.view(len(lives), beam_size * per_row).gather(1, top_index)  # (S, 2k)
+    token_ids = tokens.view(len(lives), beam_size * per_row).gather(1, top_index)  # (S, 2k)
+    parents = torch.div(top_index, per_row, rounding_mode="floor")
     return [
-        [(v, j // vocab, j % vocab, lp) for v, j, lp in zip(values, index, lps) if v > -math.inf]
-        for values, index, lps in zip(top_values.tolist(), top_index.tolist(), token_lps.tolist())
+        [(v, parent, token, lp) for v, parent, token, lp in zip(values, rows, ids, lps) if v > -math.inf]
+        for values, rows, ids, lps in zip(top_values.tolist(), parents.tolist(), token_ids.tolist(),
+                                          token_lps.tolist())
     ]
 
 

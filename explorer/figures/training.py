@@ -1,4 +1,5 @@
-"""Training figures (Section 5): loss, the warm-up learning-rate schedule, BLEU and throughput by step."""
+"""Training figures (Section 5): loss, the warm-up learning-rate schedule, BLEU and throughput by step, and
+how one head's cross-attention forms during training."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
-from explorer.figures.theme import apply_theme, color
+from explorer.figures.theme import WEIGHT_COLORSCALE, apply_theme, color, colorbar, escape_labels
 
 _STEP_TITLE = "training step"
 
@@ -109,3 +111,98 @@ def throughput_curve(steps: Sequence[int], tokens_per_s: Sequence[float], *,
     fig.update_xaxes(title_text=_STEP_TITLE)
     fig.update_yaxes(title_text="throughput (tokens / s)", rangemode="tozero")
     return apply_theme(fig, title=title, height=440)
+
+
+def lr_schedule_curve(
+    steps: Sequence[int],
+    lrs: Sequence[float],
+    planned_steps: Sequence[int],
+    planned_lrs: Sequence[float],
+    warmup_steps: int,
+    *,
+    x_max: float | None = None,
+    title: str | None = None,
+) -> go.Figure:
+    """The learning rate a run has used (solid, trace 1) over the whole planned schedule (dashed, trace 0).
+
+    The schedule is Eq. 3 (Section 5.3): a linear warm-up for `warmup_steps` steps, then decay with the
+    inverse square root of the step. The end of the warm-up, where the rate peaks, is marked (trace 2) and
+    drawn as a dashed vertical line, so the warm-up is visible before training reaches it. `x_max` limits
+    the step axis (the whole plan is still there to zoom out to), so a short warm-up in a long run stays
+    visible.
+    """
+    px, py = _series(planned_steps, planned_lrs, "planned_lrs")
+    xs, ys = _series(steps, lrs, "lrs")
+    fig = go.Figure(go.Scatter(
+        x=px, y=py, mode="lines", name="schedule (Eq. 3)", line=dict(color=color(0), width=2, dash="dot"),
+        hovertemplate="step %{x}<br>planned learning rate %{y:.3e}<extra></extra>",
+    ))
+    fig.add_trace(go.Scatter(
+        x=xs, y=ys, mode="lines", name="used so far", line=dict(color=color(0), width=4),
+        hovertemplate="step %{x}<br>learning rate %{y:.3e}<extra></extra>",
+    ))
+    peak = float(np.interp(warmup_steps, px, py)) if len(px) else 0.0
+    fig.add_trace(go.Scatter(
+        x=[warmup_steps], y=[peak], mode="markers+text", name="warm-up ends",
+        marker=dict(size=14, color=color(1), symbol="diamond"),
+        text=[f"warm-up ends: step {warmup_steps:,}"], textposition="top right",
+        hovertemplate="end of warm-up<br>step %{x}<br>learning rate %{y:.3e}<extra></extra>",
+    ))
+    fig.add_vline(x=warmup_steps, line=dict(color=color(1), dash="dash", width=2))
+    top = float(max(np.max(py) if len(py) else 0.0, np.max(ys) if len(ys) else 0.0))
+    right = x_max if x_max is not None else max(float(np.max(px)) if len(px) else 1.0, float(warmup_steps))
+    fig.update_xaxes(title_text=_STEP_TITLE, range=[0, right * 1.02])
+    fig.update_yaxes(title_text="learning rate", exponentformat="e", range=[0, 1.25 * top] if top > 0 else None)
+    apply_theme(fig, title=title, height=440)
+    # After the warm-up the rate decays, so the top right corner is free for the legend.
+    fig.update_layout(legend=dict(yanchor="top", y=0.99, xanchor="right", x=0.99, bgcolor="rgba(128, 128, 128, 0.12)"))
+    return fig
+
+
+def attention_evolution(
+    weights: Sequence[np.ndarray],
+    steps: Sequence[int],
+    output_labels: Sequence[Sequence[str]],
+    source_labels: Sequence[str],
+    *,
+    title: str | None = None,
+) -> go.Figure:
+    """One head's cross-attention at several training steps, side by side: watch attention form.
+
+    weights[i] is the (output, source) matrix at steps[i]; the model's output, and so the rows, may differ
+    from one snapshot to the next (output_labels[i]), the source columns do not. One heatmap trace per
+    snapshot, in the order given, all on one colour axis fixed to [0, 1]; rows are output tokens (queries)
+    from the top, columns source tokens (keys).
+    """
+    n = len(weights)
+    assert n >= 1 and len(steps) == n and len(output_labels) == n, (
+        f"expected as many steps and label lists as matrices ({n}), got {len(steps)} and {len(output_labels)}"
+    )
+    matrices = [np.asarray(w) for w in weights]
+    for w, labels, step in zip(matrices, output_labels, steps):
+        assert w.ndim == 2 and w.shape == (len(labels), len(source_labels)), (
+            f"step {step}: expected weights (output={len(labels)}, source={len(source_labels)}), got {w.shape}"
+        )
+    fig = make_subplots(rows=1, cols=n, horizontal_spacing=min(0.04, 0.3 / max(n - 1, 1)),
+                        subplot_titles=[f"step {s:,}" for s in steps])
+    keys = escape_labels(source_labels)
+    for i, (w, labels, step) in enumerate(zip(matrices, output_labels, steps)):
+        rows = escape_labels(labels)
+        custom = np.empty(w.shape + (2,), dtype=object)
+        custom[:, :, 0] = np.asarray(rows, dtype=object)[:, None]
+        custom[:, :, 1] = np.asarray(keys, dtype=object)[None, :]
+        fig.add_trace(go.Heatmap(
+            z=w, x=np.arange(w.shape[1]), y=np.arange(w.shape[0]), customdata=custom, coloraxis="coloraxis",
+            name=f"step {step}", meta=dict(step=int(step)), xgap=1, ygap=1,
+            hovertemplate=f"step {step:,}<br>" + "%{customdata[0]} \u2192 %{customdata[1]}: %{z:.3f}<extra></extra>",
+        ), row=1, col=i + 1)
+        fig.update_xaxes(tickmode="array", tickvals=list(range(len(keys))), ticktext=keys, tickangle=-90,
+                         range=[-0.5, len(keys) - 0.5], showgrid=False, zeroline=False, row=1, col=i + 1)
+        fig.update_yaxes(tickmode="array", tickvals=list(range(len(rows))), ticktext=rows,
+                         range=[len(rows) - 0.5, -0.5], showgrid=False, zeroline=False, row=1, col=i + 1)
+    fig.update_xaxes(title_text="source (keys)", row=1, col=1)
+    fig.update_yaxes(title_text="output (queries)", row=1, col=1)
+    fig.update_layout(coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=1.0, colorbar=colorbar("weight")))
+    longest = max(w.shape[0] for w in matrices)
+    apply_theme(fig, title=title, height=max(380, 30 * longest + 220))
+    return fig

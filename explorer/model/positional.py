@@ -12,15 +12,15 @@ import numpy as np
 import torch
 
 
-def sinusoidal_encoding(length: int, d_model: int) -> torch.Tensor:
-    """(length, d_model) float32 table; even dimensions are sines, odd ones cosines."""
+def sinusoidal_encoding(length: int, d_model: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """(length, d_model) table (float32 unless `dtype` is given); even dimensions are sines, odd ones cosines."""
     position = torch.arange(length, dtype=torch.float64).unsqueeze(1)
     # 1 / 10000^(2i/d) for i = 0 .. d/2 - 1; float64 so the table is exact to float32 precision.
     inverse_wavelength = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float64) * (-math.log(10000.0) / d_model))
     table = torch.zeros(length, d_model, dtype=torch.float64)
     table[:, 0::2] = torch.sin(position * inverse_wavelength)
     table[:, 1::2] = torch.cos(position * inverse_wavelength[: d_model // 2])
-    return table.float()
+    return table.to(dtype)
 
 
 def wavelengths(d_model: int) -> np.ndarray:

@@ -55,7 +55,7 @@ class AttentionMaps:
     def sentence(self, index: int, src_len: int, tgt_len: int) -> SentenceAttention:
         """Cut sentence `index` out of the batch, dropping padded rows and columns."""
         def cut(t: torch.Tensor, rows: int, cols: int) -> np.ndarray:
-            return t[index, :, :, :rows, :cols].float().cpu().numpy()
+            return t[index, :, :, :rows, :cols].detach().float().cpu().numpy()
         return SentenceAttention(cut(self.encoder_self, src_len, src_len), cut(self.decoder_self, tgt_len, tgt_len),
                                  cut(self.cross, tgt_len, src_len))
 

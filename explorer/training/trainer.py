@@ -179,9 +179,13 @@ class Trainer:
                 # global token count, so the averaged gradient equals one process on the whole batch.
                 local = global_indices[self.rank::self.world] or global_indices[:1]
                 batch = self._batch(local, self.train_ids)
-                tokens = torch.tensor(float(batch.n_tgt_tokens), device=self.device)
+                # The global target-token count, as a Python int: on one process it needs no device tensor,
+                # so a CUDA step runs without a host-device sync (a .item() or a blocking copy per step).
+                tokens = batch.n_tgt_tokens
                 if self.world > 1:
-                    dist.all_reduce(tokens)
+                    count = torch.tensor(float(tokens), device=self.device)
+                    dist.all_reduce(count)
+                    tokens = int(count.item())
                 self.step += 1
                 lr = noam_learning_rate(self.step, self.model_config.d_model, cfg.warmup_steps, cfg.lr_scale)
                 for group in self.optimizer.param_groups:
@@ -197,7 +201,7 @@ class Trainer:
                 self.optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 self.optimizer.step()
-                window_tokens += int(tokens.item())
+                window_tokens += tokens
                 if self.step % cfg.log_every == 0 or self.step == cfg.steps:
                     global_loss = loss_sum.detach().clone()
                     if self.world > 1:

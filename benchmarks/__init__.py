@@ -1,0 +1,23 @@
+"""Benchmarks of the engine: scripts that print tables and ratios, not timed pass/fail tests.
+
+`python -m benchmarks` runs them all (see benchmarks/__main__.py); each module has `run(Options) -> Result`
+and `memory_setup(Options, variant)` for its peak-memory probes.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+# Run order of `python -m benchmarks`.
+BENCHMARKS = {
+    "training": "benchmarks.training",
+    "attention": "benchmarks.attention",
+    "decoding": "benchmarks.decoding",
+    "latency": "benchmarks.latency",
+    "gpu": "benchmarks.gpu",
+}
+
+
+def load(name: str) -> ModuleType:
+    return importlib.import_module(BENCHMARKS[name])

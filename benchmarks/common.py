@@ -1,0 +1,448 @@
+"""Shared helpers of the benchmarks: options, the machine, interleaved timing, peak memory, data, tables.
+
+Every comparison is measured *within one process*, A and B interleaved round by round (ABAB…, then BABA…
+so a slow drift in background load hits both alike), and reported as a ratio: the median of the per-round
+ratios. Absolute numbers on a shared machine are noise; ratios taken side by side are not.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import datetime as _dt
+import gc
+import json
+import math
+import os
+import platform
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+import torch
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHIPPED_CHECKPOINT = REPO_ROOT / "checkpoints" / "multi30k-en-de"
+MULTI30K = REPO_ROOT.parent / "shared" / "data" / "multi30k"
+CACHE_DIR = Path(tempfile.gettempdir()) / "attention-explorer-bench"
+
+
+# ---- options ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Options:
+    """What every benchmark reads. `quick` shrinks everything to seconds (the smoke test)."""
+
+    quick: bool = False
+    device: str = "cpu"  # "cpu" or "cuda"
+    threads: int | None = None  # torch CPU threads (None: torch's default, one per physical core)
+    rounds: int | None = None  # timed rounds per variant (None: the benchmark's default)
+    warmup: int | None = None
+    compile: bool = False  # also time torch.compile'd variants (compile time reported separately)
+    checkpoint: str = str(SHIPPED_CHECKPOINT)
+    sentences: int | None = None  # decoding: how many test sentences (default 200, quick 8)
+    memory: bool = True  # probe peak memory (one fresh process per variant)
+    seed: int = 0
+
+    def n_rounds(self, full: int, quick: int = 3) -> int:
+        return self.rounds if self.rounds is not None else (quick if self.quick else full)
+
+    def n_warmup(self, full: int, quick: int = 1) -> int:
+        return self.warmup if self.warmup is not None else (quick if self.quick else full)
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> "Options":
+        return cls(**json.loads(text))
+
+
+def apply_threads(opts: Options) -> None:
+    if opts.threads:
+        torch.set_num_threads(opts.threads)
+
+
+# ---- results ----------------------------------------------------------------------------------------------
+@dataclass
+class Row:
+    """One line of the results table."""
+
+    benchmark: str
+    measure: str
+    value: str
+    goal: str = ""
+    met: bool | None = None  # None: no goal, or not applicable
+
+    @property
+    def verdict(self) -> str:
+        return "" if self.met is None else ("yes" if self.met else "no")
+
+
+@dataclass
+class Result:
+    name: str
+    title: str
+    rows: list[Row] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    skipped: str | None = None  # why the benchmark did not run (e.g. no CUDA)
+
+    def add(self, measure: str, value: str, goal: str = "", met: bool | None = None) -> Row:
+        row = Row(self.name, measure, value, goal, met)
+        self.rows.append(row)
+        return row
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+        print(f"  note: {text}", flush=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Result":
+        rows = [Row(**r) for r in data.get("rows", [])]
+        return cls(data["name"], data["title"], rows, list(data.get("notes", [])), data.get("skipped"))
+
+
+# ---- the machine ------------------------------------------------------------------------------------------
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def load_average() -> str:
+    try:
+        return " / ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "n/a"
+
+
+def machine_description(device: str = "cpu") -> dict[str, str]:
+    info = {
+        "date": _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
+        "cpu": cpu_model(),
+        "cores": f"{os.cpu_count()} logical, torch uses {torch.get_num_threads()} threads",
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "device": device,
+        "load average (1/5/15 min)": load_average(),
+    }
+    if device.startswith("cuda") and torch.cuda.is_available():
+        props = torch.cuda.get_device_properties(0)
+        info["device"] = f"{props.name} ({props.total_memory / 2**30:.0f} GiB, {props.multi_processor_count} SMs)"
+    return info
+
+
+# ---- timing -----------------------------------------------------------------------------------------------
+def synchronize(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def timed(fn: Callable[[], Any], device: str = "cpu") -> tuple[float, Any]:
+    synchronize(device)
+    start = time.perf_counter()
+    out = fn()
+    synchronize(device)
+    return time.perf_counter() - start, out
+
+
+def interleaved(variants: dict[str, Callable[[int], Any]], rounds: int, warmup: int = 1,
+                device: str = "cpu", progress: bool = True) -> dict[str, list[float]]:
+    """Time each variant once per round, alternating the order; `fn(round)` may use the round index.
+
+    Warm-up rounds (untimed) come first. Returns seconds per round, per variant.
+    """
+    names = list(variants)
+    for w in range(warmup):
+        for name in names:
+            variants[name](w)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(rounds):
+        order = names if r % 2 == 0 else names[::-1]
+        for name in order:
+            seconds, _ = timed(lambda: variants[name](warmup + r), device)
+            times[name].append(seconds)
+        if progress:
+            print(f"    round {r + 1}/{rounds}: " + ", ".join(f"{n} {times[n][-1] * 1e3:.1f} ms" for n in names),
+                  flush=True)
+    return times
+
+
+def paired_ratio(numerator: Sequence[float], denominator: Sequence[float]) -> float:
+    """Median over rounds of numerator[i] / denominator[i] (times measured side by side)."""
+    return statistics.median(a / b for a, b in zip(numerator, denominator) if b > 0)
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Linear-interpolated percentile, q in [0, 100]."""
+    ordered = sorted(values)
+    if not ordered:
+        return math.nan
+    k = (len(ordered) - 1) * q / 100.0
+    lo, hi = math.floor(k), math.ceil(k)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def matmul_peak(device: str = "cpu", dtype: torch.dtype = torch.float32, size: int | None = None,
+                repeats: int = 5) -> float:
+    """Measured dense matmul throughput (FLOP/s): the best of `repeats` large `torch.mm` calls."""
+    if size is None:
+        size = 8192 if device.startswith("cuda") else 2048
+    a = torch.randn(size, size, device=device, dtype=dtype)
+    b = torch.randn(size, size, device=device, dtype=dtype)
+    torch.mm(a, b)  # warm-up (thread pool, kernel selection)
+    best = math.inf
+    for _ in range(repeats):
+        seconds, _ = timed(lambda: torch.mm(a, b), device)
+        best = min(best, seconds)
+    return 2.0 * size ** 3 / best
+
+
+# ---- formatting -------------------------------------------------------------------------------------------
+def si(value: float, unit: str = "") -> str:
+    for factor, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= factor:
+            return f"{value / factor:.2f} {prefix}{unit}"
+    return f"{value:.2f} {unit}".rstrip()
+
+
+def ratio_text(x: float) -> str:
+    return f"{x:.2f}×"
+
+
+def print_table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    rows = [[str(c) for c in row] for row in rows]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths))
+    print("  " + line)
+    print("  " + "  ".join("-" * w for w in widths))
+    for row in rows:
+        print("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)))
+    sys.stdout.flush()
+
+
+def markdown_report(results: Sequence[Result], machine: dict[str, str], command: str) -> str:
+    lines = ["# Benchmark results", "", f"`{command}`", "", "| Machine | |", "|---|---|"]
+    lines += [f"| {k} | {v} |" for k, v in machine.items()]
+    lines += ["", "Ratios are measured within one process, the two sides interleaved round by round; "
+              "absolute rates depend on the machine and its load.", "",
+              "| Benchmark | Measure | Value | Goal | Met |", "|---|---|---|---|---|"]
+    for result in results:
+        if result.skipped:
+            lines.append(f"| {result.title} | skipped | {result.skipped} | | |")
+            continue
+        for row in result.rows:
+            lines.append(f"| {result.title} | {row.measure} | {row.value} | {row.goal} | {row.verdict} |")
+    notes = [(r.title, n) for r in results for n in r.notes]
+    if notes:
+        lines += ["", "## Notes", ""] + [f"- **{title}**: {text}" for title, text in notes]
+    return "\n".join(lines) + "\n"
+
+
+# ---- peak memory ------------------------------------------------------------------------------------------
+def max_rss_bytes() -> int:
+    """This process's peak resident set size (Linux reports KiB, macOS bytes).
+
+    Caveat on Linux: getrusage's maxrss survives fork+exec, so a child started from a big parent begins
+    with the parent's peak; `_proc_status` (VmHWM, per address space) does not.
+    """
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024
+
+
+def _proc_status(field_name: str) -> int | None:
+    """A size field of /proc/self/status (VmRSS, VmHWM) in bytes, or None off Linux."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(field_name + ":"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _reset_peak_rss() -> bool:
+    """Reset VmHWM to the current RSS (Linux >= 4.0: write 5 to /proc/self/clear_refs)."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False
+
+
+def measure_memory(setup: Callable[[], Callable[[], Any]], device: str, repeats: int = 3) -> dict[str, float]:
+    """Run in a fresh process: `setup()` builds the workload and returns it; the workload runs `repeats` times.
+
+    CPU: the process's peak RSS while the workload runs and its growth over the RSS after setup (model and
+    data loaded). On Linux the peak is VmHWM, reset after setup so setup's transients do not mask it;
+    elsewhere getrusage's maxrss (a high-water mark for the whole process). CUDA: torch's peak allocation.
+    """
+    work = setup()
+    gc.collect()
+    if device.startswith("cuda"):
+        synchronize(device)
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+        for _ in range(repeats):
+            work()
+        synchronize(device)
+        peak = torch.cuda.max_memory_allocated()
+        return {"peak_bytes": float(peak), "delta_bytes": float(peak - base)}
+    if _reset_peak_rss() and _proc_status("VmRSS") is not None:
+        base = _proc_status("VmRSS") or 0
+        for _ in range(repeats):
+            work()
+        peak = _proc_status("VmHWM") or 0
+    else:
+        base = max_rss_bytes()
+        for _ in range(repeats):
+            work()
+        peak = max_rss_bytes()
+    return {"peak_bytes": float(peak), "delta_bytes": float(max(peak - base, 0))}
+
+
+def memory_in_subprocess(benchmark: str, variant: str, opts: Options, timeout: float = 600) -> dict[str, float] | None:
+    """Peak memory of one variant of one benchmark, measured in a fresh `python -m benchmarks` child."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "memory.json"
+        command = [sys.executable, "-m", "benchmarks", "--memory-child", benchmark, variant, "--child-options",
+                   opts.to_json(), "--child-out", str(out)]
+        try:
+            done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            print(f"    memory probe {benchmark}/{variant} timed out after {timeout:.0f} s", flush=True)
+            return None
+        if done.returncode != 0 or not out.is_file():
+            tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+            print(f"    memory probe {benchmark}/{variant} failed: {' | '.join(tail)}", flush=True)
+            return None
+        return json.loads(out.read_text())
+
+
+def memory_rows(result: Result, benchmark: str, variants: Sequence[str], opts: Options,
+                labels: dict[str, str] | None = None) -> None:
+    """Add one 'peak memory' row per variant (each probed in its own process)."""
+    for variant in variants:
+        measured = memory_in_subprocess(benchmark, variant, opts)
+        label = (labels or {}).get(variant, variant)
+        if measured is None:
+            result.add(f"peak memory, {label}", "n/a (probe failed)")
+            continue
+        kind = "GPU peak allocated" if opts.device.startswith("cuda") else "peak RSS"
+        value = (f"{measured['peak_bytes'] / 2**20:.0f} MiB {kind} "
+                 f"(+{measured['delta_bytes'] / 2**20:.0f} MiB over setup)")
+        result.add(f"peak memory, {label}", value)
+        print(f"    peak memory, {label}: {value}", flush=True)
+
+
+# ---- models and data --------------------------------------------------------------------------------------
+def shipped_checkpoint(opts: Options):
+    """The shipped checkpoint (explorer.checkpoint.Checkpoint) or None when it is absent or unreadable."""
+    from explorer.checkpoint import CheckpointError, is_checkpoint, load_checkpoint
+
+    path = Path(opts.checkpoint)
+    if not is_checkpoint(path):
+        return None
+    try:
+        return load_checkpoint(path, opts.device)
+    except CheckpointError as error:
+        print(f"  could not load {path}: {error}", flush=True)
+        return None
+
+
+def multi30k_available() -> bool:
+    return all((MULTI30K / f"{split}.{lang}").is_file() for split in ("train", "test2016") for lang in ("en", "de"))
+
+
+def read_lines(path: Path) -> list[str]:
+    return [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def benchmark_tokenizer(vocab_size: int = 8000, *, quick: bool = False, required: bool = False):
+    """A joint SentencePiece vocabulary trained on Multi30k train, cached on disk between runs.
+
+    quick: trained on the first 3000 captions per side (about a second). Without Multi30k: None, or with
+    `required`, a vocabulary over made-up words (for translate() with an untrained model).
+    """
+    from explorer.tokenizer import Tokenizer
+
+    if multi30k_available():
+        name, lines = f"multi30k-{vocab_size}{'-quick' if quick else ''}", 3000 if quick else None
+        def sentences() -> list[str]:
+            en, de = read_lines(MULTI30K / "train.en"), read_lines(MULTI30K / "train.de")
+            return en[:lines] + de[:lines]
+    elif required:
+        name = f"synthetic-{vocab_size}"
+        def sentences() -> list[str]:
+            rng = random.Random(0)
+            words = ["".join(rng.choice("abcdefghiklmnoprstuwyz") for _ in range(rng.randint(2, 9)))
+                     for _ in range(3000)]
+            return [" ".join(rng.choice(words) for _ in range(n)) + " ." for n in synthetic_lengths(6000, 0)]
+    else:
+        return None
+    cached = CACHE_DIR / f"{name}.model"
+    if cached.is_file():
+        try:
+            return Tokenizer.load(cached)
+        except Exception:  # a damaged cache file: train again
+            pass
+    tokenizer = Tokenizer.train(sentences(), vocab_size)
+    CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    staging = cached.with_suffix(f".tmp{os.getpid()}")
+    tokenizer.save(staging)
+    staging.replace(cached)
+    return tokenizer
+
+
+# Word counts of Multi30k English captions are roughly 8–20 (mean ≈ 12), German ≈ 11; subword pieces run
+# about 1.2× words. Synthetic sentences follow that shape when the corpus is absent.
+def synthetic_lengths(n: int, seed: int, mean: float = 14.0, spread: float = 4.0, low: int = 4,
+                      high: int = 40) -> list[int]:
+    rng = random.Random(seed)
+    return [int(min(high, max(low, round(rng.gauss(mean, spread))))) for _ in range(n)]
+
+
+def synthetic_ids(lengths: Sequence[int], vocab: int, seed: int) -> list[list[int]]:
+    rng = random.Random(seed)
+    return [[rng.randrange(4, vocab) for _ in range(n)] for n in lengths]
+
+
+def parallel_ids(n_pairs: int | None, vocab_size: int, seed: int, tokenizer=None,
+                 split: str = "train") -> tuple[list[list[int]], list[list[int]], str]:
+    """(source ids, target ids, description) without BOS/EOS: Multi30k tokenized, else synthetic pairs."""
+    if tokenizer is not None and multi30k_available():
+        src = read_lines(MULTI30K / f"{split}.en")
+        tgt = read_lines(MULTI30K / f"{split}.de")
+        pairs = [(s, t) for s, t in zip(src, tgt) if s and t and t != "@@"]
+        if n_pairs is not None:
+            pairs = random.Random(seed).sample(pairs, min(n_pairs, len(pairs)))
+        src_ids = tokenizer.encode_batch([s for s, _ in pairs])
+        tgt_ids = tokenizer.encode_batch([t for _, t in pairs])
+        return src_ids, tgt_ids, f"Multi30k {split} ({len(pairs)} pairs, {tokenizer.vocab_size}-piece vocabulary)"
+    n = n_pairs or 2000
+    src = synthetic_ids(synthetic_lengths(n, seed), vocab_size, seed)
+    tgt = synthetic_ids(synthetic_lengths(n, seed + 1, mean=15.0), vocab_size, seed + 2)
+    return src, tgt, f"synthetic pairs of caption-like lengths ({n} pairs)"
+
+
+@contextlib.contextmanager
+def autocast_for(device: str):
+    """bf16 autocast on CUDA (as the trainer does), nothing on CPU."""
+    if device.startswith("cuda"):
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            yield
+    else:
+        yield

@@ -1,0 +1,47 @@
+"""Tables over a beam search (Section 6.1): the n-best list, one step's candidates, a node's hypothesis.
+
+Plain functions over the `Hypothesis` / `BeamTrace` data of explorer/decoding/search.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from explorer.decoding.search import BeamTrace, Hypothesis, length_penalty
+from explorer.tokenizer import Tokenizer
+
+
+def nbest_rows(hypotheses: Sequence[Hypothesis], tokenizer: Tokenizer, alpha: float) -> list[dict]:
+    """One row per hypothesis, best first: text, pieces, length, log-probability, lp(length), score."""
+    return [
+        {"rank": rank, "translation": tokenizer.decode(h.tokens), "pieces": " ".join(tokenizer.pieces(h.tokens)),
+         "length": len(h.tokens), "log p": h.log_prob, "lp(length)": length_penalty(len(h.tokens), alpha),
+         "score": h.score, "finished": h.finished}
+        for rank, h in enumerate(hypotheses, start=1)
+    ]
+
+
+def node_tokens(trace: BeamTrace) -> dict[int, tuple[int, ...]]:
+    """Token sequence (no BOS) of every node id in the trace, live or candidate; the root is ()."""
+    tokens: dict[int, tuple[int, ...]] = {trace.steps[0].live[0].id: ()} if trace.steps else {}
+    for step in trace.steps:
+        for node in step.live:
+            tokens[node.id] = tuple(node.tokens)
+        for candidate in step.candidates:
+            tokens[candidate.id] = tokens[candidate.parent_id] + (candidate.token,)
+    return tokens
+
+
+def step_rows(trace: BeamTrace, step: int, tokenizer: Tokenizer) -> list[dict]:
+    """The 2k candidates of `step`, best first: the prefix they extend (as text), the token piece,
+    log-probabilities, status."""
+    if not 0 <= step < len(trace.steps):
+        raise ValueError(f"step must be in 0..{len(trace.steps) - 1}, got {step}")
+    tokens = node_tokens(trace)
+    rows = []
+    for rank, c in enumerate(trace.steps[step].candidates, start=1):
+        prefix = tokens[c.parent_id]
+        rows.append({"rank": rank, "prefix": tokenizer.decode(prefix) if prefix else "<s>",
+                     "token": tokenizer.pieces([c.token])[0], "log p(token)": c.token_log_prob,
+                     "log p(prefix + token)": c.log_prob, "score": c.score, "status": c.status})
+    return rows

@@ -1,0 +1,220 @@
+"""Positional encoding (Section 3.5): the sinusoids, their wavelengths, what they make similar, the shift as a
+rotation, and how strongly position enters the loaded model next to the token embeddings."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import streamlit as st
+
+from explorer.analysis.positional import (
+    METRICS,
+    dims_for_wavelengths,
+    embedding_norms,
+    learned_table,
+    offset_spread,
+    pair_wavelengths,
+    shift_linearity,
+    similarity,
+    sinusoid_table,
+)
+from explorer.figures.positional import (
+    embedding_norms_figure,
+    pe_curves,
+    pe_heatmap,
+    pe_side_by_side,
+    similarity_by_offset,
+    similarity_heatmap,
+)
+from explorer.figures.step_by_step import values_heatmap
+from explorer.inference import encode_sources
+from ui.figures import show_figure
+from ui.state import require_model
+from ui.translate_view import sentence_input
+from ui.urlstate import sync_to_url, url_default
+
+MAX_LENGTH = 400
+SHIFT_TOLERANCE = 1e-5
+
+selection, checkpoint = require_model()
+config = checkpoint.config
+d_model = config.d_model
+learned = config.positional == "learned"
+
+st.title("Positional encoding")
+st.markdown(
+    "Self-attention treats its input as a set: permute the tokens and every output is permuted the same way. "
+    "The Transformer therefore **adds** a position signal to each token embedding (Section 3.5). The paper "
+    "uses fixed sinusoids of geometrically growing wavelength, one sine/cosine pair per two dimensions:"
+)
+st.latex(r"PE_{(pos,\,2i)} = \sin\!\left(\frac{pos}{10000^{2i/d_{model}}}\right) \qquad "
+         r"PE_{(pos,\,2i+1)} = \cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)")
+model_line = (f"The loaded model **{selection.name}** has d_model = **{d_model}** and uses "
+              + ("**learned** position embeddings (Table 3, row E); its table is shown beside the sinusoids."
+                 if learned else "the **sinusoidal** encoding."))
+st.markdown(model_line)
+
+url_default("pe_length", min(100, MAX_LENGTH), int, allowed=range(8, MAX_LENGTH + 1))
+length = st.slider("Number of positions shown", min_value=8, max_value=MAX_LENGTH, key="pe_length",
+                   help=f"The sinusoids exist for any position; this model reads at most {config.max_len}.")
+sync_to_url("pe_length")
+table = sinusoid_table(length, d_model)
+
+# ---- 1. the table ---------------------------------------------------------------------------------------
+st.header("The encoding, position × dimension")
+if learned:
+    rows = min(length, config.max_len)
+    show_figure(pe_side_by_side(table[:rows], learned_table(checkpoint.model, rows),
+                                title=f"Sinusoidal vs learned positions, d_model = {d_model}"),
+                "Positional encoding sinusoidal vs learned", key="pe_side_by_side")
+    st.caption(f"The learned table (source side) has its own colour scale; it stops at the model's "
+               f"{config.max_len} positions. The paper found both variants nearly equal (Table 3, row E).")
+else:
+    show_figure(pe_heatmap(table, title=f"Sinusoidal positional encoding, {length} positions × d_model = {d_model}"),
+                "Positional encoding heatmap", key="pe_heatmap")
+    st.caption("Left columns (small i) oscillate fast, right columns barely move: each position gets a unique "
+               "pattern, like the digits of a binary counter but smooth.")
+
+
+# ---- 2. the waves ----------------------------------------------------------------------------------------
+@st.fragment
+def waves_section() -> None:
+    st.header("Selected dimensions as waves")
+    lengths = pair_wavelengths(d_model)
+    options = list(range(d_model))
+    default = dims_for_wavelengths(d_model)
+
+    def parse_dims(raw: str) -> list[int]:
+        dims = [int(part) for part in re.findall(r"\d+", raw)]
+        if not dims or max(dims) >= d_model or len(dims) > 8:
+            raise ValueError(f"dimensions must be 1 to 8 numbers below {d_model}")
+        return dims
+
+    url_default("pe_dims", default, parse_dims)
+    dims = st.multiselect("Dimensions", options, key="pe_dims", max_selections=8,
+                          help="Dimension 2i is sin, 2i + 1 is cos of the same frequency (pair i).")
+    st.query_params["pe_dims"] = ",".join(map(str, dims))
+    if dims:
+        show_figure(pe_curves(table, dims, title="PE(pos, dim) against position"), "Positional encoding waves",
+                    key="pe_curves")
+    else:
+        st.info("Pick at least one dimension.")
+    first, last = lengths[0], lengths[-1]
+    left, middle, right = st.columns(3)
+    left.metric("Shortest wavelength (pair 0)", f"{first:.2f} positions", help="2π")
+    middle.metric(f"Longest wavelength (pair {len(lengths) - 1})", f"{last:,.0f} positions",
+                  help="2π · 10000^((d_model − 2) / d_model), just under 10000 · 2π")
+    right.metric("Ratio of neighbouring pairs", f"× {lengths[1] / lengths[0]:.3f}" if len(lengths) > 1 else "–",
+                 help="The wavelengths form a geometric progression: each pair is slower by 10000^(2/d_model).")
+    st.caption(f"Wavelengths run from 2π = {2 * np.pi:.2f} to 10000 · 2π = {2e4 * np.pi:,.0f} positions "
+               f"(the last pair of d_model = {d_model} reaches {last:,.0f}).")
+
+
+waves_section()
+
+
+# ---- 3. similarity ---------------------------------------------------------------------------------------
+@st.fragment
+def similarity_section() -> None:
+    st.header("Similarity between positions depends on the offset")
+    url_default("pe_metric", "cosine", allowed=METRICS)
+    metric = st.segmented_control("Similarity", METRICS, key="pe_metric", required=True,
+                                  format_func={"cosine": "cosine", "dot": "dot product"}.get)
+    sync_to_url("pe_metric")
+    sim = similarity(table, metric)
+    show_figure(similarity_heatmap(sim, metric=metric, title=f"{metric} similarity of PE(p) and PE(q)"),
+                f"Positional encoding {metric} similarity", key="pe_similarity")
+    show_figure(similarity_by_offset(sim, metric=metric, title=f"{metric} of PE(p) and PE(p + k) against the offset k"),
+                f"Positional encoding {metric} by offset", key="pe_similarity_offset")
+    spread = float(offset_spread(sim).max())
+    st.markdown(
+        f"Every diagonal of the matrix is constant: PE(p)·PE(p+k) = Σᵢ cos(k·ωᵢ) does not depend on p. "
+        f"Largest spread along any diagonal (max − min over p): **{spread:.1e}**. The similarity falls off "
+        "with |k| and is symmetric, so nearby positions look alike and far ones do not."
+    )
+    if learned:
+        rows = min(length, config.max_len)
+        learned_sim = similarity(learned_table(checkpoint.model, rows), metric)
+        show_figure(similarity_heatmap(learned_sim, metric=metric, title=f"Learned positions: {metric} similarity"),
+                    f"Learned positions {metric} similarity", key="pe_learned_similarity")
+        st.caption(f"For the learned table the largest spread along a diagonal is "
+                   f"{float(offset_spread(learned_sim).max()):.2f}: nothing forces it to depend on the offset alone.")
+
+
+similarity_section()
+
+
+# ---- 4. shift = rotation ---------------------------------------------------------------------------------
+@st.fragment
+def shift_section() -> None:
+    st.header("PE(pos + k) is a fixed linear function of PE(pos)")
+    st.markdown(
+        "The paper chose sinusoids because *“for any fixed offset k, PE(pos+k) can be represented as a linear "
+        "function of PE(pos)”*. Each sin/cos pair is a point on a circle turning at speed ωᵢ, so moving k "
+        "positions on is a rotation by k·ωᵢ in every pair: one block-diagonal matrix M_k that does not depend "
+        "on pos. Computed below in float64 over every shown position."
+    )
+    url_default("pe_offset", 3, int, allowed=range(-50, 51))
+    offset = st.slider("Offset k", min_value=-50, max_value=50, key="pe_offset")
+    sync_to_url("pe_offset")
+    check = shift_linearity(offset, d_model, positions=length)
+    left, middle, right = st.columns(3)
+    left.metric("max |PE(pos+k) − PE(pos)·M_k|", f"{check.max_abs_error:.2e}",
+                help=f"over pos = 0 … {length - 1} and all {d_model} dimensions, float64")
+    middle.metric("max |M_kᵀM_k − I|", f"{check.max_rotation_error:.2e}",
+                  help="M_k is a rotation: it keeps lengths.")
+    right.metric("Positions checked", f"{check.positions}")
+    if check.max_abs_error < SHIFT_TOLERANCE:
+        st.success(f"One matrix maps every PE(pos) to PE(pos {'+' if offset >= 0 else '−'} {abs(offset)}): "
+                   f"error {check.max_abs_error:.2e} < {SHIFT_TOLERANCE:g}.", icon=":material/check_circle:")
+    else:
+        st.error(f"The shift is not linear here: error {check.max_abs_error:.2e}.")
+    block = min(8, d_model)
+    show_figure(values_heatmap(check.matrix[:block, :block], [f"dim {i}" for i in range(block)],
+                               title=f"M_k for k = {offset}: the first {block} × {block} entries "
+                                     f"(2 × 2 rotations [[cos kω, −sin kω], [sin kω, cos kω]])",
+                               x_title="output dimension", decimals=3, bound=1.0),
+                f"Shift matrix k={offset}", key="pe_shift_matrix")
+    st.caption(f"The full matrix is {d_model} × {d_model}, zero outside the 2 × 2 blocks on its diagonal.")
+
+
+shift_section()
+
+
+# ---- 5. how position enters the model ----------------------------------------------------------------------
+@st.fragment
+def norms_section() -> None:
+    st.header("How position enters the model")
+    st.markdown(
+        f"The encoder's input at position pos is **E[token] · √d_model + PE(pos)** (Sections 3.4 and 3.5): "
+        f"the embedding is scaled by √{d_model} = {np.sqrt(d_model):.1f} before the position is added. "
+        "The bars compare the sizes of the two terms for a sentence, with this model's own embedding table."
+    )
+    sentence = sentence_input("pe_sentence", checkpoint.metadata)
+    sync_to_url("pe_sentence")
+    if not sentence:
+        st.info("Type a sentence to see its embedding and position norms.")
+        return
+    ids, truncated = encode_sources(checkpoint.tokenizer, [sentence], config.max_len, config.eos_id)
+    if truncated[0]:
+        st.warning(f"The sentence is longer than this model reads; only its first {config.max_len - 1} tokens "
+                   "(plus </s>) are shown.", icon=":material/content_cut:")
+    pieces = checkpoint.tokenizer.pieces(ids[0])
+    norms = embedding_norms(checkpoint.model, ids[0], pieces)
+    show_figure(embedding_norms_figure(norms.token, norms.position, norms.total, norms.labels,
+                                       title="Token term vs position term at the encoder input"),
+                "Embedding and position norms", key="pe_norms")
+    ratio = float(np.mean(norms.token / np.where(norms.position == 0, 1, norms.position)))
+    st.caption(
+        f"‖PE‖ = √(d_model / 2) = {np.sqrt(d_model / 2):.2f} for every position (half the dimensions are sines, "
+        f"half cosines, sin² + cos² = 1)." if not learned else "Learned position vectors have their own norms."
+    )
+    st.markdown(f"On average the token term is **{ratio:.1f}×** the position term. Mean cosine between the "
+                f"two: **{float(np.mean(norms.cosine)):+.2f}** — nearly orthogonal, so the sum keeps both.")
+    st.dataframe(norms.rows(), hide_index=True, width="stretch",
+                 column_config={name: st.column_config.NumberColumn(format="%.3f")
+                                for name in ("‖E·√d‖", "‖PE‖", "‖sum‖", "cos(E, PE)")})
+
+
+norms_section()

@@ -1,0 +1,205 @@
+"""Attention step by step (Section 3.2, Eq. 1): one head, one query, every stage with the loaded model's numbers;
+and why the scores are divided by √d_k (Section 3.2.1)."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from explorer.analysis.step_by_step import (
+    InspectedAttention,
+    head_steps,
+    inspect_translation,
+    scaling_example,
+    scaling_series,
+    scaling_table,
+    sqrt_dk_demo,
+    stage_rows,
+)
+from explorer.figures.step_by_step import (
+    query_row_figure,
+    scaling_figure,
+    softmax_comparison,
+    stage_matrices,
+    values_heatmap,
+)
+from explorer.figures.theme import escape_labels
+from explorer.inference import Translation
+from ui.attention_view import FAMILY_TITLES
+from ui.figures import show_figure
+from ui.state import load_model, require_model, translate_for
+from ui.translate_view import family_picker, md_escape, number_picker, sentence_input, show_translation
+from ui.urlstate import sync_to_url, url_default
+
+SHOWN_DIMS = 8  # long vectors are cut to their first dimensions, with a note
+DEMO_D_KS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+QUERY_HELP = {"encoder_self": "Queries of encoder self-attention are the source tokens.",
+              "decoder_self": "Queries of decoder self-attention are the tokens the decoder reads (<s> y1 …).",
+              "cross": "Queries of cross-attention are the decoder positions, named by the token each produces."}
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def inspected(path: str, device: str, version: float, translation: Translation, family: str,
+              layer: int) -> InspectedAttention:
+    """Every intermediate of one attention module for one translation (cached per model and view)."""
+    return inspect_translation(load_model(path, device, version).model, translation, family, layer)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def demo_rows(n_keys: int, seed: int) -> list:
+    return sqrt_dk_demo(DEMO_D_KS, n_keys=n_keys, seed=seed)
+
+
+def cut(width: int) -> str:
+    return f" (first {SHOWN_DIMS} of {width} dimensions)" if width > SHOWN_DIMS else ""
+
+
+selection, checkpoint = require_model()
+config = checkpoint.config
+
+st.title("Attention step by step")
+st.markdown(
+    "Scaled dot-product attention (Eq. 1) with the loaded model's real numbers: pick a sentence, an attention "
+    "module, a head and one query token, and follow that query from its projection to the module's output."
+)
+st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V \qquad "
+         r"\mathrm{MultiHead} = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\,W^O")
+
+sentence = sentence_input("sbs_sentence", checkpoint.metadata)
+sync_to_url("sbs_sentence")
+if not sentence:
+    st.info("Type a sentence to look inside the attention.")
+    st.stop()
+translation = translate_for(selection, [sentence], beam_size=1, with_attention=True)[0]
+show_translation(translation, config.max_len,
+                 how="greedy search; this output is fed back as the decoder input (teacher forcing)")
+
+family = family_picker("sbs_family")
+n_layers = config.n_encoder_layers if family == "encoder_self" else config.n_decoder_layers
+left, right, _ = st.columns((1, 1, 2))
+with left:
+    layer = number_picker("Layer", "sbs_layer", n_layers)
+with right:
+    head = number_picker("Head", "sbs_head", config.n_heads)
+view = inspected(selection.path, selection.device, selection.version, translation, family, layer - 1)
+queries = view.query_pieces
+url_default("sbs_query", min(1, len(queries) - 1), int, allowed=range(len(queries)))
+query = st.pills("Query token", options=list(range(len(queries))), key="sbs_query", required=True,
+                 format_func=lambda i: f"{i}: {queries[i]}",  # unique labels: pills match by label
+                 help="The position whose attention row is followed through every stage. " + QUERY_HELP[family])
+sync_to_url("sbs_family", "sbs_layer", "sbs_head", "sbs_query")
+steps = head_steps(view, head - 1, query)
+d_k, d_v = steps.d_k, steps.values.shape[1]
+where = f"{FAMILY_TITLES[family]} · layer {layer} · head {head}"
+sources = {"encoder_self": "the encoder's own positions",
+           "decoder_self": "the decoder's earlier positions (causal mask)",
+           "cross": "the encoder output (keys and values), queried from the decoder"}
+st.markdown(f"**{where}** · query **{md_escape(steps.query_piece)}** (position {query}) attends over "
+            f"{sources[family]}; $d_k$ = {d_k}, $d_v$ = {d_v}, $h$ = {view.n_heads}.")
+
+# ---- 1. projections -------------------------------------------------------------------------------------
+st.header("1 · Project to query, keys and values")
+st.markdown(f"Each head has its own $W^Q_i, W^K_i, W^V_i$ ($d_{{model}}$ = {config.d_model} → $d_k$ = {d_k}). "
+            f"The query comes from position {query}; keys and values from every position it may look at.")
+dims = slice(0, SHOWN_DIMS)
+show_figure(values_heatmap(steps.q[None, dims], [steps.query_piece], title=f"q = x W<sup>Q</sup>{cut(d_k)}"),
+            "Step by step query", key="sbs_q")
+left, right = st.columns(2)
+with left:
+    show_figure(values_heatmap(steps.keys[:, dims], steps.key_pieces, title=f"K = X W<sup>K</sup>{cut(d_k)}"),
+                "Step by step keys", key="sbs_k")
+with right:
+    show_figure(values_heatmap(steps.values[:, dims], steps.key_pieces, title=f"V = X W<sup>V</sup>{cut(d_v)}"),
+                "Step by step values", key="sbs_v")
+
+# ---- 2. scores to weights --------------------------------------------------------------------------------
+st.header("2 · Scores, scaling, mask, softmax")
+hidden = int((~steps.allowed).sum())
+mask_note = {"encoder_self": "Only padding is masked (none in a single sentence).",
+             "decoder_self": f"The causal mask hides the {hidden} later position{'s' if hidden != 1 else ''}: "
+                             "a position may not look at the future it is predicting.",
+             "cross": "Only source padding is masked (none in a single sentence)."}
+st.markdown(f"$q \\cdot k_j$ for every key, divided by $\\sqrt{{d_k}} = \\sqrt{{{d_k}}}$ = {np.sqrt(d_k):.3f}; "
+            f"masked keys get −∞, so softmax gives them weight 0. {mask_note[family]}")
+st.dataframe(stage_rows(steps), hide_index=True, width="stretch", key="sbs_stage_table",
+             height=min(36 * (len(steps.key_pieces) + 1) + 4, 640),
+             column_config={name: st.column_config.NumberColumn(format="%.4f")
+                            for name in ("q·k", "÷ √d_k", "softmax")})
+show_figure(query_row_figure(steps.scaled, steps.allowed, steps.weights, steps.key_pieces,
+                             title=f"Query “{escape_labels([steps.query_piece])[0]}”: scores → weights"),
+            "Step by step scores to weights", key="sbs_row")
+with st.expander("The whole head: every query at every stage", expanded=False):
+    show_figure(stage_matrices(view.scores[head - 1], view.scaled_scores[head - 1], view.masked_scores[head - 1],
+                               view.weights[head - 1], view.query_pieces, view.key_pieces, query,
+                               title=f"{where}: Q·Kᵀ → ÷√d_k → mask → softmax"),
+                "Step by step stages", key="sbs_stages")
+
+# ---- 3. weighted sum -------------------------------------------------------------------------------------
+st.header("3 · Weighted sum of the values")
+st.markdown(f"head {head} output $= \\sum_j w_j v_j$: each value row scaled by its weight, then summed."
+            + (f" The {hidden} masked keys have weight 0 and are left out." if hidden else ""))
+visible = np.flatnonzero(steps.allowed)
+rows = np.vstack([steps.weighted_values[visible][:, dims], steps.head_output[None, dims]])
+labels = [f"{steps.weights[j]:.2f} × v({steps.key_pieces[j]})" for j in visible] + [f"Σ = head {head}"]
+show_figure(values_heatmap(rows, labels, title=f"w<sub>j</sub> · v<sub>j</sub> and their sum{cut(d_v)}", decimals=3),
+            "Step by step weighted values", key="sbs_weighted")
+
+# ---- 4. concat and W^O -----------------------------------------------------------------------------------
+st.header("4 · Concatenate the heads, project with $W^O$")
+st.markdown(f"All {view.n_heads} heads run in parallel on the same query; their outputs ($d_v$ = {d_v} each) are "
+            f"concatenated into one vector of {view.n_heads * d_v} numbers and multiplied by $W^O$ "
+            f"({view.n_heads * d_v} × {config.d_model}).")
+head_labels = [f"head {h + 1}" + (" (above)" if h == head - 1 else "") for h in range(view.n_heads)]
+show_figure(values_heatmap(steps.all_head_outputs[:, dims], head_labels, decimals=3,
+                           title=f"Concat(head<sub>1</sub> … head<sub>{view.n_heads}</sub>), a row per head{cut(d_v)}"),
+            "Step by step heads", key="sbs_heads")
+show_figure(values_heatmap(steps.output[None, dims], ["output"],
+                           title=f"Concat · W<sup>O</sup> + b{cut(config.d_model)}", decimals=3),
+            "Step by step output", key="sbs_output")
+
+reference = translation.attention.family(family)[layer - 1, head - 1, query]
+agreement = float(np.abs(steps.weights - reference).max())
+st.success(f"Recomputed stage by stage in float64 from q, K, V, the numbers match the model's own to "
+           f"{steps.recomputed_error:.1e}; the softmax row equals the attention map of the other pages "
+           f"(max difference {agreement:.1e}).", icon=":material/check_circle:")
+
+
+# ---- why √d_k --------------------------------------------------------------------------------------------
+@st.fragment
+def why_sqrt_dk() -> None:
+    st.header("Why divide by √d_k?")
+    st.markdown(
+        "Section 3.2.1: *“for large values of d_k, the dot products grow large in magnitude, pushing the softmax "
+        "function into regions where it has extremely small gradients.”* If q and k have independent components "
+        "of mean 0 and variance 1, q·k = Σᵢ qᵢkᵢ has variance d_k. Random vectors, seeded, so the numbers are "
+        "reproducible:"
+    )
+    left, middle, right = st.columns(3)
+    url_default("sbs_demo_dk", 64, int, allowed=DEMO_D_KS)
+    d_k_demo = left.select_slider("d_k for the example", options=DEMO_D_KS, key="sbs_demo_dk")
+    n_keys = middle.slider("Keys", min_value=2, max_value=32, value=10, key="sbs_demo_keys")
+    seed = right.number_input("Seed", min_value=0, max_value=10_000, value=0, step=1, key="sbs_demo_seed")
+    sync_to_url("sbs_demo_dk")
+    rows = demo_rows(n_keys, int(seed))
+    unscaled, scaled = scaling_example(d_k_demo, n_keys, int(seed))
+    show_figure(softmax_comparison(unscaled, scaled, d_k=d_k_demo), "Why sqrt dk example", key="sbs_demo_example")
+    row = next(r for r in rows if r.d_k == d_k_demo)
+    a, b, c = st.columns(3)
+    plain = dict(delta_color="off", delta_arrow="off")
+    a.metric("Var(q·k)", f"{row.variance_unscaled:.1f}", delta=f"÷√d_k → {row.variance_scaled:.2f}", **plain)
+    b.metric("Largest softmax weight", f"{row.max_weight_unscaled:.2f}",
+             delta=f"scaled → {row.max_weight_scaled:.2f}", **plain,
+             help=f"Mean over 1000 queries; uniform would be 1/{n_keys} = {1 / n_keys:.2f}.")
+    c.metric("‖∂softmax/∂logits‖", f"{row.gradient_unscaled:.3f}", delta=f"scaled → {row.gradient_scaled:.3f}",
+             **plain, help="Frobenius norm of the softmax Jacobian diag(p) − ppᵀ, mean over queries.")
+    title = f"Unscaled logits saturate the softmax as d_k grows ({n_keys} keys, 1000 queries)"
+    show_figure(scaling_figure(*scaling_series(rows), title=title), "Why sqrt dk", key="sbs_demo_curves")
+    table = scaling_table(rows)
+    st.dataframe(table, hide_index=True, width="stretch", height=36 * (len(table) + 1) + 4,
+                 column_config={name: st.column_config.NumberColumn(format="%d" if name == "d_k" else "%.3f")
+                                for name in table[0]})
+    st.caption("Without scaling the softmax approaches one-hot as d_k grows and its gradient shrinks towards 0; "
+               "divided by √d_k the logits keep variance 1 and the gradient stays the same at every d_k.")
+
+
+why_sqrt_dk()

@@ -1,0 +1,42 @@
+"""Train: set up a Transformer, train it in the background, and watch its loss, learning rate, BLEU and
+cross-attention change (Section 5 of the paper)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.train_view import (data_section, init_state, manager, model_section, start_section, tokenizer_section,
+                           training_section, watch_section)
+from ui.urlstate import sync_to_url, url_default
+
+VIEWS = {"new": "New run", "watch": "Watch runs"}
+
+init_state()
+st.title("Train a Transformer")
+st.markdown(
+    "Pick data, build a tokenizer and a model, and train it with the paper's recipe (Section 5): Adam with "
+    "the warm-up learning-rate schedule of Eq. 3, label smoothing and dropout. Training runs in the "
+    "background on this machine: switch pages or reload and it keeps going. While it trains, watch the loss "
+    "fall and the cross-attention of a few sentences take shape."
+)
+
+url_default("train_view", "watch" if manager().names() else "new", allowed=tuple(VIEWS))
+view = st.segmented_control("View", tuple(VIEWS), key="train_view", required=True, format_func=VIEWS.get,
+                            label_visibility="collapsed")
+sync_to_url("train_view")
+
+if view == "watch":
+    watch_section()
+    st.stop()
+
+choice = data_section()
+if choice is None:
+    st.stop()
+tokenizer = tokenizer_section(choice)
+if tokenizer is None:
+    st.stop()
+config = model_section(tokenizer.vocab_size)
+if config is None:
+    st.stop()
+train_config = training_section(choice, tokenizer, config)
+start_section(choice, tokenizer, config, train_config)

@@ -1,0 +1,232 @@
+"""The train page through app.py: train the reverse task from the page and use the saved model, keep one
+job through reruns, page switches and a second session, reject bad uploads; and its figure builders."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from explorer.checkpoint import load_checkpoint
+from explorer.config import count_parameters
+from explorer.figures.training import attention_evolution, lr_schedule_curve
+from explorer.inference import translate
+from explorer.training.jobs import load_snapshots, planned_schedule
+
+REPO = Path(__file__).resolve().parents[1]
+PAGE = "pages/train.py"
+TINY = {"train_pairs": 1000, "train_seq_len": 6, "train_d_model": 32, "train_heads": 2, "train_d_ff": 64,
+        "train_layers": 2, "train_warmup": 40, "train_batch_tokens": 512, "train_eval_every": 50}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny models on a shared 2-core machine run far faster with one intra-op thread."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture
+def folders(tmp_path, monkeypatch) -> tuple[Path, Path]:
+    """Runs and checkpoints in a temporary folder (the app reads both variables at call time)."""
+    runs, checkpoints = tmp_path / "runs", tmp_path / "checkpoints"
+    checkpoints.mkdir()
+    monkeypatch.setenv("EXPLORER_RUNS", str(runs))
+    monkeypatch.setenv("EXPLORER_CHECKPOINTS", str(checkpoints))
+    return runs, checkpoints
+
+
+def open_app(page: str | None = PAGE):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at.session_state["device"] = "cpu"
+    at.run()
+    if page is not None:
+        at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def set_widgets(at, values: dict) -> None:
+    kinds = ("select_slider", "slider", "number_input", "text_input", "text_area", "selectbox")
+    for key, value in values.items():
+        widget = next(w for kind in kinds for w in getattr(at, kind) if w.key == key)
+        widget.set_value(value)
+
+
+def start_from_page(at, name: str, steps: int):
+    at.segmented_control(key="train_view").set_value("new").run()
+    set_widgets(at, {**TINY, "train_steps": steps})
+    at.run()
+    set_widgets(at, {"train_name": name})
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Training pairs"] == "1,000"
+    at.button(key="train_start").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["train_view"] == "watch"
+
+
+def manager():
+    from ui.train_view import manager as shared
+
+    return shared()
+
+
+def texts(at) -> str:
+    return "\n".join(e.value for kind in ("markdown", "caption", "success", "info", "error", "warning")
+                     for e in getattr(at, kind))
+
+
+def test_train_reverse_from_the_page_and_use_the_model(folders):
+    runs, checkpoints = folders
+    at = open_app()
+    # The setup view: corpus size, tokenizer, exact parameter count, measured time per step.
+    at.segmented_control(key="train_view").set_value("new").run()
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Training pairs"] == "5,000" and metrics["Validation pairs"] == "500"
+    assert "Reverse the sequence" in texts(at)
+    assert "pieces" in texts(at) and "measured: one real forward + backward" in texts(at)
+    set_widgets(at, TINY)
+    at.run()
+    tiny_params = {m.label: m.value for m in at.metric}["Parameters"]
+    set_widgets(at, {"train_d_model": 64})
+    at.run()
+    assert {m.label: m.value for m in at.metric}["Parameters"] != tiny_params, "the count must follow the knobs"
+
+    start_from_page(at, "page-reverse", steps=300)
+    snap = manager().wait("page-reverse", 300)
+    assert snap.status == "finished", snap.error
+    at.run()
+    assert not at.exception, at.exception
+    assert "Finished" in texts(at) and "Saved at step 300 as checkpoint **page-reverse**" in texts(at)
+
+    # The loss fell, and the page shows it.
+    loss = snap.history["loss"]
+    assert np.mean(loss[-20:]) < 0.6 * np.mean(loss[:20]), (loss[:5], loss[-5:])
+    metric = next(m for m in at.metric if m.label == "Training loss")
+    assert float(metric.value) == pytest.approx(loss[-1], abs=1e-3) and metric.delta.startswith("-")
+    charts = {c.key: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    lr_chart = charts["train_lr_page-reverse"]
+    assert lr_chart["data"][2]["x"] == [40], "the warm-up's end is marked"
+    assert "train_att_evolution_page-reverse" in charts
+
+    # The saved checkpoint is in the checkpoint folder with its snapshots, translates, and every page lists it.
+    checkpoint = load_checkpoint(checkpoints / "page-reverse")
+    assert checkpoint.metadata["data"] == "reverse" and count_parameters(checkpoint.config) > 0
+    assert [s.step for s in load_snapshots(checkpoints / "page-reverse")][:2] == [0, 50]
+    (result,) = translate(checkpoint.model, checkpoint.tokenizer, ["a b c d e"])
+    assert result.output and set(result.output.split()) <= set("abcdefghijklmnopqrst"), result.output
+    fresh = open_app(page=None)
+    assert "page-reverse" in fresh.sidebar.selectbox(key="checkpoint_label").options
+    assert (runs / "page-reverse" / "latest").is_dir()
+
+
+def test_reruns_page_switches_and_a_second_session_keep_one_job(folders):
+    at = open_app()
+    start_from_page(at, "page-long", steps=1_000_000)
+    jobs = manager()
+    try:
+        first = jobs.snapshot("page-long")
+        for _ in range(3):
+            at.run()
+        at.switch_page("pages/complexity.py").run()
+        at.switch_page(PAGE).run()
+        assert not at.exception, at.exception
+        other = open_app()  # a second browser session reattaches to the same run
+        assert other.session_state["train_view"] == "watch"
+        assert other.selectbox(key="train_run").value == "page-long"
+        assert jobs.live_names().count("page-long") == 1 and len(jobs.live_names()) == 1
+        deadline = time.monotonic() + 60
+        while jobs.snapshot("page-long").step <= first.step + 5:
+            assert time.monotonic() < deadline, "the run stopped progressing"
+            time.sleep(0.1)
+        assert "Training" in texts(other)
+        other.button(key="train_stop_page-long").click().run()
+        stopped = jobs.wait("page-long", 60)
+        assert stopped.status == "stopped"
+        at.run()
+        assert "Stopped" in texts(at)
+        assert at.button(key="train_resume_page-long").label == "Resume"
+    finally:
+        for name in jobs.live_names():
+            jobs.stop(name)
+            jobs.wait(name, 60)
+
+
+BAD_UPLOADS = [
+    ("two", [("src.txt", b"a b\nc d\ne f\n"), ("tgt.txt", b"b a\nd c\n")], "src.txt has 3 lines but tgt.txt has 2"),
+    ("two", [("src.txt", "caf\u00e9\n".encode("latin-1")), ("tgt.txt", b"cafe\n")], "src.txt is not valid UTF-8"),
+    ("two", [("src.txt", bytes(range(256)) * 8), ("tgt.txt", b"x\n")], "src.txt looks like a binary file"),
+    ("two", [("src.txt", b"\n\n"), ("tgt.txt", b"x\n")], "src.txt is empty"),
+    ("two", [("src.txt", b"a\n" * (10 * 1024 * 1024 + 1)), ("tgt.txt", b"x\n")], "the limit is 20.0 MB"),
+    ("tsv", [("pairs.tsv", b"a\tb\nno tab here\n")], "pairs.tsv line 2: expected exactly one TAB"),
+    ("tsv", [("pairs.tsv", b"only\tone\n")], "at least 2 are needed"),
+]
+
+
+@pytest.mark.parametrize("mode, files, message", BAD_UPLOADS, ids=[m for _, _, m in BAD_UPLOADS])
+def test_bad_uploads_are_rejected_with_a_clear_message(folders, mode, files, message):
+    at = open_app()
+    at.segmented_control(key="train_view").set_value("new").run()
+    at.segmented_control(key="train_data").set_value("upload").run()
+    at.radio(key="train_upload_mode").set_value(mode).run()
+    keys = ("train_upload_src", "train_upload_tgt") if mode == "two" else ("train_upload_tsv",)
+    for key, (name, data) in zip(keys, files):
+        at.file_uploader(key=key).set_value((name, data, "text/plain"))
+    at.run()
+    assert not at.exception, at.exception
+    errors = [e.value for e in at.error]
+    assert any(message in e for e in errors), errors
+    assert not [b for b in at.button if b.key == "train_start"], "no run can start from a bad upload"
+
+
+def test_a_good_upload_shows_its_size_and_pairs(folders):
+    at = open_app()
+    at.segmented_control(key="train_view").set_value("new").run()
+    at.segmented_control(key="train_data").set_value("upload").run()
+    at.radio(key="train_upload_mode").set_value("tsv").run()
+    pairs = "".join(f"the {w} sleeps .\tder {w} schläft .\n" for w in ("cat", "dog", "man", "child") * 10)
+    at.file_uploader(key="train_upload_tsv").set_value(("pairs.tsv", pairs.encode("utf-8"), "text/plain"))
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    metrics = {m.label: m.value for m in at.metric}
+    assert (metrics["Training pairs"], metrics["Validation pairs"]) == ("38", "2")
+    preview = at.dataframe[0].value
+    assert list(preview["source"][:2]) == ["the cat sleeps .", "the dog sleeps ."]
+    assert preview["target"][0] == "der cat schläft ."
+
+
+# --- figure builders used by the page ---------------------------------------------------------------------------
+
+def test_lr_schedule_shows_the_plan_the_path_so_far_and_the_warmup_end():
+    planned = planned_schedule(1000, 64, 200)
+    fig = lr_schedule_curve([1, 2, 3], [0.1, 0.2, 0.3], *planned, 200)
+    plan, used, marker = fig.data
+    assert list(plan.x) == planned[0] and list(used.y) == [0.1, 0.2, 0.3]
+    assert list(marker.x) == [200] and marker.y[0] == pytest.approx(max(planned[1]))
+    assert fig.layout.xaxis.range[1] >= 1000 and fig.layout.yaxis.title.text == "learning rate"
+    zoomed = lr_schedule_curve([1, 2, 3], [0.1, 0.2, 0.3], *planned, 200, x_max=800)
+    assert 800 <= zoomed.layout.xaxis.range[1] < 1000 and list(zoomed.data[0].x) == planned[0]
+
+
+def test_attention_evolution_one_panel_per_snapshot_on_one_scale():
+    src = ["▁a", "▁b", "</s>"]
+    weights = [np.full((2, 3), 1 / 3), np.eye(3)[[2, 1]], np.eye(3)]
+    outputs = [["▁b", "</s>"], ["▁b", "</s>"], ["▁b", "▁a", "<s>"]]
+    fig = attention_evolution(weights, [0, 50, 100], outputs, src, title="Layer 1, head 1")
+    assert [t.meta["step"] for t in fig.data] == [0, 50, 100]
+    assert [a.text for a in fig.layout.annotations] == ["step 0", "step 50", "step 100"]
+    np.testing.assert_array_equal(np.asarray(fig.data[2].z), np.eye(3))
+    assert (fig.layout.coloraxis.cmin, fig.layout.coloraxis.cmax) == (0.0, 1.0)
+    assert list(fig.layout.yaxis3.ticktext) == ["▁b", "▁a", "&lt;s&gt;"]  # labels escaped, per panel
+    with pytest.raises(AssertionError, match="step 50"):
+        attention_evolution([np.ones((2, 3)), np.ones((2, 2))], [0, 50], outputs[:2], src)

@@ -1,0 +1,229 @@
+"""The translate & attention page, run through app.py on the fixture checkpoints, and its helpers."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from explorer.checkpoint import load_checkpoint
+from explorer.figures.theme import escape_labels
+from explorer.inference import translate
+from ui.attention_view import (MAX_UPLOAD_LINES, NATURAL_EXAMPLES, SYMBOL_EXAMPLES, attention_view, data_kind,
+                               example_sentences, result_rows, rows_to_delimited)
+from ui.translate_view import md_escape
+
+REPO = Path(__file__).resolve().parents[1]
+PAGE = "pages/translate.py"
+WORDS_SENTENCE = "a small child sees the red dog ."
+
+
+def open_page(page: str, **params: str):
+    """The app through its frame (app.py + st.navigation), switched to `page`, with URL query params."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at.session_state["device"] = "cpu"
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def charts(at, key: str | None = None) -> list[dict]:
+    """The figure JSON of every plotly chart on the page (optionally only the one with widget key `key`)."""
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart") if key is None or c.key == key]
+
+
+def plotly_array(value) -> np.ndarray:
+    """A data array from figure JSON: plotly 6 writes numpy arrays as {"dtype", "bdata", "shape"}."""
+    if isinstance(value, dict) and "bdata" in value:
+        flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = [int(n) for n in str(value.get("shape", len(flat))).split(",")]
+        return flat.reshape(shape).astype(float)
+    return np.array(value, dtype=float)
+
+
+def engine(checkpoint_dir: Path, sentences: list[str], **options):
+    ck = load_checkpoint(checkpoint_dir)
+    return translate(ck.model, ck.tokenizer, sentences, **options)
+
+
+def shown_translations(at) -> list[str]:
+    return [m.value.removeprefix("## ") for m in at.markdown if m.value.startswith("## ")]
+
+
+# --- helpers (no streamlit) -----------------------------------------------------------------------------------
+
+def test_examples_follow_checkpoint_metadata():
+    assert data_kind({"data": "reverse"}) == "reverse" and data_kind({"fixture": "reverse"}) == "reverse"
+    assert example_sentences({"data": "copy"}) == SYMBOL_EXAMPLES
+    assert example_sentences({"data": "multi30k"}) == NATURAL_EXAMPLES
+    assert example_sentences({}) == NATURAL_EXAMPLES
+    assert "A man is riding a bike." in NATURAL_EXAMPLES and "a b c d e f g" in SYMBOL_EXAMPLES
+
+
+def test_attention_view_labels_and_word_merge(words_checkpoint):
+    t = engine(words_checkpoint, [WORDS_SENTENCE], with_attention=True)[0]
+    cross = attention_view(t, "cross")
+    assert cross.query_labels == t.target_output_pieces and cross.key_labels == t.source_pieces
+    assert cross.weights.shape[-2:] == (len(t.target_output_pieces), len(t.source_pieces))
+    dec = attention_view(t, "decoder_self")
+    assert dec.query_labels == t.target_input_pieces and dec.query_labels[0] == "<s>"
+    words = attention_view(t, "encoder_self", "words")
+    assert words.key_labels == ["a", "small", "child", "sees", "the", "red", "dog", ".", "</s>"]
+    assert len(words.key_labels) < len(t.source_pieces), "the fixture's vocabulary should split some words"
+    np.testing.assert_allclose(words.weights.sum(-1), 1.0, atol=1e-5)
+
+
+def test_result_rows_to_csv_and_tsv_round_trip():
+    rows = [{"#": 1, "source": 'say "hi", then\ttab', "translation": "x", "score": -0.5, "truncated": False}]
+    for delimiter in (",", "\t"):
+        back = list(csv.DictReader(io.StringIO(rows_to_delimited(rows, delimiter)), delimiter=delimiter))
+        assert back[0]["source"] == 'say "hi", then\ttab' and back[0]["score"] == "-0.5"
+    assert rows_to_delimited([]) == ""
+
+
+def test_markdown_escape_keeps_text_literal():
+    assert md_escape("*a* [b](c) #1 <s>") == r"\*a\* \[b\]\(c\) \#1 \<s\>"
+
+
+# --- the page -------------------------------------------------------------------------------------------------
+
+def test_typed_sentence_translation_equals_engine(checkpoint_root, words_checkpoint):
+    at = open_page(PAGE, model="words-fixture")
+    sentence = "the dog walks in the park ."
+    at.text_input(key="sentence").set_value(sentence).run()
+    assert not at.exception
+    expected = engine(words_checkpoint, [sentence])[0].output
+    assert shown_translations(at) == [md_escape(expected)]
+    assert at.query_params["sentence"] == [sentence] or at.query_params["sentence"] == sentence
+
+
+def test_example_sentence_is_one_click_away(checkpoint_root, reverse_checkpoint):
+    at = open_page(PAGE, model="reverse-fixture")
+    at.pills(key="sentence_example").set_value(SYMBOL_EXAMPLES[2]).run()
+    assert not at.exception
+    assert at.text_input(key="sentence").value == SYMBOL_EXAMPLES[2]
+    assert shown_translations(at) == [md_escape(engine(reverse_checkpoint, [SYMBOL_EXAMPLES[2]])[0].output)]
+
+
+def test_beam_translation_equals_engine(checkpoint_root, words_checkpoint):
+    at = open_page(PAGE, model="words-fixture", beam="3", sentence=WORDS_SENTENCE)
+    expected = engine(words_checkpoint, [WORDS_SENTENCE], beam_size=3, alpha=0.6)[0].output
+    assert shown_translations(at) == [md_escape(expected)]
+    assert any("beam search, 3 beams" in c.value for c in at.caption)
+
+
+def test_grid_has_one_heatmap_per_layer_and_head(checkpoint_root, words_checkpoint):
+    at = open_page(PAGE, model="words-fixture", sentence=WORDS_SENTENCE, mode="grid", family="encoder_self")
+    config = load_checkpoint(words_checkpoint).config
+    (grid,) = charts(at, "translate_grid")
+    heatmaps = [trace for trace in grid["data"] if trace["type"] == "heatmap"]
+    assert len(heatmaps) == config.n_encoder_layers * config.n_heads
+    t = engine(words_checkpoint, [WORDS_SENTENCE], with_attention=True)[0]
+    last = heatmaps[-1]
+    assert last["meta"] == {"layer": config.n_encoder_layers - 1, "head": config.n_heads - 1}
+    np.testing.assert_allclose(plotly_array(last["z"]), t.attention.encoder_self[-1, -1], atol=1e-5)
+    # The per-head captions table lists every head.
+    assert len(at.dataframe[0].value) == config.n_encoder_layers * config.n_heads
+
+
+def test_url_restores_layer_head_and_family(checkpoint_root, words_checkpoint):
+    at = open_page(PAGE, model="words-fixture", sentence=WORDS_SENTENCE, family="cross", layer="2", head="2",
+                   mode="head")
+    assert at.segmented_control(key="layer").value == 2 and at.segmented_control(key="head").value == 2
+    assert at.segmented_control(key="family").value == "cross"
+    (fig,) = charts(at, "translate_head")
+    t = engine(words_checkpoint, [WORDS_SENTENCE], with_attention=True)[0]
+    np.testing.assert_allclose(plotly_array(fig["data"][0]["z"]), t.attention.cross[1, 1], atol=1e-5)
+    # Rows are queries (target pieces), columns are keys (source pieces).
+    assert fig["layout"]["yaxis"]["ticktext"] == escape_labels(t.target_output_pieces)
+    assert fig["layout"]["xaxis"]["ticktext"] == escape_labels(t.source_pieces)
+    assert "layer 2" in fig["layout"]["title"]["text"] and "head 2" in fig["layout"]["title"]["text"]
+    assert any("Layer 2, head 2" in m.value for m in at.markdown), "the head's caption is shown"
+    # Download buttons (PNG and SVG) sit under the figure.
+    keys = {b.key for b in at.get("download_button")}
+    assert {"translate_head__png", "translate_head__svg"} <= keys or not keys  # no chromium: a caption instead
+
+    # Changing the head updates the URL, so the view can be linked from a slide.
+    at.segmented_control(key="head").set_value(1).run()
+    assert at.query_params["head"] in ("1", ["1"])
+
+
+def test_words_mode_mean_and_head_view(checkpoint_root, words_checkpoint):
+    at = open_page(PAGE, model="words-fixture", sentence=WORDS_SENTENCE, family="encoder_self", units="words",
+                   mode="mean", layer="1")
+    (fig,) = charts(at, "translate_mean")
+    assert fig["layout"]["xaxis"]["ticktext"][:3] == ["a", "small", "child"]
+    t = engine(words_checkpoint, [WORDS_SENTENCE], with_attention=True)[0]
+    expected = attention_view(t, "encoder_self", "words").weights[0].mean(axis=0)
+    np.testing.assert_allclose(plotly_array(fig["data"][0]["z"]), expected, atol=1e-5)
+
+    at.segmented_control(key="mode").set_value("lines").run()
+    at.pills(key="heads").set_value([2]).run()
+    assert not at.exception
+    (lines,) = charts(at, "translate_lines")
+    heads_drawn = {trace["meta"]["head"] for trace in lines["data"] if "meta" in trace}
+    assert heads_drawn == {1}, "only head 2 (index 1) is switched on"
+
+
+def test_empty_sentence_gives_a_friendly_message(checkpoint_root):
+    at = open_page(PAGE, model="reverse-fixture")
+    at.text_input(key="sentence").set_value("   ").run()
+    assert not at.exception
+    assert any("Type a sentence" in i.value for i in at.info)
+    assert not charts(at)
+
+
+def test_overlong_sentence_is_truncated_with_a_warning(checkpoint_root, reverse_checkpoint):
+    long = " ".join(["a", "b", "c", "d"] * 20)
+    at = open_page(PAGE, model="reverse-fixture", sentence=long)
+    assert any("longer than this model reads" in w.value for w in at.warning)
+    assert shown_translations(at) == [md_escape(engine(reverse_checkpoint, [long])[0].output)]
+    assert charts(at, "translate_head")
+
+
+def upload(at, name: str, data: bytes):
+    at.file_uploader(key="upload").upload(name, data, "text/plain").run()
+    assert not at.exception, at.exception
+    return at
+
+
+@pytest.mark.parametrize("name, data, message", [
+    ("empty.txt", b"", "is empty"),
+    ("blank.txt", b"\n  \n\n", "is empty"),
+    ("latin1.txt", "Ein Mädchen\n".encode("latin-1"), "not valid UTF-8"),
+    ("image.txt", bytes(range(256)) * 4, "binary"),
+    ("many.txt", b"a b\n" * (MAX_UPLOAD_LINES + 1), f"the limit is {MAX_UPLOAD_LINES}"),
+])
+def test_bad_uploads_are_rejected_with_a_message(checkpoint_root, name, data, message):
+    at = open_page(PAGE, model="reverse-fixture", input="file")
+    upload(at, name, data)
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and message in errors[0] and name in errors[0], errors
+    assert not at.dataframe
+
+
+def test_upload_translates_a_batch(checkpoint_root, reverse_checkpoint):
+    lines = ["a b c", "", "d e f g", " ".join("abcdefgh" * 8)]
+    at = open_page(PAGE, model="reverse-fixture", input="file")
+    upload(at, "batch.txt", "\n".join(lines).encode())
+    sentences = [line.strip() for line in lines if line.strip()]
+    expected = engine(reverse_checkpoint, sentences)
+    table = at.dataframe[0].value
+    assert list(table["source"]) == sentences
+    assert list(table["translation"]) == [t.output for t in expected]
+    assert list(table["truncated"]) == [False, False, True]
+    assert any("sentence 3 " in w.value for w in at.warning)
+    # The chosen row is looked at in detail.
+    at.selectbox(key="row").set_value(1).run()
+    assert shown_translations(at) == [md_escape(expected[1].output)]
+    assert charts(at, "translate_head")

@@ -1,0 +1,248 @@
+"""The whole app in a real browser: `streamlit run app.py` on the fixture checkpoints, driven by headless
+Chromium through Playwright. Every page in ui/pages.py PAGES is opened and screenshotted (full page) to
+test-artifacts/screenshots/<url_path>.png, so a person can look at them.
+
+To check a page more closely, append a `View` to VIEWS: a url path, optional query string, and an
+`act(page, app)` function that drives the page and asserts what it shows. Every page in PAGES gets at least
+a plain view (it must render without an exception).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from ui.pages import PAGES
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[1]
+SCREENSHOTS = REPO / "test-artifacts" / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+VIEWPORT = {"width": 1600, "height": 1000}
+RENDER_TIMEOUT_MS = 120_000
+
+
+@dataclass
+class App:
+    url: str
+    checkpoint_root: Path
+
+
+@dataclass(frozen=True)
+class View:
+    """One screenshot: a page (by url_path) with a query string, optionally driven and checked by `act`."""
+
+    url_path: str
+    query: str = ""
+    shot: str = ""  # file name without .png; default: the url_path
+    act: Callable | None = None  # act(page, app) -> None; drives the page and asserts
+    dark: bool = False  # prefers-color-scheme: dark (Streamlit follows the system theme)
+
+    @property
+    def name(self) -> str:
+        return self.shot or self.url_path
+
+
+# --- waiting for Streamlit ---------------------------------------------------------------------------------------
+
+def wait_idle(page, timeout_ms: int = RENDER_TIMEOUT_MS, quiet_ms: int = 1500) -> None:
+    """Wait until the script has stopped running (no 'Running…' status) for `quiet_ms` in a row."""
+    page.wait_for_selector('[data-testid="stAppViewContainer"]', timeout=timeout_ms)
+    deadline = time.monotonic() + timeout_ms / 1000
+    quiet_since = None
+    while time.monotonic() < deadline:
+        running = page.locator('[data-testid="stStatusWidget"]').count() > 0 or \
+            page.locator('[data-testid="stSkeleton"]').count() > 0
+        if running:
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = time.monotonic()
+        elif (time.monotonic() - quiet_since) * 1000 >= quiet_ms:
+            return
+        page.wait_for_timeout(200)
+    raise AssertionError(f"the app was still running after {timeout_ms / 1000:.0f} s")
+
+
+def assert_no_exception(page) -> None:
+    errors = page.locator('[data-testid="stException"]')
+    assert errors.count() == 0, f"the page shows an exception: {errors.first.inner_text()[:2000]}"
+
+
+def full_screenshot(page, path: Path) -> None:
+    """A screenshot of the whole page. Streamlit scrolls inside its main container, not the document, so
+    the viewport is grown to the content's height first."""
+    height = page.evaluate(
+        """() => Math.max(document.body.scrollHeight, ...Array.from(document.querySelectorAll(
+               '[data-testid="stMain"], [data-testid="stAppViewContainer"], section.main'))
+               .map(e => e.scrollHeight))""")
+    page.set_viewport_size({"width": VIEWPORT["width"], "height": int(min(max(height + 40, VIEWPORT["height"]), 16000))})
+    page.wait_for_timeout(800)  # plotly re-lays out on resize
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size(VIEWPORT)
+
+
+# --- page-specific checks (extend VIEWS below) --------------------------------------------------------------------
+
+WORDS_SENTENCE = "a small child sees the red dog ."
+
+
+def _engine_output(app: App, checkpoint: str, sentence: str) -> str:
+    from explorer.checkpoint import load_checkpoint
+    from explorer.inference import translate
+
+    ck = load_checkpoint(app.checkpoint_root / checkpoint)
+    return translate(ck.model, ck.tokenizer, [sentence])[0].output
+
+
+def translate_types_a_sentence(page, app: App) -> None:
+    box = page.get_by_role("textbox", name="Sentence")
+    box.fill(WORDS_SENTENCE)
+    box.press("Enter")
+    wait_idle(page)
+    expected = _engine_output(app, "words-fixture", WORDS_SENTENCE)
+    page.get_by_text(expected, exact=True).first.wait_for(timeout=RENDER_TIMEOUT_MS)
+    page.locator(".js-plotly-plot").first.wait_for(timeout=RENDER_TIMEOUT_MS)
+    assert "sentence=" in page.url, "the sentence is kept in the URL"
+
+
+def shows_a_heatmap(page, app: App) -> None:
+    page.locator(".js-plotly-plot").first.wait_for(timeout=RENDER_TIMEOUT_MS)
+
+
+def train_mid_run(page, app: App) -> None:
+    """Start a run from the train page and screenshot it mid-run, after its first evaluation (loss, learning
+    rate, throughput, the attention now and its evolution drawn); then stop it to free the machine."""
+    for name, value in (("Steps", "100000"), ("Evaluate every (steps)", "20")):
+        box = page.get_by_role("spinbutton", name=name, exact=True)
+        box.fill(value)
+        box.press("Enter")
+        wait_idle(page)
+    page.get_by_role("button", name="Start training").click()
+    page.locator(".js-plotly-plot").nth(4).wait_for(timeout=4 * RENDER_TIMEOUT_MS)
+    page.wait_for_timeout(2000)  # let plotly finish drawing
+    full_screenshot(page, SCREENSHOTS / "train-running.png")
+    page.get_by_role("button", name="Stop").click()
+    page.get_by_role("button", name="Resume").wait_for(timeout=RENDER_TIMEOUT_MS)
+
+
+def query(**params: str) -> str:
+    return urllib.parse.urlencode(params)
+
+
+VIEWS: list[View] = [
+    View("translate", query(model="words-fixture"), act=translate_types_a_sentence),
+    View("translate", query(model="words-fixture", mode="grid", family="encoder_self", sentence=WORDS_SENTENCE),
+         shot="translate-grid", act=shows_a_heatmap),
+    View("translate", query(model="words-fixture", mode="lines", family="cross", units="words",
+                            sentence=WORDS_SENTENCE), shot="translate-head-view-dark", act=shows_a_heatmap, dark=True),
+    View("compare", query(model="words-fixture", c_n="3", c_sentence=WORDS_SENTENCE), act=shows_a_heatmap),
+    View("compare", query(model="words-fixture", c_n="3", c_sentence=WORDS_SENTENCE), shot="compare-dark",
+         act=shows_a_heatmap, dark=True),
+    View("train", act=train_mid_run),
+]
+VIEWS += [View(spec.url_path) for spec in PAGES if spec.url_path not in {v.url_path for v in VIEWS}]
+
+
+# --- fixtures -----------------------------------------------------------------------------------------------------
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def playwright_browser():
+    if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
+        pytest.skip(f"Chromium not found at {CHROMIUM}: install it (apt-get install chromium) to run browser tests")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("Playwright for Python is not installed (pip install playwright)")
+    executable = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def app(checkpoint_root, playwright_browser, tmp_path_factory):
+    port = _free_port()
+    log = tmp_path_factory.mktemp("streamlit") / "server.log"
+    env = {**os.environ, "EXPLORER_CHECKPOINTS": str(checkpoint_root),
+           "EXPLORER_RUNS": str(tmp_path_factory.mktemp("runs"))}  # the train page's run folders
+    with open(log, "wb") as out:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.port", str(port),
+             "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"streamlit did not start:\n{log.read_text()[-3000:]}")
+            time.sleep(0.5)
+        # Open the root page once before any deep link. With the page scripts in a folder named pages/,
+        # Streamlit 1.67 starts in its old pages-directory mode: until app.py has run st.navigation once in
+        # this process, a deep link runs the page script directly, without the frame (no page groups, no
+        # wide layout). (Also with --server.fileWatcherType none the switch never happens.)
+        warm = playwright_browser.new_page(viewport=VIEWPORT)
+        warm.goto(url, timeout=RENDER_TIMEOUT_MS)
+        wait_idle(warm)
+        warm.close()
+        yield App(url, checkpoint_root)
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+# --- the test -----------------------------------------------------------------------------------------------------
+
+def test_every_page_in_the_page_list_has_a_view():
+    assert {spec.url_path for spec in PAGES} <= {view.url_path for view in VIEWS}
+    for spec in PAGES:
+        assert spec.path.is_file(), f"{spec.file} is in ui/pages.py PAGES but does not exist"
+
+
+@pytest.mark.parametrize("view", VIEWS, ids=lambda v: v.name)
+def test_page_in_browser(app, playwright_browser, view: View):
+    context = playwright_browser.new_context(viewport=VIEWPORT, color_scheme="dark" if view.dark else "light")
+    page = context.new_page()
+    try:
+        page.goto(f"{app.url}/{view.url_path}" + (f"?{view.query}" if view.query else ""),
+                  timeout=RENDER_TIMEOUT_MS)
+        wait_idle(page)
+        assert_no_exception(page)
+        if view.act is not None:
+            view.act(page, app)
+            wait_idle(page)
+            assert_no_exception(page)
+        full_screenshot(page, SCREENSHOTS / f"{view.name}.png")
+    finally:
+        context.close()

@@ -1,0 +1,149 @@
+"""What the attention pages show, as plain data: one family of a translation as weights plus axis labels,
+example sentences that suit a checkpoint, and the batch-result table. No streamlit here, so it is
+tested directly; the pages and ui/translate_view.py render it.
+
+Label conventions follow `explorer.inference` (rows are queries, columns are keys):
+encoder self-attention is source × source, masked decoder self-attention is the decoder's input
+("<s> y1 …") × itself, and encoder-decoder attention is the produced target ("y1 … </s>") × source.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from explorer.analysis.words import merge_attention_to_words
+from explorer.data.synthetic import TASKS
+from explorer.inference import Translation
+from explorer.model.transformer import FAMILIES
+from explorer.tokenizer import word_groups, word_labels
+
+FAMILY_TITLES: dict[str, str] = {
+    "encoder_self": "Encoder self-attention",
+    "decoder_self": "Decoder self-attention (masked)",
+    "cross": "Encoder-decoder attention",
+}
+FAMILY_SHORT: dict[str, str] = {"encoder_self": "Encoder self", "decoder_self": "Decoder self", "cross": "Cross"}
+FAMILY_HELP = (
+    "Section 3.2.3 of the paper: the encoder's self-attention lets every source token look at every "
+    "source token; the decoder's masked self-attention lets each target position look only at earlier "
+    "ones; encoder-decoder attention lets each produced token look at the source."
+)
+UNITS = ("pieces", "words")
+
+# Example sentences, by what the checkpoint was trained on (metadata["data"], or the test fixtures'
+# metadata["fixture"]).
+NATURAL_EXAMPLES = (
+    "A man is riding a bike.",
+    "Two dogs play in the snow.",
+    "A little girl climbs into a wooden playhouse.",
+    "A woman in a red jacket is walking down the street.",
+)
+SYMBOL_EXAMPLES = ("a b c d e f g", "h e l l o", "s t e p s", "b a d c a b")
+WORDS_FIXTURE_EXAMPLES = (
+    "a man rides a bicycle .",
+    "the dog walks in the park .",
+    "a small child sees the red dog .",
+)
+
+
+def data_kind(metadata: Mapping[str, Any]) -> str:
+    """What a checkpoint translates: the synthetic task's name ('reverse', 'copy', ...), 'words' for the
+    mini word fixture, or 'natural' for real sentences (Multi30k and anything unknown)."""
+    data = str(metadata.get("data") or metadata.get("fixture") or "")
+    if data in TASKS:
+        return data
+    return "words" if data == "words" else "natural"
+
+
+def example_sentences(metadata: Mapping[str, Any]) -> tuple[str, ...]:
+    kind = data_kind(metadata)
+    if kind in TASKS:
+        return SYMBOL_EXAMPLES
+    return WORDS_FIXTURE_EXAMPLES if kind == "words" else NATURAL_EXAMPLES
+
+
+@dataclass(frozen=True)
+class AttentionView:
+    """One attention family of one translation, ready for the figure builders."""
+
+    family: str
+    units: str
+    weights: np.ndarray  # (layers, heads, q, k), rows are queries
+    query_labels: list[str]
+    key_labels: list[str]
+    query_title: str
+    key_title: str
+
+    @property
+    def title(self) -> str:
+        return FAMILY_TITLES[self.family]
+
+    @property
+    def n_layers(self) -> int:
+        return int(self.weights.shape[0])
+
+    @property
+    def n_heads(self) -> int:
+        return int(self.weights.shape[1])
+
+
+def family_pieces(translation: Translation, family: str) -> tuple[list[str], list[str], str, str]:
+    """(query pieces, key pieces, query axis title, key axis title) of one attention family."""
+    if family == "encoder_self":
+        return translation.source_pieces, translation.source_pieces, "source (query)", "source (key)"
+    if family == "decoder_self":
+        pieces = translation.target_input_pieces
+        return pieces, pieces, "target read (query)", "target read (key)"
+    if family == "cross":
+        return translation.target_output_pieces, translation.source_pieces, "target produced (query)", "source (key)"
+    raise KeyError(f"unknown attention family {family!r}; expected one of {FAMILIES}")
+
+
+def attention_view(translation: Translation, family: str, units: str = "pieces") -> AttentionView:
+    """The weights (layers, heads, q, k) and labels of `family`; units='words' merges sub-word pieces
+    (summed over a word's pieces on the key side, averaged on the query side)."""
+    assert translation.attention is not None, "translate with with_attention=True to look at attention"
+    assert units in UNITS, f"units must be one of {UNITS}, got {units!r}"
+    weights = np.asarray(translation.attention.family(family))
+    queries, keys, query_title, key_title = family_pieces(translation, family)
+    if units == "words":
+        weights = merge_attention_to_words(weights, word_groups(queries), word_groups(keys))
+        queries, keys = word_labels(queries), word_labels(keys)
+    return AttentionView(family, units, weights, list(queries), list(keys), query_title, key_title)
+
+
+def head_title(family: str, layer: int, head: int | None) -> str:
+    """'Encoder-decoder attention · layer 2 · head 1' (1-based; head None means the mean over heads)."""
+    which = "mean over heads" if head is None else f"head {head}"
+    return f"{FAMILY_TITLES[family]} \u00b7 layer {layer} \u00b7 {which}"
+
+
+# Batch translation of an uploaded file.
+MAX_UPLOAD_BYTES = 1024 * 1024
+MAX_UPLOAD_LINES = 1000
+BATCH_CHUNK = 16  # sentences per cached call, so the progress bar moves
+
+
+def result_rows(translations: Sequence[Translation]) -> list[dict[str, Any]]:
+    """One row per translation for the results table and the CSV/TSV download."""
+    return [
+        {"#": i + 1, "source": t.source, "translation": t.output, "score": round(t.score, 4),
+         "truncated": t.truncated}
+        for i, t in enumerate(translations)
+    ]
+
+
+def rows_to_delimited(rows: Sequence[Mapping[str, Any]], delimiter: str = ",") -> str:
+    """CSV (delimiter ',') or TSV ('\\t') text with a header row; quoting keeps commas and tabs safe."""
+    out = io.StringIO()
+    if rows:
+        writer = csv.DictWriter(out, fieldnames=list(rows[0]), delimiter=delimiter, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    return out.getvalue()

@@ -1,0 +1,63 @@
+"""Show a figure the same way on every page: the plotly chart plus offline PNG and SVG downloads.
+
+The modebar's camera saves what is on screen (PNG, in the browser). The two buttons under the chart give
+a file for slides: a white-background PNG at twice the size and an SVG, both rendered by kaleido with a
+local Chromium. Starting Chromium takes about two seconds, so the files are made only when a button is
+clicked (Streamlit's deferred `download_button` data, run on its own thread), never on a rerun.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Callable
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from explorer.figures.theme import download_config, figure_to_png, figure_to_svg, find_browser
+
+
+def file_stem(name: str) -> str:
+    """'Encoder self-attention, layer 2' -> 'encoder-self-attention-layer-2'."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name.strip()).strip("-.").lower() or "figure"
+
+
+@functools.lru_cache(maxsize=16)
+def _export(spec_json: str, fmt: str) -> bytes:
+    """The exported file for one figure spec; repeated clicks on the same view cost nothing."""
+    fig = go.Figure(json.loads(spec_json))
+    return figure_to_svg(fig) if fmt == "svg" else figure_to_png(fig)
+
+
+def _deferred(fig: go.Figure, fmt: str) -> Callable[[], bytes]:
+    """A no-argument callable for `download_button(data=...)` that renders `fig` when the user clicks."""
+    return lambda: _export(fig.to_json(), fmt)
+
+
+def show_figure(fig: go.Figure, name: str, key: str, *, downloads: bool = True,
+                on_select: str | Callable[[], None] = "ignore", selection_mode: str | tuple[str, ...] = "points"):
+    """Render `fig` full width with the lecture download config, and PNG/SVG download buttons under it.
+
+    `name` is the human title of the view (it names the files); `key` must be unique on the page.
+    `on_select` / `selection_mode` go to `st.plotly_chart` (clicking points of the chart); the chart's
+    event state is returned (None unless on_select is set).
+    """
+    event = st.plotly_chart(fig, width="stretch", theme="streamlit", config=download_config(name), key=key,
+                            on_select=on_select, selection_mode=selection_mode)
+    result = event if on_select != "ignore" else None
+    if not downloads:
+        return result
+    stem = file_stem(name)
+    if find_browser() is None:
+        st.caption("PNG: camera icon on the chart. SVG export needs a local Chromium, which was not found.")
+        return result
+    png, svg, _ = st.columns((1, 1, 4), gap="small")
+    png.download_button("PNG", data=_deferred(fig, "png"), file_name=f"{stem}.png", mime="image/png",
+                        key=f"{key}__png", on_click="ignore", icon=":material/image:", width="stretch",
+                        help="A white-background PNG at twice the size, for slides (takes a moment).")
+    svg.download_button("SVG", data=_deferred(fig, "svg"), file_name=f"{stem}.svg", mime="image/svg+xml",
+                        key=f"{key}__svg", on_click="ignore", icon=":material/polyline:", width="stretch",
+                        help="A vector SVG of this figure (takes a moment).")
+    return result

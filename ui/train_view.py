@@ -1,0 +1,668 @@
+"""Streamlit pieces of the train page: data, tokenizer, model and training knobs, and the live run monitor.
+
+Training itself runs in `explorer.training.jobs.JobManager`, one per process (held here with
+`st.cache_resource`), so a rerun, a page switch, a reload or a second browser only changes what is drawn.
+The monitor is a fragment that re-reads the job's snapshot every `REFRESH_S` seconds while it trains.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+
+import ui.state as app_state
+from explorer.config import PRESETS, ModelConfig, count_parameters
+from explorer.data import TASKS, CorpusError, ParallelCorpus, make_splits, multi30k_available, task_description
+from explorer.data.corpus import parallel_from_bytes, tsv_from_bytes
+from explorer.devices import available_devices
+from explorer.figures.attention import attention_heatmap
+from explorer.figures.training import attention_evolution, bleu_curve, loss_curve, lr_schedule_curve, throughput_curve
+from explorer.tokenizer import Tokenizer
+from explorer.training.datasets import SYNTHETIC_VAL_PAIRS, load_corpora, split_off_validation, train_tokenizer
+from explorer.training.jobs import (DEFAULT_MAX_JOBS, JobError, JobManager, JobSnapshot, StepTiming, batches_per_epoch,
+                                    find_runs, measure_step_time, planned_schedule, validate_run_name)
+from explorer.training.trainer import TrainConfig
+from ui.figures import show_figure
+from ui.translate_view import md_escape
+
+RUNS_ENV, MAX_JOBS_ENV = "EXPLORER_RUNS", "EXPLORER_MAX_JOBS"
+UPLOAD_LIMIT_BYTES = 20 * 1024 * 1024  # per file
+REFRESH_S = 1.5  # seconds between redraws of a running job
+MAX_SAMPLES = 4  # sentences whose attention is watched
+AUTO_TIMING_PARAMETERS = 3_000_000  # larger models are timed on request (a step takes seconds on a CPU)
+
+DATA_SOURCES = {"synthetic": "Synthetic task", "multi30k": "Multi30k (English → German)", "upload": "Upload a corpus"}
+PRESET_LABELS = {"tiny": "Tiny (seconds on a CPU)", "small": "Small (Multi30k)", "base": "Paper base (Table 3)"}
+D_MODELS = (16, 32, 64, 128, 256, 512, 768, 1024)
+HEADS = (1, 2, 4, 8, 16)
+D_FFS = (32, 64, 128, 256, 512, 1024, 2048, 4096)
+BATCH_TOKENS = (128, 256, 512, 1024, 2048, 4096, 8192, 16384, 25000)
+VOCABS = (32, 64, 128, 256, 500, 1000, 2000, 4000, 8000, 16000, 37000)
+PAIRS = (500, 1000, 2000, 5000, 10000, 20000, 50000)
+STATUS = {"preparing": ("Preparing", "blue", ":material/hourglass_top:"),
+          "running": ("Training", "green", ":material/play_arrow:"),
+          "stopping": ("Stopping", "orange", ":material/pause:"),
+          "finished": ("Finished", "green", ":material/check_circle:"),
+          "stopped": ("Stopped", "orange", ":material/pause_circle:"),
+          "failed": ("Failed", "red", ":material/error:")}
+# Per data source: knobs that make a sensible first run (the paper's own values for Multi30k-sized data).
+DEFAULTS = {
+    "synthetic": dict(preset="tiny", vocab=64, steps=600, warmup=100, batch_tokens=1024, eval_every=100, bleu=100,
+                      save_every=200),
+    "multi30k": dict(preset="small", vocab=8000, steps=20000, warmup=4000, batch_tokens=4096, eval_every=1000,
+                     bleu=200, save_every=1000),
+    "upload": dict(preset="small", vocab=4000, steps=5000, warmup=1000, batch_tokens=2048, eval_every=500, bleu=100,
+                   save_every=500),
+}
+
+
+# ------------------------------------------------------------------------------------------------ shared
+@st.cache_resource
+def job_manager(max_jobs: int) -> JobManager:
+    """The one JobManager of this process, shared by every browser session."""
+    return JobManager(max_jobs)
+
+
+def manager() -> JobManager:
+    return job_manager(int(os.environ.get(MAX_JOBS_ENV, DEFAULT_MAX_JOBS)))
+
+
+def runs_root() -> Path:
+    """Where run directories go: $EXPLORER_RUNS, else runs/app/ in the repository."""
+    return Path(os.environ.get(RUNS_ENV) or app_state.REPO_ROOT / "runs" / "app")
+
+
+def checkpoint_target(name: str) -> Path:
+    """Where a run named `name` is saved: the folder every page's checkpoint picker lists."""
+    root = app_state.checkpoint_root() if hasattr(app_state, "checkpoint_root") else app_state.CHECKPOINT_ROOT
+    return Path(root) / name
+
+
+def duration(seconds: float) -> str:
+    seconds = max(0, int(round(seconds)))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
+# --------------------------------------------------------------------------------------------------- data
+@dataclass(frozen=True)
+class DataChoice:
+    key: str  # identifies the corpus in caches
+    kind: str  # task name, "multi30k" or "upload" (written into the checkpoint's metadata as "data")
+    label: str
+    train: ParallelCorpus
+    val: ParallelCorpus
+
+    @property
+    def synthetic(self) -> bool:
+        return self.kind in TASKS
+
+
+@st.cache_resource(show_spinner="Making the task…", max_entries=8)
+def synthetic_corpora(task: str, n_train: int, max_len: int, seed: int) -> tuple[ParallelCorpus, ParallelCorpus]:
+    n_val = min(SYNTHETIC_VAL_PAIRS, max(50, n_train // 10))
+    return make_splits(task, n_train, n_val, seed, min_len=min(4, max_len), max_len=max_len)
+
+
+@st.cache_resource(show_spinner="Reading Multi30k…", max_entries=1)
+def multi30k_corpora() -> tuple[ParallelCorpus, ParallelCorpus]:
+    return load_corpora("multi30k")
+
+
+@st.cache_resource(show_spinner="Reading the upload…", max_entries=4)
+def upload_corpora(files: tuple[tuple[str, bytes], ...]) -> tuple[ParallelCorpus, ParallelCorpus]:
+    """Two aligned files (source, target) or one TSV; the last 5% of pairs are held out for validation."""
+    if len(files) == 1:
+        corpus = tsv_from_bytes(files[0][1], files[0][0], UPLOAD_LIMIT_BYTES)
+    else:
+        (src_name, src), (tgt_name, tgt) = files
+        corpus = parallel_from_bytes(src, tgt, src_name, tgt_name, UPLOAD_LIMIT_BYTES)
+    if len(corpus) < 2:
+        raise CorpusError(f"{corpus.name} has {len(corpus)} sentence pair; at least 2 are needed (one is held out "
+                          "for validation)")
+    return split_off_validation(corpus)
+
+
+def apply_data_defaults() -> None:
+    for key, value in DEFAULTS[st.session_state["train_data"]].items():
+        st.session_state[f"train_{key}"] = value
+    apply_preset()
+
+
+def apply_preset() -> None:
+    config = PRESETS[st.session_state["train_preset"]]
+    st.session_state.update(train_layers=config.n_encoder_layers, train_d_model=config.d_model,
+                            train_heads=config.n_heads, train_d_ff=config.d_ff, train_dropout=config.dropout)
+
+
+# Knobs kept while their widgets are not drawn (on the Watch view), so a run is set up once per session.
+PERSISTENT = ("train_data", "train_task", "train_pairs", "train_seq_len", "train_upload_mode", "train_vocab",
+              "train_preset", "train_layers", "train_d_model", "train_heads", "train_d_ff", "train_dropout",
+              "train_smoothing", "train_warmup", "train_batch_tokens", "train_seed", "train_duration", "train_steps",
+              "train_epochs", "train_device", "train_eval_every", "train_bleu", "train_save_every", "train_samples",
+              "train_samples_for", "train_name", "train_name_auto", "train_save")
+
+
+def init_state() -> None:
+    """Widget defaults, once per session (the synthetic reverse task with the tiny model)."""
+    if "train_data" not in st.session_state:
+        st.session_state["train_data"] = "synthetic"
+        st.session_state.update(train_task="reverse", train_pairs=5000, train_seq_len=10, train_upload_mode="two",
+                                train_smoothing=0.1, train_seed=0, train_duration="steps", train_epochs=5,
+                                train_save=True)
+        apply_data_defaults()
+    for key in PERSISTENT:  # Streamlit forgets a widget's value when the widget is not drawn in a run
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
+def data_section() -> DataChoice | None:
+    """Data source widgets, corpus size and a preview; None (after a message) when there is no usable corpus."""
+    st.subheader("1 · Data")
+    source = st.segmented_control("Training data", tuple(DATA_SOURCES), key="train_data", required=True,
+                                  format_func=DATA_SOURCES.get, on_change=apply_data_defaults)
+    choice: DataChoice | None = None
+    if source == "synthetic":
+        left, middle, right = st.columns(3)
+        task = left.selectbox("Task", tuple(TASKS), key="train_task")
+        n_pairs = middle.select_slider("Training pairs", PAIRS, key="train_pairs")
+        seq_len = right.slider("Longest sequence", 4, 20, key="train_seq_len",
+                               help="Sequences have 4 to this many symbols, out of an alphabet of 20 letters.")
+        st.caption(task_description(task))
+        train, val = synthetic_corpora(task, n_pairs, seq_len, int(st.session_state["train_seed"]))
+        choice = DataChoice(f"{task}-{n_pairs}-{seq_len}-{st.session_state['train_seed']}", task,
+                            f"{task} task", train, val)
+    elif source == "multi30k":
+        if not multi30k_available() and not st.session_state.get("train_multi30k_ok"):
+            st.info("Multi30k (29,000 English–German image captions, Elliott et al. 2016) is not on this machine "
+                    "yet. It can be downloaded once (about 4 MB) into `~/.cache/attention-explorer/multi30k`.",
+                    icon=":material/cloud_download:")
+            if not st.button("Download Multi30k", icon=":material/download:", key="train_multi30k_download"):
+                return None
+        try:
+            train, val = multi30k_corpora()
+        except CorpusError as error:
+            st.error(f"Multi30k is not available: {error}", icon=":material/cloud_off:")
+            return None
+        st.session_state["train_multi30k_ok"] = True
+        choice = DataChoice("multi30k", "multi30k", "Multi30k", train, val)
+    else:
+        choice = upload_section()
+    if choice is None:
+        return None
+    show_corpus(choice)
+    return choice
+
+
+def upload_section() -> DataChoice | None:
+    mode = st.radio("Format", ("two", "tsv"), key="train_upload_mode", horizontal=True,
+                    format_func={"two": "Two files: source and target, line by line",
+                                 "tsv": "One TSV file: source<TAB>target per line"}.get)
+    limit = f"UTF-8 text, at most {UPLOAD_LIMIT_BYTES // (1024 * 1024)} MB per file."
+    if mode == "two":
+        left, right = st.columns(2)
+        src = left.file_uploader("Source sentences", key="train_upload_src", help=limit)
+        tgt = right.file_uploader("Target sentences (line i translates line i of the source)", key="train_upload_tgt",
+                                  help=limit)
+        uploads = [f for f in (src, tgt) if f is not None]
+        needed = 2
+    else:
+        tsv = st.file_uploader("Sentence pairs (TSV)", key="train_upload_tsv", help=limit)
+        uploads = [tsv] if tsv is not None else []
+        needed = 1
+    st.caption(f"{limit} One sentence per line; pairs with an empty side are skipped; the last 5% of pairs "
+               "are held out to measure validation loss and BLEU.")
+    if len(uploads) < needed:
+        st.info("Upload " + ("both files" if needed == 2 else "a TSV file") + " to train on your own corpus.",
+                icon=":material/upload_file:")
+        return None
+    files = tuple((f.name, f.getvalue()) for f in uploads)
+    try:
+        train, val = upload_corpora(files)
+    except CorpusError as error:
+        st.error(f"Upload not usable: {error}", icon=":material/error:")
+        return None
+    digest = hashlib.sha256(b"\0".join(data for _, data in files)).hexdigest()[:12]
+    return DataChoice(f"upload-{digest}", "upload", " + ".join(name for name, _ in files), train, val)
+
+
+def show_corpus(choice: DataChoice) -> None:
+    cols = st.columns(3)
+    cols[0].metric("Training pairs", f"{len(choice.train):,}")
+    cols[1].metric("Validation pairs", f"{len(choice.val):,}")
+    cols[2].metric("Skipped pairs", f"{choice.train.dropped:,}",
+                   help="Pairs with an empty or placeholder side, left out.")
+    st.dataframe([{"source": s, "target": t} for s, t in choice.train.preview(6)], hide_index=True, width="stretch")
+
+
+# ----------------------------------------------------------------------------------------------- tokenizer
+@st.cache_resource(show_spinner="Training the tokenizer…", max_entries=8)
+def tokenizer_for(key: str, vocab: int, synthetic: bool, _train: ParallelCorpus) -> Tokenizer:
+    """SentencePiece on both sides of the corpus identified by `key` (the corpus itself is not hashed)."""
+    return train_tokenizer(_train, vocab, synthetic=synthetic)
+
+
+def tokenizer_section(choice: DataChoice) -> Tokenizer | None:
+    st.subheader("2 · Tokenizer")
+    vocab = st.select_slider("Vocabulary size (upper bound)", VOCABS, key="train_vocab",
+                             help="A joint SentencePiece vocabulary over source and target, as in Section 5.1 "
+                                  "(the paper: 37,000 byte-pair pieces). A small corpus gets fewer pieces.")
+    try:
+        tokenizer = tokenizer_for(choice.key, vocab, choice.synthetic, choice.train)
+    except ValueError as error:
+        st.error(f"No tokenizer: {error}", icon=":material/error:")
+        return None
+    example = choice.train.source[0]
+    pieces = tokenizer.pieces(tokenizer.encode(example))
+    kind = "whole symbols (a word vocabulary)" if choice.synthetic else "subword pieces (unigram model)"
+    st.markdown(f"**{tokenizer.vocab_size:,} pieces**, {kind}, trained on this corpus in the app. "
+                f"The first training sentence becomes {len(pieces)} pieces:")
+    st.code(" ".join(pieces), language=None, wrap_lines=True)
+    return tokenizer
+
+
+# -------------------------------------------------------------------------------------------------- model
+@st.cache_data(show_spinner="Timing one training step of this model…", max_entries=64)
+def step_timing(config_json: str, batch_tokens: int, device: str) -> StepTiming:
+    import json
+
+    return measure_step_time(ModelConfig.from_dict(json.loads(config_json)), batch_tokens, device)
+
+
+def model_section(vocab_size: int) -> ModelConfig | None:
+    st.subheader("3 · Model")
+    st.segmented_control("Preset", tuple(PRESET_LABELS), key="train_preset", required=True,
+                         format_func=PRESET_LABELS.get, on_change=apply_preset,
+                         help="Sets the knobs below; change any of them afterwards.")
+    cols = st.columns(5)
+    layers = cols[0].slider("Layers (N)", 1, 8, key="train_layers", help="Encoder and decoder layers each.")
+    d_model = cols[1].select_slider("d_model", D_MODELS, key="train_d_model", help="Width of every token vector.")
+    heads = cols[2].select_slider("Heads (h)", HEADS, key="train_heads", help="Must divide d_model.")
+    d_ff = cols[3].select_slider("d_ff", D_FFS, key="train_d_ff", help="Inner width of the feed-forward layer.")
+    dropout = cols[4].slider("Dropout", 0.0, 0.5, step=0.05, key="train_dropout", help="Section 5.4: 0.1.")
+    base = PRESETS[st.session_state["train_preset"]]
+    try:
+        config = base.replace(vocab_size=vocab_size, n_encoder_layers=layers, n_decoder_layers=layers, d_model=d_model,
+                              n_heads=heads, d_ff=d_ff, dropout=float(dropout))
+    except ValueError as error:
+        st.error(f"Not a valid model: {error}", icon=":material/error:")
+        return None
+    return config
+
+
+def estimate_section(config: ModelConfig, batch_tokens: int, device: str, steps: int) -> None:
+    """Parameter count (exact, closed form) and the time per step measured on this machine."""
+    params = count_parameters(config)
+    left, middle, right = st.columns(3)
+    left.metric("Parameters", f"{params:,}", help="Counted exactly from the configuration (the paper's base "
+                                                  "model: 65 million with a 37,000-piece vocabulary).")
+    key = (config.to_json(), batch_tokens, device)
+    timed = st.session_state.setdefault("train_timed", set())
+    if params > AUTO_TIMING_PARAMETERS and key not in timed:
+        middle.metric("Time per step", "—")
+        if right.button("Time one step", icon=":material/timer:", key="train_time_step",
+                        help="Runs real training steps of this model on a synthetic batch (a few seconds)."):
+            timed.add(key)
+            st.rerun()
+        return
+    timed.add(key)
+    timing = step_timing(*key)
+    middle.metric("Time per step", f"{timing.seconds * 1000:,.0f} ms" if timing.seconds < 2 else
+                  duration(timing.seconds))
+    right.metric(f"{steps:,} steps", f"≈ {duration(timing.seconds * steps)}",
+                 help="Training steps only; evaluations and checkpoints add to it.")
+    busy = manager().live_names()
+    note = " Another run is training on this machine right now, so this is slower than usual." if busy else ""
+    st.caption(f"Time per step: {timing.describe()}.{note}")
+
+
+# ----------------------------------------------------------------------------------------------- training
+@st.cache_data(show_spinner="Counting batches…", max_entries=16)
+def epoch_steps(key: str, vocab: int, batch_tokens: int, max_len: int, _tokenizer: Tokenizer,
+                _train: ParallelCorpus) -> int:
+    return batches_per_epoch(_tokenizer, _train, batch_tokens, max_len)
+
+
+def default_name(kind: str) -> str:
+    taken = {p.name for p in runs_root().glob("*")} | set(manager().names())
+    base = f"{kind}-{st.session_state['train_preset']}"
+    n = 1
+    while (name := base if n == 1 else f"{base}-{n}") in taken:
+        n += 1
+    return name
+
+
+def training_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConfig) -> TrainConfig:
+    st.subheader("4 · Training")
+    cols = st.columns(4)
+    smoothing = cols[0].slider("Label smoothing", 0.0, 0.3, step=0.05, key="train_smoothing",
+                               help="Section 5.4: ε = 0.1.")
+    warmup = cols[1].number_input("Warm-up steps", 1, 50_000, key="train_warmup",
+                                  help="The learning rate rises for this many steps, then decays (Eq. 3; the "
+                                       "paper: 4000).")
+    batch_tokens = cols[2].select_slider("Batch tokens", BATCH_TOKENS, key="train_batch_tokens",
+                                         help="Padded tokens per batch and side (the paper: about 25,000).")
+    seed = cols[3].number_input("Seed", 0, 1_000_000, key="train_seed")
+    cols = st.columns(4)
+    unit = cols[0].radio("Train for", ("steps", "epochs"), key="train_duration", horizontal=True)
+    per_epoch = epoch_steps(choice.key, tokenizer.vocab_size, batch_tokens, config.max_len, tokenizer, choice.train)
+    if unit == "steps":
+        steps = int(cols[1].number_input("Steps", 1, 1_000_000, key="train_steps"))
+    else:
+        epochs = int(cols[1].number_input("Epochs", 1, 1000, key="train_epochs"))
+        steps = epochs * per_epoch
+    cols[1].caption(f"1 epoch = {per_epoch:,} steps; this run: {steps:,} steps.")
+    devices = available_devices()
+    if st.session_state.get("train_device") not in devices:
+        st.session_state["train_device"] = st.session_state.get("device", devices[0])
+    device = cols[2].selectbox("Device", devices, key="train_device")
+    eval_every = int(cols[3].number_input("Evaluate every (steps)", 1, 1_000_000, key="train_eval_every",
+                                          help="Validation loss, BLEU and the watched sentences' attention."))
+    with st.expander("More: BLEU sentences, checkpoints"):
+        cols = st.columns(2)
+        bleu = int(cols[0].number_input("BLEU on this many validation sentences", 0, 5000, key="train_bleu",
+                                        help="Greedy decoding; 0 skips BLEU."))
+        save_every = int(cols[1].number_input("Save latest/ every (steps)", 1, 1_000_000, key="train_save_every",
+                                              help="A periodic checkpoint the run can be resumed from if the app "
+                                                   "stops."))
+    estimate_section(config, batch_tokens, device, steps)
+    if st.session_state.get("train_samples_for") != choice.key:
+        st.session_state["train_samples"] = "\n".join(choice.val.source[:2])
+        st.session_state["train_samples_for"] = choice.key
+    text = st.text_area(f"Sentences to watch (one per line, at most {MAX_SAMPLES})", key="train_samples", height=100,
+                        help="Translated at every evaluation, with their cross-attention, so you can watch it form.")
+    samples = tuple(line.strip() for line in text.splitlines() if line.strip())
+    if len(samples) > MAX_SAMPLES:
+        st.warning(f"Only the first {MAX_SAMPLES} sentences are watched.", icon=":material/warning:")
+        samples = samples[:MAX_SAMPLES]
+    return TrainConfig(steps=steps, batch_tokens=int(batch_tokens), warmup_steps=int(warmup),
+                       label_smoothing=float(smoothing), seed=int(seed), max_len=config.max_len,
+                       log_every=max(1, min(10, steps // 200)), eval_every=eval_every, save_every=save_every,
+                       keep_last=2, bleu_sentences=bleu, device=device, sample_sentences=samples)
+
+
+def start_run(choice: DataChoice, tokenizer: Tokenizer, config: ModelConfig, train_config: TrainConfig, name: str,
+              save: bool) -> None:
+    """The Start button's callback (it runs before the page, so it may switch the view to the new run)."""
+    try:
+        manager().start_new(name, model_config=config, train_config=train_config, tokenizer=tokenizer,
+                            train=choice.train, val=choice.val, run_dir=runs_root() / name,
+                            save_to=checkpoint_target(name) if save else None,
+                            metadata={"data": choice.kind, "corpus": choice.label, "made_by": "train page"})
+    except JobError as error:
+        st.session_state["train_start_error"] = str(error)
+        return
+    st.session_state.pop("train_name", None)
+    st.session_state.update(train_view="watch", train_run=name)
+
+
+def start_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConfig, train_config: TrainConfig) -> None:
+    st.subheader("5 · Start")
+    auto = default_name(choice.kind)
+    if st.session_state.get("train_name") in (None, "", st.session_state.get("train_name_auto")):
+        st.session_state["train_name"] = auto
+    st.session_state["train_name_auto"] = auto
+    left, right = st.columns((2, 3))
+    name = left.text_input("Run name", key="train_name", max_chars=64,
+                           help="Names the run folder and the checkpoint it is saved as.").strip()
+    save = right.checkbox("When finished, save the model to the checkpoint list (every page's picker)",
+                          key="train_save")
+    problems = []
+    try:
+        validate_run_name(name)
+    except JobError as error:
+        problems.append(str(error))
+    else:
+        if (runs_root() / name / "latest").exists():
+            problems.append(f"a run named {name!r} exists already: resume it under **Watch runs**, or choose "
+                            "another name")
+        if save and (checkpoint_target(name)).exists():
+            if not right.checkbox(f"Replace the existing checkpoint {name!r} when this run finishes",
+                                  key="train_replace"):
+                problems.append(f"a checkpoint named {name!r} exists; tick the box to replace it or choose another "
+                                "name")
+    for problem in problems:
+        st.error(problem, icon=":material/error:")
+    error = st.session_state.pop("train_start_error", None)
+    if error:
+        st.error(f"Not started: {error}", icon=":material/error:")
+    st.button("Start training", type="primary", icon=":material/play_arrow:", key="train_start",
+              disabled=bool(problems), on_click=start_run, args=(choice, tokenizer, config, train_config, name, save))
+
+
+# ---------------------------------------------------------------------------------------------- watching
+def run_labels(jobs: JobManager) -> dict[str, str]:
+    """name -> label for the runs of this process and the resumable ones on disk."""
+    labels = {name: name for name in jobs.names()}  # their live status is drawn by the monitor
+    for run in find_runs(runs_root()):
+        if run.name not in labels:
+            state = "finished" if run.finished else "stopped, can be resumed"
+            labels[run.name] = f"{run.name} ({state} at step {run.step:,} of {run.total_steps:,})"
+    return labels
+
+
+def watch_section() -> None:
+    jobs = manager()
+    labels = run_labels(jobs)
+    if not labels:
+        st.info("No training run yet: set one up under **New run**.", icon=":material/model_training:")
+        return
+    if st.session_state.get("train_run") not in labels:
+        wanted = st.query_params.get("run")
+        st.session_state["train_run"] = wanted if wanted in labels else next(iter(labels))
+    name = st.selectbox("Run", tuple(labels), key="train_run", format_func=labels.get)
+    st.query_params["run"] = name
+    if jobs.snapshot(name) is None:
+        try:
+            jobs.attach(name, runs_root() / name)
+        except (OSError, ValueError, JobError) as error:
+            st.error(f"Cannot read run {name!r}: {error}", icon=":material/error:")
+            return
+    snap = jobs.snapshot(name)
+    assert snap is not None
+    signature = (snap.live, len(snap.saved))
+    st.fragment(run_every=REFRESH_S if snap.live else None)(monitor)(name, signature)
+
+
+def monitor(name: str, signature: tuple[bool, int]) -> None:
+    """The live view of one run; redrawn on its own every REFRESH_S seconds while the run trains."""
+    jobs = manager()
+    snap = jobs.snapshot(name)
+    if snap is None:
+        st.rerun()
+    if (snap.live, len(snap.saved)) != signature:
+        st.rerun()  # started, ended or saved: redraw the whole app (the sidebar lists a saved model at once)
+    status_block(snap)
+    controls(jobs, snap)
+    if not snap.history["step"]:
+        st.info("Waiting for the first training steps…", icon=":material/hourglass_top:")
+        return
+    charts(snap)
+    attention_section(snap)
+
+
+def status_block(snap: JobSnapshot) -> None:
+    label, colour, icon = STATUS[snap.status]
+    st.badge(label, color=colour, icon=icon)
+    parts = [f"step {snap.step:,} of {snap.total_steps:,}", f"{duration(snap.elapsed_s)} of training"]
+    eta = snap.eta_s()
+    if eta is not None:
+        parts.append(f"about {duration(eta)} left")
+    st.progress(snap.progress, text=" · ".join(parts))
+    if snap.error:
+        st.error(f"The run failed: {snap.error}", icon=":material/error:")
+    history = snap.history
+    cols = st.columns(4)
+    if history["loss"]:
+        first = history["loss"][0]
+        cols[0].metric("Training loss", f"{history['loss'][-1]:.3f}", f"{history['loss'][-1] - first:+.3f}",
+                       delta_color="inverse", delta_description=f"since step {history['step'][0]:,}",
+                       help="Label-smoothed cross-entropy per target token (nats).")
+    val_loss = [v for v in history["val_loss"] if v is not None and not math.isnan(v)]
+    cols[1].metric("Validation loss", f"{val_loss[-1]:.3f}" if val_loss else "—",
+                   help="Cross-entropy per token on held-out pairs, without smoothing.")
+    bleu = [b for b in history["val_bleu"] if b is not None]
+    cols[2].metric("Validation BLEU", f"{bleu[-1]:.1f}" if bleu else "—", help="sacreBLEU, greedy decoding.")
+    rate = snap.tokens_per_s
+    cols[3].metric("Tokens / s", f"{rate:,.0f}" if rate else "—", help="Target tokens per second of training.")
+    for path, step in snap.saved:
+        st.success(f"Saved at step {step:,} as checkpoint **{Path(path).name}**: pick it in the sidebar on any "
+                   "page.", icon=":material/save:")
+
+
+def controls(jobs: JobManager, snap: JobSnapshot) -> None:
+    name = snap.name
+    row = st.container(horizontal=True, vertical_alignment="bottom")
+    if snap.live:
+        if row.button("Stop", icon=":material/stop:", key=f"train_stop_{name}", disabled=snap.status == "stopping",
+                      help="Stops after the current step and saves latest/, so it can be resumed."):
+            jobs.stop(name)
+            st.rerun(scope="fragment")
+        if row.button("Save a copy now", icon=":material/save:", key=f"train_save_now_{name}",
+                      disabled=snap.status != "running", help=f"Saves the model as checkpoint {name!r}."):
+            jobs.save(name, checkpoint_target(name))
+            st.toast(f"Saving {name!r} after the current step…", icon=":material/save:")
+        return
+    if not (snap.run_dir / "latest").exists():
+        if row.button("Remove from list", key=f"train_forget_{name}"):
+            jobs.forget(name)
+            st.rerun()
+        return
+    more = max(snap.total_steps - snap.step, 0) or max(snap.total_steps // 2, 100)
+    resume = row.button("Resume", icon=":material/play_arrow:", key=f"train_resume_{name}", type="primary",
+                        help=f"Continue from the last saved step ({snap.step:,}) up to the step on the right.")
+    steps = row.number_input("until step", snap.step + 1, 10_000_000, value=snap.step + more, width=180,
+                             key=f"train_resume_steps_{name}", help="The total number of steps after resuming.")
+    if resume:
+        try:
+            jobs.resume(name, snap.run_dir, steps=int(steps))
+        except JobError as error:
+            st.error(f"Not resumed: {error}", icon=":material/error:")
+        else:
+            st.rerun()
+    if row.button("Save as checkpoint", icon=":material/save:", key=f"train_save_{name}",
+                  help=f"Saves step {snap.step:,} as checkpoint {name!r}, listed in every page's picker."):
+        try:
+            jobs.save(name, checkpoint_target(name))
+        except (JobError, OSError, ValueError) as error:
+            st.error(f"Not saved: {error}", icon=":material/error:")
+        else:
+            st.rerun()
+    with row.popover("Discard run", icon=":material/delete:"):
+        st.markdown(f"Delete the run folder `{snap.run_dir.name}` (its periodic checkpoints). Checkpoints saved "
+                    "to the list stay.")
+        if st.button("Delete", key=f"train_discard_{name}", type="primary"):
+            if snap.run_dir.resolve().parent == runs_root().resolve():
+                shutil.rmtree(snap.run_dir, ignore_errors=True)
+            jobs.forget(name)
+            st.session_state.pop("train_run", None)
+            st.rerun()
+
+
+def charts(snap: JobSnapshot) -> None:
+    h = snap.history
+    left, right = st.columns(2)
+    with left:
+        val = [float("nan") if v is None else v for v in h["val_loss"]]
+        show_figure(loss_curve(h["step"], h["loss"], h["eval_step"] or None, val or None, title="Loss"),
+                    f"{snap.name} loss", key=f"train_loss_{snap.name}")
+    with right:
+        warmup = snap.warmup_steps or 1
+        planned = planned_schedule(snap.total_steps, snap.d_model or 512, warmup, snap.lr_scale)
+        # The axis grows with the run but always shows the warm-up whole.
+        x_max = min(snap.total_steps, max(4 * warmup, 1.25 * snap.step))
+        show_figure(lr_schedule_curve(h["step"], h["lr"], *planned, warmup, x_max=x_max,
+                                      title="Learning rate (Eq. 3)"),
+                    f"{snap.name} learning rate", key=f"train_lr_{snap.name}")
+    left, right = st.columns(2)
+    with left:
+        points = [(s, b) for s, b in zip(h["eval_step"], h["val_bleu"]) if b is not None]
+        if len(points) > 1:
+            steps, bleu = zip(*points)
+            show_figure(bleu_curve(steps, bleu, title="Validation BLEU"), f"{snap.name} BLEU",
+                        key=f"train_bleu_{snap.name}")
+        elif points:
+            st.caption(f"Validation BLEU was {points[0][1]:.1f} at step {points[0][0]:,}; its curve is drawn from "
+                       "the second evaluation on.")
+        else:
+            st.caption("Validation BLEU is measured at every evaluation; its curve is drawn from the second one on.")
+    with right:
+        show_figure(throughput_curve(h["step"], h["tokens_per_s"], title="Throughput"), f"{snap.name} throughput",
+                    key=f"train_tps_{snap.name}")
+
+
+def follow_off(key: str) -> None:
+    st.session_state[key] = False
+
+
+def attention_section(snap: JobSnapshot) -> None:
+    st.subheader("Watch attention form")
+    if not snap.attention:
+        st.caption("No attention snapshots: this run watches no sentences." if not snap.sample_sentences else
+                   "The watched sentences' attention appears here at the first evaluation.")
+        return
+    name = snap.name
+    sentences = [s.source for s in snap.attention[-1].samples]
+    steps = [s.step for s in snap.attention]
+    cols = st.columns((3, 1, 1))
+    index = cols[0].selectbox("Sentence", range(len(sentences)), key=f"train_att_sentence_{name}",
+                              format_func=lambda i: sentences[i])
+    shape = snap.attention[-1].samples[index].cross_attention.shape  # (layers, heads, output, source)
+    layer = cols[1].selectbox("Layer", range(shape[0]), key=f"train_att_layer_{name}", format_func=lambda i: str(i + 1),
+                              index=shape[0] - 1)
+    head = cols[2].selectbox("Head", range(shape[1]), key=f"train_att_head_{name}", format_func=lambda i: str(i + 1))
+    follow_key, step_key = f"train_att_follow_{name}", f"train_att_step_{name}"
+    st.session_state.setdefault(follow_key, True)
+    if st.session_state[follow_key] or st.session_state.get(step_key) not in steps:
+        st.session_state[step_key] = steps[-1]
+    if len(steps) > 1:
+        step = st.select_slider("Snapshot (training step)", steps, key=step_key, on_change=follow_off,
+                                args=(follow_key,), format_func=lambda s: f"{s:,}",
+                                help="Attention is recorded at step 0 and at every evaluation.")
+        st.toggle("Follow the newest snapshot", key=follow_key)
+    else:
+        step = steps[0]
+    position = steps.index(step)
+    sample = snap.attention[position].samples[min(index, len(snap.attention[position].samples) - 1)]
+    rows = shown_rows(sample)
+    words = sample.output.split()
+    output = " ".join(words[:rows]) + (" …" if len(words) > rows else "")
+    st.markdown(f"At step **{step:,}** the model translates *{md_escape(sample.source)}* → "
+                f"**{md_escape(output) or '(nothing)'}**")
+    weights = sample.cross_attention[layer, head, :rows]
+    show_figure(attention_heatmap(weights, sample.output_pieces[:rows], sample.source_pieces, x_title="source (keys)",
+                                  y_title="output (queries)",
+                                  title=f"Cross-attention, layer {layer + 1}, head {head + 1}, step {step:,}"),
+                f"{name} cross-attention L{layer + 1} H{head + 1} step {step}", key=f"train_att_map_{name}")
+    if rows < len(sample.output_pieces):
+        st.caption(f"The first {rows} of {len(sample.output_pieces)} output tokens: a model that has not learnt "
+                   "to stop yet keeps going until the length limit.")
+    chosen = evenly_spaced(list(range(position + 1)), 5)
+    if len(chosen) > 1:
+        picked = [snap.attention[i] for i in chosen]
+        samples = [p.samples[min(index, len(p.samples) - 1)] for p in picked]
+        fig = attention_evolution([s.cross_attention[layer, head, :shown_rows(s)] for s in samples],
+                                  [p.step for p in picked], [s.output_pieces[:shown_rows(s)] for s in samples],
+                                  samples[0].source_pieces, title=f"Layer {layer + 1}, head {head + 1} during training")
+        show_figure(fig, f"{name} attention evolution L{layer + 1} H{head + 1}", key=f"train_att_evolution_{name}")
+
+
+def shown_rows(sample) -> int:
+    """Output rows worth drawing: an untrained model rambles on for 50 tokens past the source's length."""
+    return min(len(sample.output_pieces), max(len(sample.source_pieces) + 4, 12))
+
+
+def evenly_spaced(items: list, n: int) -> list:
+    """Up to `n` items including the first and the last, evenly spaced."""
+    if len(items) <= n:
+        return items
+    return [items[round(i * (len(items) - 1) / (n - 1))] for i in range(n)]
