@@ -31,6 +31,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--rounds", type=int, default=None, help="timed rounds per variant (default: per benchmark)")
     p.add_argument("--warmup", type=int, default=None, help="untimed warm-up rounds (default: per benchmark)")
     p.add_argument("--sentences", type=int, default=None, help="decoding: number of test sentences (default 200)")
+    p.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                   help="time by the wall clock (default) or by this process's CPU time: steadier ratios on a "
+                        "busy machine, with --threads 1")
     p.add_argument("--no-memory", action="store_true", help="skip the peak-memory probes (one process each)")
     p.add_argument("--compile", action="store_true",
                    help="also time torch.compile'd training (reports compile time and when it pays back)")
@@ -58,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.memory_child:
         return _memory_child(args)
     fields = {"quick": args.quick, "threads": args.threads, "rounds": args.rounds, "warmup": args.warmup,
-              "compile": args.compile, "sentences": args.sentences, "memory": not args.no_memory}
+              "compile": args.compile, "sentences": args.sentences, "memory": not args.no_memory,
+              "clock": args.clock}
     if args.checkpoint:
         fields["checkpoint"] = args.checkpoint
     opts = Options(**fields)
@@ -70,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
 
     apply_threads(opts)
     machine = machine_description("cpu")
+    machine["clock"] = ("process CPU time (--clock cpu)" if opts.clock == "cpu" else "wall clock")
     print("Attention Explorer benchmarks" + (" (quick sizes)" if args.quick else ""))
     for key, value in machine.items():
         print(f"  {key}: {value}")

@@ -84,7 +84,7 @@ def run(opts: Options) -> Result:
         print(f"  {label}: {a.data_label}", flush=True)
         fns = {name: _variant(a, name) for name in VARIANTS}
         times = interleaved({n: (lambda r, fn=fn: fn()) for n, fn in fns.items()}, rounds=rounds,
-                            warmup=opts.n_warmup(1, 1), device=opts.device)
+                            warmup=opts.n_warmup(1, 1), device=opts.device, clock=opts.clock)
         fused = times[VARIANTS[0]]
         table = [(name, f"{sum(times[name]) / rounds * 1e3:.1f} ms",
                   ratio_text(paired_ratio(times[name], fused))) for name in VARIANTS]

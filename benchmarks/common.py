@@ -48,6 +48,7 @@ class Options:
     checkpoint: str = str(SHIPPED_CHECKPOINT)
     sentences: int | None = None  # decoding: how many test sentences (default 200, quick 8)
     memory: bool = True  # probe peak memory (one fresh process per variant)
+    clock: str = "wall"  # "wall", or "cpu": this process's CPU time, steadier on a busy machine with 1 thread
     seed: int = 0
 
     def n_rounds(self, full: int, quick: int = 3) -> int:
@@ -67,6 +68,11 @@ class Options:
 def apply_threads(opts: Options) -> None:
     if opts.threads:
         torch.set_num_threads(opts.threads)
+
+
+def threads_text() -> str:
+    n = torch.get_num_threads()
+    return f"{n} thread" + ("" if n == 1 else "s")
 
 
 # ---- results ----------------------------------------------------------------------------------------------
@@ -122,6 +128,27 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown CPU"
 
 
+def cpu_details() -> str:
+    """Vector ISA torch uses and the CPU family/model numbers (a bare "AMD EPYC" says little)."""
+    parts = []
+    try:
+        parts.append(f"torch kernels: {torch.backends.cpu.get_cpu_capability()}")
+    except Exception:  # older torch
+        pass
+    try:
+        fields = {}
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            fields.setdefault(key.strip(), value.strip())
+        if "cpu family" in fields:
+            parts.append(f"family {fields['cpu family']} model {fields.get('model', '?')}")
+        if fields.get("cpu MHz"):
+            parts.append(f"{float(fields['cpu MHz']):.0f} MHz")
+    except (OSError, ValueError):
+        pass
+    return ", ".join(parts)
+
+
 def load_average() -> str:
     try:
         return " / ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -132,8 +159,8 @@ def load_average() -> str:
 def machine_description(device: str = "cpu") -> dict[str, str]:
     info = {
         "date": _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
-        "cpu": cpu_model(),
-        "cores": f"{os.cpu_count()} logical, torch uses {torch.get_num_threads()} threads",
+        "cpu": cpu_model() + (f" ({cpu_details()})" if cpu_details() else ""),
+        "cores": f"{os.cpu_count()} logical, torch uses {threads_text()}",
         "torch": torch.__version__,
         "python": platform.python_version(),
         "device": device,
@@ -151,16 +178,25 @@ def synchronize(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def timed(fn: Callable[[], Any], device: str = "cpu") -> tuple[float, Any]:
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+
+
+def timed(fn: Callable[[], Any], device: str = "cpu", clock: str = "wall") -> tuple[float, Any]:
+    """Seconds `fn()` takes, by the wall clock or by this process's CPU time (`clock="cpu"`).
+
+    CPU time ignores the time a busy machine keeps the process waiting, so it gives steady ratios with one
+    thread; with several threads it also counts threads spinning at barriers, and on CUDA it is meaningless.
+    """
+    now = CLOCKS["wall" if device.startswith("cuda") else clock]
     synchronize(device)
-    start = time.perf_counter()
+    start = now()
     out = fn()
     synchronize(device)
-    return time.perf_counter() - start, out
+    return now() - start, out
 
 
 def interleaved(variants: dict[str, Callable[[int], Any]], rounds: int, warmup: int = 1,
-                device: str = "cpu", progress: bool = True) -> dict[str, list[float]]:
+                device: str = "cpu", progress: bool = True, clock: str = "wall") -> dict[str, list[float]]:
     """Time each variant once per round, alternating the order; `fn(round)` may use the round index.
 
     Warm-up rounds (untimed) come first. Returns seconds per round, per variant.
@@ -173,7 +209,7 @@ def interleaved(variants: dict[str, Callable[[int], Any]], rounds: int, warmup: 
     for r in range(rounds):
         order = names if r % 2 == 0 else names[::-1]
         for name in order:
-            seconds, _ = timed(lambda: variants[name](warmup + r), device)
+            seconds, _ = timed(lambda: variants[name](warmup + r), device, clock)
             times[name].append(seconds)
         if progress:
             print(f"    round {r + 1}/{rounds}: " + ", ".join(f"{n} {times[n][-1] * 1e3:.1f} ms" for n in names),
@@ -197,7 +233,7 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 
 def matmul_peak(device: str = "cpu", dtype: torch.dtype = torch.float32, size: int | None = None,
-                repeats: int = 5) -> float:
+                repeats: int = 5, clock: str = "wall") -> float:
     """Measured dense matmul throughput (FLOP/s): the best of `repeats` large `torch.mm` calls."""
     if size is None:
         size = 8192 if device.startswith("cuda") else 2048
@@ -206,7 +242,7 @@ def matmul_peak(device: str = "cpu", dtype: torch.dtype = torch.float32, size: i
     torch.mm(a, b)  # warm-up (thread pool, kernel selection)
     best = math.inf
     for _ in range(repeats):
-        seconds, _ = timed(lambda: torch.mm(a, b), device)
+        seconds, _ = timed(lambda: torch.mm(a, b), device, clock)
         best = min(best, seconds)
     return 2.0 * size ** 3 / best
 

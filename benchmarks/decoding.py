@@ -16,7 +16,7 @@ import torch
 
 from benchmarks.common import (MULTI30K, Options, Result, apply_threads, benchmark_tokenizer, interleaved,
                                memory_rows, multi30k_available, paired_ratio, print_table, ratio_text, read_lines,
-                               shipped_checkpoint, synthetic_ids, synthetic_lengths)
+                               shipped_checkpoint, synthetic_ids, synthetic_lengths, threads_text)
 from explorer.config import preset
 from explorer.decoding.search import beam_search, greedy_search
 from explorer.inference import EXTRA_OUTPUT_TOKENS, ModelScorer, encode_sources, pad
@@ -131,12 +131,12 @@ def run(opts: Options) -> Result:
     result = Result(NAME if not cuda else "gpu-decoding", TITLE if not cuda else f"{TITLE} (CUDA)")
     d = setup(opts)
     print(f"  model: {d.model_label}", flush=True)
-    print(f"  data: {d.data_label}; batches of {d.batch_size}; {torch.get_num_threads()} threads", flush=True)
+    print(f"  data: {d.data_label}; batches of {d.batch_size}; {threads_text()}", flush=True)
     fns = {name: _variant(d, name) for name in VARIANTS}
     outputs = {name: fn() for name, fn in fns.items()}  # also the warm-up
     rounds = opts.n_rounds(3, 2)
     times = interleaved({name: (lambda r, fn=fn: fn()) for name, fn in fns.items()}, rounds=rounds, warmup=0,
-                        device=opts.device)
+                        device=opts.device, clock=opts.clock)
     n = len(d.source_ids)
     table = []
     for name in VARIANTS:

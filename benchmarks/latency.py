@@ -10,8 +10,8 @@ from typing import Callable
 
 import torch
 
-from benchmarks.common import Options, Result, apply_threads, interleaved, memory_rows, paired_ratio, percentile, \
-    print_table, ratio_text
+from benchmarks.common import (Options, Result, apply_threads, interleaved, memory_rows, paired_ratio, percentile,
+                               print_table, ratio_text, threads_text)
 from benchmarks.decoding import load_model
 from explorer.inference import translate
 
@@ -20,6 +20,7 @@ TITLE = "Latency, one sentence"
 SENTENCE = "Two young men in red jackets are playing football together on a large green field ."  # 15 words
 VARIANTS = ("greedy + attention", "greedy, no attention", "beam 4 + attention")
 MEMORY_VARIANTS = ("greedy + attention",)
+ONE_THREAD = "greedy + attention, 1 thread"
 
 
 def _variants(opts: Options) -> tuple[dict[str, Callable[[], object]], str]:
@@ -31,8 +32,19 @@ def _variants(opts: Options) -> tuple[dict[str, Callable[[], object]], str]:
         return lambda: translate(model, tokenizer, [SENTENCE], beam_size=beam, with_attention=attention,
                                  max_extra_tokens=extra)
 
-    return {"greedy + attention": call(1, True), "greedy, no attention": call(1, False),
-            "beam 4 + attention": call(4, True)}, label
+    variants = {"greedy + attention": call(1, True), "greedy, no attention": call(1, False),
+                "beam 4 + attention": call(4, True)}
+    threads = torch.get_num_threads()
+    if threads > 1:
+        # Does the intra-op thread pool pay for one sentence? (Decoding one row is many tiny ops.)
+        def one_thread() -> object:
+            torch.set_num_threads(1)
+            try:
+                return variants["greedy + attention"]()
+            finally:
+                torch.set_num_threads(threads)
+        variants[ONE_THREAD] = one_thread
+    return variants, label
 
 
 def run(opts: Options) -> Result:
@@ -44,27 +56,32 @@ def run(opts: Options) -> Result:
     out = fns["greedy + attention"]()[0]
     print(f"  model: {label}", flush=True)
     print(f"  sentence ({len(SENTENCE.split()) - 1} words + '.'): {SENTENCE!r} -> {len(out.output_ids)} output pieces; "
-          f"{torch.get_num_threads()} threads", flush=True)
+          f"{threads_text()}", flush=True)
     rounds = opts.n_rounds(60, 5)
     times = interleaved({n: (lambda r, fn=fn: fn()) for n, fn in fns.items()}, rounds=rounds,
-                        warmup=opts.n_warmup(3, 1), device=opts.device, progress=False)
+                        warmup=opts.n_warmup(3, 1), device=opts.device, progress=False, clock=opts.clock)
     table = [(name, f"{statistics.median(t) * 1e3:.1f} ms", f"{percentile(t, 95) * 1e3:.1f} ms")
              for name, t in times.items()]
     print_table(("variant", "median", "p95"), table)
     main = times["greedy + attention"]
     median, p95 = statistics.median(main) * 1e3, percentile(main, 95) * 1e3
-    result.add("translate + all attention (greedy): median", f"{median:.1f} ms", "< 150 ms",
+    clock = " (CPU time)" if opts.clock == "cpu" else ""
+    result.add(f"translate + all attention (greedy): median{clock}", f"{median:.1f} ms", "< 150 ms",
                median < 150 if not opts.quick else None)
-    result.add("translate + all attention (greedy): p95", f"{p95:.1f} ms")
+    result.add(f"translate + all attention (greedy): p95{clock}", f"{p95:.1f} ms")
     overhead = paired_ratio(main, times["greedy, no attention"])
     result.add("with attention ÷ without (greedy)", ratio_text(overhead))
     print(f"  translate + attention: median {median:.1f} ms, p95 {p95:.1f} ms; with attention ÷ without: "
           f"{ratio_text(overhead)}; beam 4 ÷ greedy (both with attention): "
           f"{ratio_text(paired_ratio(times['beam 4 + attention'], main))}", flush=True)
     beam = times["beam 4 + attention"]
-    result.add("beam 4 + attention: median / p95",
+    result.add(f"beam 4 + attention: median / p95{clock}",
                f"{statistics.median(beam) * 1e3:.1f} / {percentile(beam, 95) * 1e3:.1f} ms")
-    result.note(f"{label}; {rounds} interleaved calls per variant; {torch.get_num_threads()} threads")
+    if ONE_THREAD in times:
+        ratio = paired_ratio(times[ONE_THREAD], main)
+        result.add(f"1 thread ÷ {torch.get_num_threads()} threads (greedy + attention)", ratio_text(ratio))
+        print(f"  1 thread ÷ {torch.get_num_threads()} threads: {ratio_text(ratio)}", flush=True)
+    result.note(f"{label}; {rounds} interleaved calls per variant; {threads_text()}")
     if opts.memory:
         memory_rows(result, NAME, MEMORY_VARIANTS, opts)
     return result

@@ -35,6 +35,7 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--lr-scale", type=float, default=1.0)
     p.add_argument("--label-smoothing", type=float, default=0.1)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--log-every", type=int, default=10, help="record the loss every N steps")
     p.add_argument("--eval-every", type=int, default=500)
     p.add_argument("--save-every", type=int, default=500)
     p.add_argument("--keep-last", type=int, default=5)
@@ -86,7 +87,8 @@ def _train(args: argparse.Namespace) -> int:
         model_config = _model_config(args, tokenizer.vocab_size)
         train_config = TrainConfig(steps=args.steps, batch_tokens=args.batch_tokens, warmup_steps=args.warmup,
                                    lr_scale=args.lr_scale, label_smoothing=args.label_smoothing, seed=args.seed,
-                                   eval_every=args.eval_every, save_every=args.save_every, keep_last=args.keep_last,
+                                   log_every=args.log_every, eval_every=args.eval_every, save_every=args.save_every,
+                                   keep_last=args.keep_last,
                                    bleu_sentences=args.bleu_sentences, device=args.device,
                                    max_len=model_config.max_len)
         metadata = {"data": args.data, "command": "explorer " + " ".join(sys.argv[1:])}

@@ -32,8 +32,8 @@ st.markdown(
 url_default("c_compare", "heads", allowed=tuple(COMPARE))
 url_default("c_scale", "fixed", allowed=tuple(SCALES))
 url_default("c_units", "pieces", allowed=UNITS)
-first, second, third = st.columns((3, 2, 1.4), gap="large")
-what = first.segmented_control("Compare", tuple(COMPARE), key="c_compare", required=True, format_func=COMPARE.get)
+what = st.segmented_control("Compare", tuple(COMPARE), key="c_compare", required=True, format_func=COMPARE.get)
+second, third = st.columns((3, 2), gap="large")
 scale = second.segmented_control("Colour scale", tuple(SCALES), key="c_scale", required=True,
                                  format_func=SCALES.get,
                                  help="Either way every panel uses the same scale, so equal colours mean equal "

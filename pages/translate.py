@@ -115,6 +115,14 @@ def attention_section(translation: Translation) -> None:
     left, right = st.columns((1, 2), gap="large")
     with left:
         layer = number_picker("Layer", "layer", view.n_layers)
+    zmax = 1.0
+    if mode in ("head", "mean"):
+        url_default("stretch", False, lambda raw: raw == "True", allowed=(True, False))
+        if st.toggle("Stretch the colours to this view's largest weight", key="stretch",
+                     help="Off: 0 to 1, the same scale for every head. On: 0 to the largest weight shown, "
+                          "which brings out the structure of heads that spread their attention."):
+            zmax = None
+        sync_to_url("stretch")
     if mode == "head":
         with right:
             head = number_picker("Head", "head", view.n_heads)
@@ -123,7 +131,7 @@ def attention_section(translation: Translation) -> None:
         st.markdown(f"**{info['caption']}**")
         show_figure(attention_heatmap(view.weights[layer - 1, head - 1], view.query_labels, view.key_labels,
                                       title=head_title(family, layer, head), x_title=view.key_title,
-                                      y_title=view.query_title, show_values=len(view.key_labels) <= 12),
+                                      y_title=view.query_title, zmax=zmax, show_values=len(view.key_labels) <= 12),
                     head_title(family, layer, head), key="translate_head")
         st.caption(f"Entropy {info['entropy']:.2f} nats \u00b7 mean distance {info['mean_distance']:.1f} tokens "
                    f"\u00b7 mean peak weight {info['max_weight']:.2f}. Rows are queries, columns are keys.")
@@ -131,7 +139,7 @@ def attention_section(translation: Translation) -> None:
         sync_to_url("family", "units", "mode", "layer")
         show_figure(attention_heatmap(average_heads(view.weights)[layer - 1], view.query_labels, view.key_labels,
                                       title=head_title(family, layer, None), x_title=view.key_title,
-                                      y_title=view.query_title),
+                                      y_title=view.query_title, zmax=zmax),
                     head_title(family, layer, None), key="translate_mean")
         st.caption(f"The mean of the {view.n_heads} heads of layer {layer}; each row is still a distribution.")
     else:

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from explorer.checkpoint import load_checkpoint
-from explorer.config import count_parameters
+from explorer.config import PRESETS, count_parameters
 from explorer.figures.training import attention_evolution, lr_schedule_curve
 from explorer.inference import translate
 from explorer.training.jobs import load_snapshots, planned_schedule
@@ -155,11 +155,33 @@ def test_reruns_page_switches_and_a_second_session_keep_one_job(folders):
         assert stopped.status == "stopped"
         at.run()
         assert "Stopped" in texts(at)
-        assert at.button(key="train_resume_page-long").label == "Resume"
+        # Resume from the page: it continues from the saved step, in the same single job.
+        at.number_input(key="train_resume_steps_page-long").set_value(stopped.step + 5)
+        at.button(key="train_resume_page-long").click().run()
+        assert not at.exception, at.exception
+        resumed = jobs.wait("page-long", 60)
+        assert (resumed.status, resumed.resumed_from, resumed.step) == ("finished", stopped.step, stopped.step + 5)
     finally:
         for name in jobs.live_names():
             jobs.stop(name)
             jobs.wait(name, 60)
+
+
+def test_multi30k_is_offered_from_the_local_copy(folders, multi30k_root, monkeypatch):
+    monkeypatch.setenv("EXPLORER_MULTI30K", str(multi30k_root))
+    at = open_app()
+    at.segmented_control(key="train_view").set_value("new").run()
+    at.segmented_control(key="train_data").set_value("multi30k").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    metrics = {m.label: m.value for m in at.metric}
+    assert (metrics["Training pairs"], metrics["Validation pairs"], metrics["Skipped pairs"]) == ("28,998", "1,014", "2")
+    assert at.session_state["train_preset"] == "small" and at.session_state["train_d_model"] == 256
+    assert at.dataframe[0].value["source"][0].startswith("Two young, White males are outside")
+    assert "▁" in at.code[0].value  # subword pieces of the trained vocabulary
+    tokenizer_line = next(m.value for m in at.markdown if " pieces**" in m.value)  # "**7,998 pieces**, ..."
+    vocab = int(tokenizer_line.split("**")[1].split()[0].replace(",", ""))
+    assert metrics["Parameters"] == f"{count_parameters(PRESETS['small'].replace(vocab_size=vocab)):,}"
+    assert at.button(key="train_time_step").label == "Time one step"  # a 7M-parameter model is timed on request
 
 
 BAD_UPLOADS = [

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from explorer.checkpoint import load_checkpoint
-from explorer.figures.theme import escape_labels
+from explorer.figures.theme import escape_labels, find_browser
 from explorer.inference import translate
 from ui.attention_view import (MAX_UPLOAD_LINES, NATURAL_EXAMPLES, SYMBOL_EXAMPLES, attention_view, data_kind,
                                example_sentences, result_rows, rows_to_delimited)
@@ -149,9 +149,11 @@ def test_url_restores_layer_head_and_family(checkpoint_root, words_checkpoint):
     assert fig["layout"]["xaxis"]["ticktext"] == escape_labels(t.source_pieces)
     assert "layer 2" in fig["layout"]["title"]["text"] and "head 2" in fig["layout"]["title"]["text"]
     assert any("Layer 2, head 2" in m.value for m in at.markdown), "the head's caption is shown"
-    # Download buttons (PNG and SVG) sit under the figure.
-    keys = {b.key for b in at.get("download_button")}
-    assert {"translate_head__png", "translate_head__svg"} <= keys or not keys  # no chromium: a caption instead
+    # Download buttons (PNG and SVG) sit under the figure; without a local Chromium a caption says why not.
+    if find_browser() is None:
+        assert any("needs a local Chromium" in c.value for c in at.caption)
+    else:
+        assert {"translate_head__png", "translate_head__svg"} <= {b.key for b in at.get("download_button")}
 
     # Changing the head updates the URL, so the view can be linked from a slide.
     at.segmented_control(key="head").set_value(1).run()
@@ -160,12 +162,13 @@ def test_url_restores_layer_head_and_family(checkpoint_root, words_checkpoint):
 
 def test_words_mode_mean_and_head_view(checkpoint_root, words_checkpoint):
     at = open_page(PAGE, model="words-fixture", sentence=WORDS_SENTENCE, family="encoder_self", units="words",
-                   mode="mean", layer="1")
+                   mode="mean", layer="1", stretch="True")
     (fig,) = charts(at, "translate_mean")
     assert fig["layout"]["xaxis"]["ticktext"][:3] == ["a", "small", "child"]
     t = engine(words_checkpoint, [WORDS_SENTENCE], with_attention=True)[0]
     expected = attention_view(t, "encoder_self", "words").weights[0].mean(axis=0)
     np.testing.assert_allclose(plotly_array(fig["data"][0]["z"]), expected, atol=1e-5)
+    assert fig["data"][0]["zmax"] == pytest.approx(float(expected.max()), abs=1e-5), "stretched colour scale"
 
     at.segmented_control(key="mode").set_value("lines").run()
     at.pills(key="heads").set_value([2]).run()

@@ -50,7 +50,7 @@ class View:
     query: str = ""
     shot: str = ""  # file name without .png; default: the url_path
     act: Callable | None = None  # act(page, app) -> None; drives the page and asserts
-    dark: bool = False  # prefers-color-scheme: dark (Streamlit follows the system theme)
+    dark: bool = False  # served with Streamlit's dark theme
 
     @property
     def name(self) -> str:
@@ -60,8 +60,9 @@ class View:
 # --- waiting for Streamlit ---------------------------------------------------------------------------------------
 
 def wait_idle(page, timeout_ms: int = RENDER_TIMEOUT_MS, quiet_ms: int = 1500) -> None:
-    """Wait until the script has stopped running (no 'Running…' status) for `quiet_ms` in a row."""
-    page.wait_for_selector('[data-testid="stAppViewContainer"]', timeout=timeout_ms)
+    """Wait until the page shows content and the script has stopped running (no 'Running…' status) for
+    `quiet_ms` in a row."""
+    page.wait_for_selector('[data-testid="stMain"] [data-testid="stElementContainer"]', timeout=timeout_ms)
     deadline = time.monotonic() + timeout_ms / 1000
     quiet_since = None
     while time.monotonic() < deadline:
@@ -118,6 +119,11 @@ def translate_types_a_sentence(page, app: App) -> None:
     page.get_by_text(expected, exact=True).first.wait_for(timeout=RENDER_TIMEOUT_MS)
     page.locator(".js-plotly-plot").first.wait_for(timeout=RENDER_TIMEOUT_MS)
     assert "sentence=" in page.url, "the sentence is kept in the URL"
+    # The SVG under the heatmap is rendered on click, offline, by a local Chromium.
+    with page.expect_download(timeout=RENDER_TIMEOUT_MS) as download:
+        page.get_by_role("button", name="SVG").first.click()
+    assert download.value.suggested_filename.endswith(".svg")
+    assert Path(download.value.path()).read_bytes().lstrip().startswith(b"<svg")
 
 
 def shows_a_heatmap(page, app: App) -> None:
@@ -133,8 +139,9 @@ def train_mid_run(page, app: App) -> None:
         box.press("Enter")
         wait_idle(page)
     page.get_by_role("button", name="Start training").click()
-    page.locator(".js-plotly-plot").nth(4).wait_for(timeout=4 * RENDER_TIMEOUT_MS)
-    page.wait_for_timeout(2000)  # let plotly finish drawing
+    # The snapshot slider appears with the second attention snapshot (step 0, then the first evaluation).
+    page.get_by_text("Snapshot (training step)").wait_for(timeout=4 * RENDER_TIMEOUT_MS)
+    page.wait_for_timeout(3000)  # the next redraws finish plotting
     full_screenshot(page, SCREENSHOTS / "train-running.png")
     page.get_by_role("button", name="Stop").click()
     page.get_by_role("button", name="Resume").wait_for(timeout=RENDER_TIMEOUT_MS)
@@ -181,45 +188,89 @@ def playwright_browser():
         browser.close()
 
 
-@pytest.fixture(scope="module")
-def app(checkpoint_root, playwright_browser, tmp_path_factory):
-    port = _free_port()
-    log = tmp_path_factory.mktemp("streamlit") / "server.log"
-    env = {**os.environ, "EXPLORER_CHECKPOINTS": str(checkpoint_root),
-           "EXPLORER_RUNS": str(tmp_path_factory.mktemp("runs"))}  # the train page's run folders
-    with open(log, "wb") as out:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.port", str(port),
-             "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"streamlit did not start:\n{log.read_text()[-3000:]}")
-            time.sleep(0.5)
-        # Open the root page once before any deep link. With the page scripts in a folder named pages/,
-        # Streamlit 1.67 starts in its old pages-directory mode: until app.py has run st.navigation once in
-        # this process, a deep link runs the page script directly, without the frame (no page groups, no
-        # wide layout). (Also with --server.fileWatcherType none the switch never happens.)
-        warm = playwright_browser.new_page(viewport=VIEWPORT)
-        warm.goto(url, timeout=RENDER_TIMEOUT_MS)
-        wait_idle(warm)
-        warm.close()
-        yield App(url, checkpoint_root)
-    finally:
-        server.terminate()
+class Servers:
+    """`streamlit run app.py` processes, started on first use: one per theme ("light" uses the app's own
+    theme; "dark" adds --theme.base dark, because .streamlit/config.toml defines a custom light theme
+    that the browser's prefers-color-scheme does not switch)."""
+
+    def __init__(self, checkpoint_root: Path, browser, logs: Path) -> None:
+        self.checkpoint_root, self.browser, self.logs = checkpoint_root, browser, logs
+        self.running: dict[str, tuple[subprocess.Popen, App]] = {}
+
+    def get(self, theme: str) -> App:
+        if theme not in self.running:
+            self.running[theme] = self._start(theme)
+        return self.running[theme][1]
+
+    def _start(self, theme: str) -> tuple[subprocess.Popen, App]:
+        port = _free_port()
+        log = self.logs / f"server-{theme}.log"
+        env = {**os.environ, "EXPLORER_CHECKPOINTS": str(self.checkpoint_root),
+               "EXPLORER_RUNS": str(self.logs / f"runs-{theme}")}  # the train page's run folders, not runs/app
+        extra = ["--theme.base", "dark"] if theme == "dark" else []
+        with open(log, "wb") as out:
+            server = subprocess.Popen(
+                [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.port", str(port),
+                 "--server.headless", "true", "--browser.gatherUsageStats", "false", *extra],
+                cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
+        app = App(f"http://127.0.0.1:{port}", self.checkpoint_root)
         try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
+            deadline = time.monotonic() + 90
+            while True:
+                try:
+                    with urllib.request.urlopen(f"{app.url}/_stcore/health", timeout=2) as response:
+                        if response.status == 200:
+                            break
+                except OSError:
+                    pass
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(f"streamlit did not start:\n{log.read_text()[-3000:]}")
+                time.sleep(0.5)
+            # Open the root page once before any deep link. With the page scripts in a folder named pages/,
+            # Streamlit 1.67 starts in its old pages-directory mode: until app.py has run st.navigation once
+            # in this process, a deep link runs the page script directly, without the frame (no page groups,
+            # no wide layout).
+            # The first run of app.py switches the process over; the session it ran in may still show the
+            # old navigation, so a second visit checks.
+            for attempt in range(3):
+                warm = self.browser.new_page(viewport=VIEWPORT)
+                warm.goto(app.url, timeout=RENDER_TIMEOUT_MS)
+                wait_idle(warm)
+                nav = warm.locator('[data-testid="stSidebarNav"]').inner_text()
+                warm.close()
+                if PAGES[0].group in nav:
+                    break
+            else:
+                raise AssertionError(f"app.py's navigation never became active; the sidebar shows: {nav}")
+        except BaseException:
+            _stop(server)
+            raise
+        return server, app
+
+    def close(self) -> None:
+        for server, _ in self.running.values():
+            _stop(server)
+
+
+def _stop(server: subprocess.Popen) -> None:
+    server.terminate()
+    try:
+        server.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        server.kill()
+
+
+@pytest.fixture(scope="module")
+def servers(checkpoint_root, playwright_browser, tmp_path_factory):
+    started = Servers(checkpoint_root, playwright_browser, tmp_path_factory.mktemp("streamlit"))
+    yield started
+    started.close()
+
+
+def view_url(app: App, view: View) -> str:
+    # app.py serves the default page (PAGES[0]) at the root: its url_path alone gives "Page not found".
+    path = "" if view.url_path == PAGES[0].url_path else view.url_path
+    return f"{app.url}/{path}" + (f"?{view.query}" if view.query else "")
 
 
 # --- the test -----------------------------------------------------------------------------------------------------
@@ -231,12 +282,12 @@ def test_every_page_in_the_page_list_has_a_view():
 
 
 @pytest.mark.parametrize("view", VIEWS, ids=lambda v: v.name)
-def test_page_in_browser(app, playwright_browser, view: View):
+def test_page_in_browser(servers, playwright_browser, view: View):
+    app = servers.get("dark" if view.dark else "light")
     context = playwright_browser.new_context(viewport=VIEWPORT, color_scheme="dark" if view.dark else "light")
     page = context.new_page()
     try:
-        page.goto(f"{app.url}/{view.url_path}" + (f"?{view.query}" if view.query else ""),
-                  timeout=RENDER_TIMEOUT_MS)
+        page.goto(view_url(app, view), timeout=RENDER_TIMEOUT_MS)
         wait_idle(page)
         assert_no_exception(page)
         if view.act is not None:

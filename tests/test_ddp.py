@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 COMMON = ["train", "--data", "reverse", "--preset", "tiny", "--dropout", "0", "--steps", "12", "--warmup", "5",
-          "--eval-every", "0", "--save-every", "0", "--device", "cpu", "--quiet", "--seed", "3"]
+          "--eval-every", "0", "--save-every", "0", "--device", "cpu", "--quiet", "--seed", "3", "--log-every", "1"]
 
 
 def _free_port() -> int:

@@ -4,6 +4,10 @@ resume from the saved step, attention snapshots saved without pickles, and the t
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -161,6 +165,53 @@ def test_resume_a_run_left_by_a_dead_process(tmp_path, task):
     assert shown.history["step"][-1] == step and shown.attention
     fresh.resume("orphan", run_dir, steps=step + 5)
     assert fresh.wait("orphan", 60).step == step + 5
+
+
+KILLED_RUN = """
+import sys, time, torch
+torch.set_num_threads(1)
+from pathlib import Path
+from explorer.config import ModelConfig
+from explorer.data import make_splits
+from explorer.training.datasets import train_tokenizer
+from explorer.training.jobs import JobManager
+from explorer.training.trainer import TrainConfig
+train, val = make_splits("reverse", 600, 40, seed=0, max_len=6)
+tokenizer = train_tokenizer(train, 64, synthetic=True)
+config = ModelConfig(vocab_size=tokenizer.vocab_size, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1,
+                     n_decoder_layers=1, dropout=0.0, max_len=32)
+jobs = JobManager()
+jobs.start_new("killed", model_config=config, tokenizer=tokenizer, train=train, val=val, run_dir=Path(sys.argv[1]),
+               train_config=TrainConfig(steps=1_000_000, batch_tokens=256, warmup_steps=20, eval_every=7,
+                                        save_every=3, log_every=1, bleu_sentences=0, device="cpu", max_len=32,
+                                        sample_sentences=(val.source[0],)))
+while jobs.snapshot("killed").step < 40:
+    time.sleep(0.01)
+print("running", flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_killed_app_leaves_a_resumable_run(tmp_path):
+    """SIGKILL the process mid-run (no clean stop): latest/ is whole and a new process resumes from it."""
+    run_dir = tmp_path / "killed"
+    repo = Path(__file__).resolve().parents[1]
+    process = subprocess.Popen([sys.executable, "-c", KILLED_RUN, str(run_dir)], cwd=repo, stdout=subprocess.PIPE,
+                               env={**os.environ, "PYTHONPATH": str(repo)}, text=True)
+    try:
+        assert process.stdout.readline().strip() == "running"
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(30)
+    (run,) = find_runs(tmp_path)
+    assert run.name == "killed" and run.step >= 39 and run.step % 3 == 0 and not run.finished
+    load_checkpoint(run_dir / "latest")  # whole and loadable
+    fresh = JobManager()
+    fresh.resume("killed", run_dir, steps=run.step + 4)
+    resumed = fresh.wait("killed", 60)
+    assert resumed.status == "finished", resumed.error
+    assert (resumed.resumed_from, resumed.step) == (run.step, run.step + 4)
+    assert [s.step for s in resumed.attention][:3] == [0, 7, 14]  # snapshots written before the kill
 
 
 def test_save_while_training_and_after_stopping(tmp_path, task):

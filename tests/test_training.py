@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 
 import pytest
-import torch
 
 from explorer.config import ModelConfig
 from explorer.data import make_splits
@@ -100,13 +99,13 @@ def test_callbacks_receive_progress_and_evaluations(tmp_path):
 
 @pytest.mark.slow
 def test_small_model_learns_reverse_to_99_percent_on_held_out_sequences():
-    torch.set_num_threads(max(torch.get_num_threads(), 1))
-    train, val = make_splits("reverse", 6000, 200, seed=0, min_len=3, max_len=8, n_symbols=12)
+    train, val = make_splits("reverse", 6000, 200, seed=0, min_len=3, max_len=8, n_symbols=16)
     tokenizer = Tokenizer.train(list(train.source) + list(train.target), 64, model_type="word")
     config = ModelConfig(vocab_size=tokenizer.vocab_size, d_model=64, n_heads=4, d_ff=128, n_encoder_layers=2,
                          n_decoder_layers=2, dropout=0.0, max_len=32)
-    trainer = Trainer(config, _train_config(steps=1500, batch_tokens=1024, warmup_steps=100, label_smoothing=0.0,
-                                            log_every=50), tokenizer, train, val, None)
+    # A gentle peak rate (scale 0.4) lets the model settle on exact positions; repeated symbols are the hard case.
+    trainer = Trainer(config, _train_config(steps=1500, batch_tokens=1024, warmup_steps=100, lr_scale=0.4,
+                                            label_smoothing=0.0, log_every=50), tokenizer, train, val, None)
     trainer.run()
     outputs = translate(trainer.model.eval(), tokenizer, list(val.source), batch_size=200)
     exact = sum(o.output == t for o, t in zip(outputs, val.target)) / len(val)

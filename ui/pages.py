@@ -13,8 +13,13 @@ class PageSpec:
     file: str  # relative to the app root
     title: str
     icon: str
-    url_path: str
     group: str
+
+    @property
+    def url_path(self) -> str:
+        # The file's stem: on a first visit Streamlit resolves the URL against pages/ file names, so any
+        # other path briefly shows "Page not found".
+        return Path(self.file).stem
 
     @property
     def path(self) -> Path:
@@ -22,11 +27,11 @@ class PageSpec:
 
 
 PAGES: tuple[PageSpec, ...] = (
-    PageSpec("pages/translate.py", "Translate & attention", ":material/translate:", "translate", "Look inside"),
-    PageSpec("pages/compare.py", "Compare heads", ":material/compare:", "compare", "Look inside"),
-    PageSpec("pages/step_by_step.py", "Attention step by step", ":material/calculate:", "step-by-step", "Look inside"),
-    PageSpec("pages/beam.py", "Beam search", ":material/account_tree:", "beam-search", "Look inside"),
-    PageSpec("pages/positional.py", "Positional encoding", ":material/waves:", "positional-encoding", "The paper"),
-    PageSpec("pages/complexity.py", "Complexity (Table 1)", ":material/speed:", "complexity", "The paper"),
-    PageSpec("pages/train.py", "Train", ":material/model_training:", "train", "Train"),
+    PageSpec("pages/translate.py", "Translate & attention", ":material/translate:", "Look inside"),
+    PageSpec("pages/compare.py", "Compare heads", ":material/compare:", "Look inside"),
+    PageSpec("pages/step_by_step.py", "Attention step by step", ":material/calculate:", "Look inside"),
+    PageSpec("pages/beam.py", "Beam search", ":material/account_tree:", "Look inside"),
+    PageSpec("pages/positional.py", "Positional encoding", ":material/waves:", "The paper"),
+    PageSpec("pages/complexity.py", "Complexity (Table 1)", ":material/speed:", "The paper"),
+    PageSpec("pages/train.py", "Train", ":material/model_training:", "Train"),
 )

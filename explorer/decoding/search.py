@@ -213,8 +213,7 @@ def greedy_search(
     step = 0
     while active:
         log_probs = _checked(scorer.step(last, step), len(active))
-        best_lp, best_token = log_probs.max(dim=-1)  # (N,), (N,); float64 below, without copying (N, V)
-        best_lp = best_lp.double()
+        best_lp, best_token = log_probs.double().max(dim=-1)  # (N,), (N,)
         keep: list[int] = []
         for row, (s, token, lp) in enumerate(zip(active, best_token.tolist(), best_lp.tolist())):
             tokens[s].append(token)

@@ -47,15 +47,19 @@ def compare_heads(panels: Sequence[Panel], *, zmax: float | None = 1.0, title: s
     """Two to four attention matrices side by side (one row, or 2 x 2 for four) on one colour axis.
 
     zmax fixes the top of the shared colour range (default 1.0, the largest possible weight);
-    None uses the largest weight over all panels (`shared_zmax`). There is one heatmap trace per panel,
-    in panel order, each with meta={"panel": i} and the panel title as its name.
+    None uses the largest weight over all panels (`shared_zmax`). A panel that reads the same query tokens
+    as the one to its left leaves out its row labels (the rows line up). There is one heatmap trace per
+    panel, in panel order, each with meta={"panel": i} and the panel title as its name.
     """
     assert 1 <= len(panels) <= 4, f"expected 1 to 4 panels, got {len(panels)}"
     weights = [_check(p.weights, 2, p.query_labels, p.key_labels, "(q, k)") for p in panels]
     rows, cols = panel_grid(len(panels))
     top = shared_zmax(panels) if zmax is None else float(zmax)
+    repeats = [i % cols > 0 and list(panels[i - 1].query_labels) == list(p.query_labels)
+               and panels[i - 1].query_title == p.query_title for i, p in enumerate(panels)]
+    spacing = 0.0 if cols == 1 else (0.04 if all(repeats[i] for i in range(len(panels)) if i % cols) else 0.12)
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=[escape_labels([p.title])[0] for p in panels],
-                        horizontal_spacing=0.12 if cols > 1 else 0.0, vertical_spacing=0.16)
+                        horizontal_spacing=spacing, vertical_spacing=0.16)
     tallest = 1
     for i, (panel, w) in enumerate(zip(panels, weights)):
         row, col = divmod(i, cols)
@@ -71,8 +75,9 @@ def compare_heads(panels: Sequence[Panel], *, zmax: float | None = 1.0, title: s
             row=row + 1, col=col + 1,
         )
         fig.update_xaxes(title_text=panel.key_title, row=row + 1, col=col + 1, **_index_axis(panel.key_labels))
-        fig.update_yaxes(title_text=panel.query_title, row=row + 1, col=col + 1,
-                         **_index_axis(panel.query_labels, reverse=True))
+        repeat = repeats[i]  # the same rows as the panel to the left: its labels serve both
+        fig.update_yaxes(title_text=None if repeat else panel.query_title, showticklabels=not repeat,
+                         row=row + 1, col=col + 1, **_index_axis(panel.query_labels, reverse=True))
     fig.update_layout(coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=top,
                                      colorbar=colorbar("weight")))
     apply_theme(fig, title=title, height=rows * max(360, _ROW_PX * tallest + 150) + (60 if title else 0))

@@ -143,7 +143,7 @@ def lr_schedule_curve(
     ))
     peak = float(np.interp(warmup_steps, px, py)) if len(px) else 0.0
     fig.add_trace(go.Scatter(
-        x=[warmup_steps], y=[peak], mode="markers+text", name="warm-up ends",
+        x=[warmup_steps], y=[peak], mode="markers+text", name="warm-up ends", showlegend=False,
         marker=dict(size=14, color=color(1), symbol="diamond"),
         text=[f"warm-up ends: step {warmup_steps:,}"], textposition="top right",
         hovertemplate="end of warm-up<br>step %{x}<br>learning rate %{y:.3e}<extra></extra>",
@@ -154,8 +154,8 @@ def lr_schedule_curve(
     fig.update_xaxes(title_text=_STEP_TITLE, range=[0, right * 1.02])
     fig.update_yaxes(title_text="learning rate", exponentformat="e", range=[0, 1.25 * top] if top > 0 else None)
     apply_theme(fig, title=title, height=440)
-    # After the warm-up the rate decays, so the top right corner is free for the legend.
-    fig.update_layout(legend=dict(yanchor="top", y=0.99, xanchor="right", x=0.99, bgcolor="rgba(128, 128, 128, 0.12)"))
+    # Under the axis: inside the plot the legend would cover the curve or the warm-up label.
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.28, xanchor="left", x=0))
     return fig
 
 

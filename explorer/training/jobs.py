@@ -29,7 +29,7 @@ import shutil
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -318,8 +318,11 @@ def batches_per_epoch(tokenizer: Tokenizer, corpus: ParallelCorpus, batch_tokens
 
 def planned_schedule(steps: int, d_model: int, warmup_steps: int, scale: float = 1.0,
                      points: int = 300) -> tuple[list[int], list[float]]:
-    """The learning rate Eq. 3 will use over the whole run, at up to `points` steps (warm-up end included)."""
-    grid = sorted({int(round(x)) for x in np.linspace(1, max(steps, 1), points)} | {min(warmup_steps, steps)})
+    """The learning rate Eq. 3 will use over the whole run, at about 2·`points` steps: spread over the run and
+    again over its first five warm-ups, where the rate turns (the warm-up's end itself included)."""
+    whole = np.linspace(1, max(steps, 1), points)
+    early = np.linspace(1, max(min(steps, 5 * warmup_steps), 1), points)
+    grid = sorted({int(round(x)) for x in np.concatenate([whole, early])} | {min(warmup_steps, steps)})
     return grid, [noam_learning_rate(s, d_model, warmup_steps, scale) for s in grid]
 
 
@@ -402,10 +405,12 @@ class _Job:
         with self.lock:
             running = self.status == "running"
             return JobSnapshot(
-                self.name, self.status, self.run_dir, self.save_to, self.step, self.total_steps,
-                self.resumed_from, self.elapsed_s, {k: tuple(v) for k, v in self.history.items()},
-                tuple(self.attention), tuple(self.saved), self.error, self.d_model, self.warmup_steps,
-                self.lr_scale, self.sample_sentences, self.updated, len(self.save_requests),
+                name=self.name, status=self.status, run_dir=self.run_dir, save_to=self.save_to, step=self.step,
+                total_steps=self.total_steps, resumed_from=self.resumed_from, elapsed_s=self.elapsed_s,
+                history={k: tuple(v) for k, v in self.history.items()}, attention=tuple(self.attention),
+                saved=tuple(self.saved), error=self.error, d_model=self.d_model, warmup_steps=self.warmup_steps,
+                lr_scale=self.lr_scale, sample_sentences=self.sample_sentences, updated=self.updated,
+                pending_saves=len(self.save_requests),
                 elapsed_session_s=(time.perf_counter() - self.session_start) if running else 0.0)
 
 
@@ -446,21 +451,29 @@ class _JobCallback(TrainingCallback):
             self.save(target)
 
     def on_eval(self, event: EvalEvent) -> None:
-        with self.job.lock:
+        snapshot = AttentionSnapshot(event.step, tuple(event.samples)) if event.samples else None
+        with self.job.lock:  # scores and attention of one evaluation appear together
             history = self.job.history
             history["eval_step"].append(event.step)
             history["val_loss"].append(event.val_loss)
             history["val_bleu"].append(None if math.isnan(event.val_bleu) else event.val_bleu)
             self.job.updated = time.time()
-        if event.samples:
-            self._add_snapshot(AttentionSnapshot(event.step, tuple(event.samples)))
+            if snapshot is not None:
+                self._keep(snapshot)
+            snapshots = list(self.job.attention)
+        if snapshot is not None:
+            save_snapshots(self.job.run_dir, snapshots)
 
     def _add_snapshot(self, snapshot: AttentionSnapshot) -> None:
         with self.job.lock:
-            kept = [s for s in self.job.attention if s.step != snapshot.step]
-            self.job.attention = thin_snapshots(kept + [snapshot])
+            self._keep(snapshot)
             snapshots = list(self.job.attention)
         save_snapshots(self.job.run_dir, snapshots)
+
+    def _keep(self, snapshot: AttentionSnapshot) -> None:
+        """Add to the job's snapshots (caller holds the lock); a snapshot of the same step is replaced."""
+        kept = [s for s in self.job.attention if s.step != snapshot.step]
+        self.job.attention = thin_snapshots(kept + [snapshot])
 
     def save(self, target: Path) -> Path:
         """Save the model as it is now (between two steps, in the training thread)."""
@@ -598,6 +611,9 @@ class JobManager:
         run_dir = Path(run_dir)
         if not is_checkpoint(run_dir / "latest"):
             raise JobError(f"{run_dir} has no latest/ checkpoint to resume from")
+        if not (run_dir / DATA_DIR / "train.src").is_file():
+            raise JobError(f"{run_dir} has no {DATA_DIR}/ folder: it was not started from the train page; resume it "
+                           "with `explorer train --resume` instead")
         if save_to is None and (run_dir / RUN_FILE).is_file():
             save_to = json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8")).get("save_to")
         state = json.loads((run_dir / "latest" / "training.json").read_text(encoding="utf-8"))
