@@ -9,12 +9,15 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+import explorer  # noqa: F401  (before torch, so the engine's CPU threading defaults apply as in the app)
+
 # Run order of `python -m benchmarks`.
 BENCHMARKS = {
     "training": "benchmarks.training",
     "attention": "benchmarks.attention",
     "decoding": "benchmarks.decoding",
     "latency": "benchmarks.latency",
+    "threads": "benchmarks.threads",
     "gpu": "benchmarks.gpu",
 }
 

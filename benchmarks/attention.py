@@ -41,10 +41,10 @@ def setup(opts: Options, batch_size: int | None = None) -> AttentionSetup:
     config = model.config
     n = 16 if opts.quick else 128
     if tokenizer is not None and multi30k_available():
-        en = [s for s in read_lines(MULTI30K / "test2016.en")][:n]
-        de = [s for s in read_lines(MULTI30K / "test2016.de")][:n]
+        en = read_lines(MULTI30K / "test2016.en")[:n]
+        de = read_lines(MULTI30K / "test2016.de")[:n]
         src, tgt = tokenizer.encode_batch(en), tokenizer.encode_batch(de)
-        data = f"Multi30k test2016 pairs"
+        data = "Multi30k test2016 pairs"
     else:
         src = synthetic_ids(synthetic_lengths(n, opts.seed), config.vocab_size, opts.seed)
         tgt = synthetic_ids(synthetic_lengths(n, opts.seed + 1), config.vocab_size, opts.seed + 1)

@@ -165,6 +165,7 @@ def machine_description(device: str = "cpu") -> dict[str, str]:
         "python": platform.python_version(),
         "device": device,
         "load average (1/5/15 min)": load_average(),
+        "OpenMP wait policy": os.environ.get("OMP_WAIT_POLICY") or "runtime default",
     }
     if device.startswith("cuda") and torch.cuda.is_available():
         props = torch.cuda.get_device_properties(0)

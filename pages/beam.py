@@ -17,6 +17,9 @@ from ui.figures import show_figure
 from ui.state import load_model, require_model, translate_for
 from ui.translate_view import md_escape, number_picker, sentence_input, show_translation
 from ui.urlstate import sync_to_url, url_default
+from ui.frame import ensure_frame
+
+ensure_frame()
 
 TREE_KEY = "beam_tree"
 PICKED_NODE = "beam_picked_node"  # node id clicked in the tree; None: follow the n-best selectbox

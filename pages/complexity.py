@@ -8,6 +8,9 @@ from explorer.complexity.measure import measure_layers, rows_to_csv, sequence_le
 from explorer.complexity.table1 import crossover_n, table1_rows
 from explorer.figures.complexity import METRICS, measured_figure, n_grid, operations_figure, path_length_figure
 from explorer.figures.theme import download_config
+from ui.frame import ensure_frame
+
+ensure_frame()
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

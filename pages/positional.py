@@ -33,6 +33,9 @@ from ui.figures import show_figure
 from ui.state import require_model
 from ui.translate_view import sentence_input
 from ui.urlstate import sync_to_url, url_default
+from ui.frame import ensure_frame
+
+ensure_frame()
 
 MAX_LENGTH = 400
 SHIFT_TOLERANCE = 1e-5

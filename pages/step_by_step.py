@@ -30,6 +30,9 @@ from ui.figures import show_figure
 from ui.state import load_model, require_model, translate_for
 from ui.translate_view import family_picker, md_escape, number_picker, sentence_input, show_translation
 from ui.urlstate import sync_to_url, url_default
+from ui.frame import ensure_frame
+
+ensure_frame()
 
 SHOWN_DIMS = 8  # long vectors are cut to their first dimensions, with a note
 DEMO_D_KS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)

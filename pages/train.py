@@ -8,6 +8,9 @@ import streamlit as st
 from ui.train_view import (data_section, init_state, manager, model_section, start_section, tokenizer_section,
                            training_section, watch_section)
 from ui.urlstate import sync_to_url, url_default
+from ui.frame import ensure_frame
+
+ensure_frame()
 
 VIEWS = {"new": "New run", "watch": "Watch runs"}
 

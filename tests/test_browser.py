@@ -126,6 +126,21 @@ def translate_types_a_sentence(page, app: App) -> None:
     assert Path(download.value.path()).read_bytes().lstrip().startswith(b"<svg")
 
 
+def translate_uploads_a_file(page, app: App) -> None:
+    page.get_by_text("Upload a text file", exact=True).click()
+    wait_idle(page)
+    sentences = ["a man rides a bicycle .", "the dog walks in the park .", "a small child sees the red dog ."]
+    page.locator('[data-testid="stMain"] [data-testid="stFileUploaderDropzoneInput"]').set_input_files(
+        files=[{"name": "sentences.txt", "mimeType": "text/plain", "buffer": "\n".join(sentences).encode()}])
+    wait_idle(page)
+    page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=RENDER_TIMEOUT_MS)
+    # The table is drawn on a canvas; its cells are also in the DOM (for screen readers), though hidden.
+    cells = page.locator('[data-testid="stDataFrame"] td').all_inner_texts()
+    for sentence in sentences:
+        assert sentence in cells and _engine_output(app, "words-fixture", sentence) in cells, cells
+    page.get_by_role("button", name="Download CSV").wait_for(timeout=RENDER_TIMEOUT_MS)
+
+
 def shows_a_heatmap(page, app: App) -> None:
     page.locator(".js-plotly-plot").first.wait_for(timeout=RENDER_TIMEOUT_MS)
 
@@ -153,6 +168,8 @@ def query(**params: str) -> str:
 
 VIEWS: list[View] = [
     View("translate", query(model="words-fixture"), act=translate_types_a_sentence),
+    View("translate", query(model="words-fixture", mode="grid", units="words"), shot="translate-upload",
+         act=translate_uploads_a_file),
     View("translate", query(model="words-fixture", mode="grid", family="encoder_self", sentence=WORDS_SENTENCE),
          shot="translate-grid", act=shows_a_heatmap),
     View("translate", query(model="words-fixture", mode="lines", family="cross", units="words",
