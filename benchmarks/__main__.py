@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -40,6 +41,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--checkpoint", default=None, help="model for decoding/latency (default checkpoints/multi30k-en-de)")
     p.add_argument("--profile", nargs="+", choices=["training", "training-reference", "decoding"], default=None,
                    help="print torch.profiler tables for these workloads instead of benchmarking")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                   help="device for --profile (the benchmarks run on the CPU; the 'gpu' one on CUDA)")
     # Internal: one memory probe in a fresh process (see benchmarks.common.memory_in_subprocess).
     p.add_argument("--memory-child", nargs=2, metavar=("BENCHMARK", "VARIANT"), help=argparse.SUPPRESS)
     p.add_argument("--threads-child", metavar="WORKLOAD", help=argparse.SUPPRESS)
@@ -73,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     opts = Options(**fields)
     if args.profile:
         from benchmarks import profile
+        opts = dataclasses.replace(opts, device=args.device)
         for name in args.profile:
             profile.run(name, opts)
         return 0
@@ -105,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
         for row in result.rows:
             goal = f"   goal {row.goal}: {row.verdict}" if row.goal else ""
             print(f"  {result.title} | {row.measure}: {row.value}{goal}")
-    machine["load average (1/5/15 min)"] += f" at start, {machine_description('cpu')['load average (1/5/15 min)']} at end"
+    load = "load average (1/5/15 min)"
+    machine[load] += f" at start, {machine_description('cpu')[load]} at end"
     if args.out:
         command = "python -m benchmarks " + " ".join(argv if argv is not None else sys.argv[1:])
         out = Path(args.out)

@@ -24,7 +24,9 @@ class TorchTransformer(nn.Module):
 
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
-        if not config.share_embeddings or config.positional != "sinusoidal" or config.d_k not in (None, config.d_model // config.n_heads):
+        default_heads = (None, config.d_model // config.n_heads)
+        if not config.share_embeddings or config.positional != "sinusoidal" or config.d_k not in default_heads \
+                or config.d_v not in default_heads:
             raise ValueError("the reference model covers shared embeddings, sinusoidal positions and d_k = d/h")
         self.config = config
         d = config.d_model

@@ -14,9 +14,9 @@ from torch.profiler import ProfilerActivity, profile
 from benchmarks.common import Options, synchronize
 
 
-def _report(prof, wall: float, title: str, rows: int = 25) -> None:
+def _report(prof, wall: float, title: str, rows: int = 25, on_gpu: bool = False) -> None:
     events = prof.key_averages()
-    sort = "self_cuda_time_total" if any(getattr(e, "device_type", None) == "cuda" for e in events) else "self_cpu_time_total"
+    sort = "self_device_time_total" if on_gpu else "self_cpu_time_total"
     print(f"\n-- {title} --")
     print(events.table(sort_by=sort, row_limit=rows))
     op_time = sum(e.self_cpu_time_total for e in events) / 1e6
@@ -38,7 +38,7 @@ def profile_training(opts: Options, steps: int = 4, which: str = "explorer") -> 
             step(batch)
         synchronize(opts.device)
         wall = time.perf_counter() - start
-    _report(prof, wall, f"{which} training, {steps} steps, {s.preset_name}")
+    _report(prof, wall, f"{which} training, {steps} steps, {s.preset_name}", on_gpu=opts.device.startswith("cuda"))
 
 
 def profile_decoding(opts: Options) -> None:

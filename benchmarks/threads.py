@@ -7,6 +7,9 @@ C B A, …) so that background load hits them alike; the ratios compare medians 
 Configurations: torch's default thread count with the OpenMP runtime's default policy (threads spin a while
 before sleeping), the same with OMP_WAIT_POLICY=PASSIVE (explorer's default since it is imported before torch),
 and a single thread (no OpenMP team at all).
+
+The latency is also measured beside a competing torch process (many small multi-threaded ops, the OpenMP
+defaults: another app session, a test run, a notebook), which is where spinning threads hurt most.
 """
 
 from __future__ import annotations
@@ -28,7 +31,16 @@ CONFIGS = {  # name -> (OMP_WAIT_POLICY or None for the runtime's default, torch
     "default threads, OMP_WAIT_POLICY=PASSIVE": ("PASSIVE", None),
     "1 thread": (None, 1),
 }
-WORKLOADS = ("latency", "training")
+WORKLOADS = ("latency", "latency beside another torch process", "training")
+COMPETITOR = """
+import torch
+x = [torch.randn(65536) for _ in range(16)]
+a = torch.randn(256, 256)
+while True:
+    for t in x:
+        t.mul_(0.999).add_(0.001)
+    a = torch.tanh(a @ a)
+"""
 
 
 def _child_env(policy: str | None) -> dict[str, str]:
@@ -62,6 +74,15 @@ def child(workload: str, opts: Options, out: str) -> None:
 
 
 def _run_child(workload: str, config: str, opts: Options) -> dict | None:
+    if workload.startswith("latency beside"):
+        env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+        competitor = subprocess.Popen([sys.executable, "-c", COMPETITOR], env=env, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL)
+        try:
+            return _run_child("latency", config, opts)
+        finally:
+            competitor.kill()
+            competitor.wait()
     policy, threads = CONFIGS[config]
     child_opts = Options(**{**json.loads(opts.to_json()), "threads": threads, "memory": False})
     with tempfile.TemporaryDirectory() as tmp:
@@ -114,10 +135,13 @@ def run(opts: Options) -> Result:
             speedup = paired_ratio(per_rep[baseline], per_rep[name])
             table.append((name, threads_seen[name], f"{statistics.median(t) * 1e3:.1f} ms",
                           f"{percentile(t, 95) * 1e3:.1f} ms", ratio_text(speedup)))
-            label = "one-sentence translate + attention" if workload == "latency" else "training step (explorer)"
+            label = ("training step (explorer)" if workload == "training" else
+                     "one-sentence translate + attention" + (" beside another torch process"
+                                                             if workload != "latency" else ""))
             result.add(f"{label}, {name}: median", f"{statistics.median(t) * 1e3:.1f} ms"
                        + ("" if name == baseline else f" ({ratio_text(speedup)} the speed of the first)"))
-        print_table((f"{workload}: configuration", "threads", "median", "p95", "speed vs first"), table)
+        print(f"  {workload}:", flush=True)
+        print_table(("configuration", "threads", "median", "p95", "speed vs first"), table)
     result.note("each configuration in its own process (the wait policy is fixed when torch loads), "
                 f"{reps} alternating runs each; the speed ratio is the median over runs of first ÷ this")
     return result

@@ -11,8 +11,11 @@ from explorer.inference import Translation
 from ui.attention_view import FAMILY_SHORT, UNITS, attention_view
 from ui.figures import show_figure
 from ui.state import Selection, checkpoint_choices, current_model, require_model, translate_for, weights_version
-from ui.translate_view import family_picker, number_picker, sentence_input, show_translation
+from ui.translate_view import PERSIST, family_picker, number_picker, sentence_input, show_translation
+from ui.frame import ensure_frame
 from ui.urlstate import sync_to_url, url_default
+
+ensure_frame()
 
 COMPARE = {"heads": "Heads on one sentence", "checkpoints": "One head, two checkpoints",
            "sentences": "One head, two sentences"}
@@ -32,13 +35,15 @@ st.markdown(
 url_default("c_compare", "heads", allowed=tuple(COMPARE))
 url_default("c_scale", "fixed", allowed=tuple(SCALES))
 url_default("c_units", "pieces", allowed=UNITS)
-what = st.segmented_control("Compare", tuple(COMPARE), key="c_compare", required=True, format_func=COMPARE.get)
+what = st.segmented_control("Compare", tuple(COMPARE), key="c_compare", required=True, format_func=COMPARE.get,
+                            persist_state=PERSIST)
 second, third = st.columns((3, 2), gap="large")
-scale = second.segmented_control("Colour scale", tuple(SCALES), key="c_scale", required=True,
+scale = second.segmented_control("Colour scale", tuple(SCALES), key="c_scale", required=True, persist_state=PERSIST,
                                  format_func=SCALES.get,
                                  help="Either way every panel uses the same scale, so equal colours mean equal "
                                       "weights.")
 units = third.segmented_control("Tokens", UNITS, key="c_units", required=True, format_func=str.capitalize,
+                                persist_state=PERSIST,
                                 help="Sub-word pieces, or whole words (summed over a word's pieces as keys, "
                                      "averaged as queries).")
 sync_to_url("c_compare", "c_scale", "c_units")
@@ -66,10 +71,12 @@ def show(panels: list[tuple[Panel, str]], name: str) -> None:
 
 
 config = checkpoint.config
+# The translate page's sentence, when there is one, is the natural one to compare heads on.
+translate_sentence = st.session_state.get("sentence")
 if what == "heads":
-    sentence = sentence_input("c_sentence", checkpoint.metadata)
+    sentence = sentence_input("c_sentence", checkpoint.metadata, default=translate_sentence)
     url_default("c_n", 2, int, allowed=PANEL_COUNTS)
-    count = st.segmented_control("How many heads", PANEL_COUNTS, key="c_n", required=True)
+    count = st.segmented_control("How many heads", PANEL_COUNTS, key="c_n", required=True, persist_state=PERSIST)
     sync_to_url("c_sentence", "c_n")
     if not sentence:
         st.info("Type a sentence above, or click an example.", icon=":material/keyboard:")
@@ -99,13 +106,13 @@ elif what == "checkpoints":
     url_default("c_model2", others[0], allowed=others)
     left, right = st.columns(2, gap="large")
     left.markdown(f"First checkpoint (chosen in the sidebar)  \n**{here}**")
-    other_label = right.selectbox("Second checkpoint", others, key="c_model2")
+    other_label = right.selectbox("Second checkpoint", others, key="c_model2", persist_state=PERSIST)
     other_path = choices[other_label]
     other = current_model(Selection(other_path, selection.device, weights_version(other_path)))
     if other is None:
         st.stop()
     other_selection = Selection(other_path, selection.device, weights_version(other_path))
-    sentence = sentence_input("c_sentence", checkpoint.metadata)
+    sentence = sentence_input("c_sentence", checkpoint.metadata, default=translate_sentence)
     family = family_picker("c_family")
     sync_to_url("c_model2", "c_sentence", "c_family")
     if not sentence:
@@ -127,7 +134,8 @@ elif what == "checkpoints":
 else:
     left, right = st.columns(2, gap="large", border=True)
     with left:
-        sentence = sentence_input("c_sentence", checkpoint.metadata, label="First sentence")
+        sentence = sentence_input("c_sentence", checkpoint.metadata, label="First sentence",
+                                  default=translate_sentence)
     with right:
         sentence2 = sentence_input("c_sentence2", checkpoint.metadata, label="Second sentence", example=1)
     family = family_picker("c_family")

@@ -13,9 +13,12 @@ from ui.attention_view import (MAX_UPLOAD_BYTES, MAX_UPLOAD_LINES, UNITS, attent
                                result_rows, rows_to_delimited)
 from ui.figures import file_stem, show_figure
 from ui.state import require_model, translate_for
-from ui.translate_view import (family_picker, number_picker, read_upload, sentence_input, show_translation,
+from ui.translate_view import (PERSIST, family_picker, number_picker, read_upload, sentence_input, show_translation,
                                translate_batch, warn_truncated)
+from ui.frame import ensure_frame
 from ui.urlstate import sync_to_url, url_default
+
+ensure_frame()
 
 INPUTS = {"type": "Type a sentence", "file": "Upload a text file"}
 MODES = {"head": "One head", "grid": "All layers and heads", "mean": "Mean over heads", "lines": "Head view"}
@@ -35,8 +38,9 @@ st.markdown(
 url_default("input", "type", allowed=tuple(INPUTS))
 url_default("beam", 1, int, allowed=BEAM_SIZES)
 left, right = st.columns((3, 2), gap="large")
-source = left.segmented_control("Input", tuple(INPUTS), key="input", required=True, format_func=INPUTS.get)
-beam = right.select_slider("Beam size", BEAM_SIZES, key="beam",
+source = left.segmented_control("Input", tuple(INPUTS), key="input", required=True, format_func=INPUTS.get,
+                                persist_state=PERSIST)
+beam = right.select_slider("Beam size", BEAM_SIZES, key="beam", persist_state=PERSIST,
                            help=f"1 is greedy decoding. The paper uses beam search with 4 beams and length "
                                 f"penalty \u03b1 = {ALPHA} (Section 6.1).")
 options = dict(beam_size=beam, alpha=ALPHA)
@@ -91,9 +95,10 @@ def attention_section(translation: Translation) -> None:
     url_default("units", "pieces", allowed=UNITS)
     family = family_picker("family")
     left, right = st.columns((3, 2), gap="large")
-    mode = left.segmented_control("View", tuple(MODES), key="mode", required=True, format_func=MODES.get)
+    mode = left.segmented_control("View", tuple(MODES), key="mode", required=True, format_func=MODES.get,
+                                  persist_state=PERSIST)
     units = right.segmented_control(
-        "Tokens", UNITS, key="units", required=True, format_func=str.capitalize,
+        "Tokens", UNITS, key="units", required=True, format_func=str.capitalize, persist_state=PERSIST,
         help="Sub-word pieces as the model reads them, or whole words: a word's attention is summed over "
              "its pieces on the key side and averaged over them on the query side.")
     view = attention_view(translation, family, units)
@@ -118,7 +123,7 @@ def attention_section(translation: Translation) -> None:
     zmax = 1.0
     if mode in ("head", "mean"):
         url_default("stretch", False, lambda raw: raw == "True", allowed=(True, False))
-        if st.toggle("Stretch the colours to this view's largest weight", key="stretch",
+        if st.toggle("Stretch the colours to this view's largest weight", key="stretch", persist_state=PERSIST,
                      help="Off: 0 to 1, the same scale for every head. On: 0 to the largest weight shown, "
                           "which brings out the structure of heads that spread their attention."):
             zmax = None
@@ -147,7 +152,7 @@ def attention_section(translation: Translation) -> None:
         url_default("heads", all_heads, lambda raw: [int(h) for h in raw.split(",") if h.strip()])
         st.session_state["heads"] = [h for h in st.session_state["heads"] if h in all_heads]
         with right:
-            heads = st.pills("Heads", all_heads, selection_mode="multi", key="heads",
+            heads = st.pills("Heads", all_heads, selection_mode="multi", key="heads", persist_state=PERSIST,
                              format_func=lambda h: f"Head {h}", help="Toggle heads on and off.")
         sync_to_url("family", "units", "mode", "layer")
         st.query_params["heads"] = ",".join(map(str, sorted(heads)))

@@ -15,7 +15,7 @@ from explorer.checkpoint import load_checkpoint
 from explorer.figures.theme import escape_labels, find_browser
 from explorer.inference import translate
 from ui.attention_view import (MAX_UPLOAD_LINES, NATURAL_EXAMPLES, SYMBOL_EXAMPLES, attention_view, data_kind,
-                               example_sentences, result_rows, rows_to_delimited)
+                               example_sentences, rows_to_delimited)
 from ui.translate_view import md_escape
 
 REPO = Path(__file__).resolve().parents[1]

@@ -131,6 +131,17 @@ def test_benchmark_runs_at_tiny_size_and_prints_ratios(name, capsys):
         assert "explorer ÷ nn.Transformer" in measures and "matmul" in measures
 
 
+def test_threads_benchmark_compares_configurations_in_separate_processes(capsys):
+    result = load("threads").run(Options(quick=True, memory=False))
+    printed = capsys.readouterr().out
+    assert result.skipped is None
+    medians = [row for row in result.rows if row.measure.endswith(": median")]
+    assert len(medians) == 3, [r.measure for r in result.rows]  # default policy, PASSIVE, 1 thread
+    assert all(re.match(r"\d+\.\d ms", row.value) for row in medians)
+    assert "OMP_WAIT_POLICY=PASSIVE" in printed and RATIO.search(printed)
+    assert load("threads").run(Options(quick=True, threads=1)).skipped  # nothing to compare with one thread
+
+
 def test_gpu_benchmark_skips_clearly_without_cuda(capsys):
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA; the GPU benchmark would really run")

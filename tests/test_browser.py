@@ -90,7 +90,8 @@ def full_screenshot(page, path: Path) -> None:
         """() => Math.max(document.body.scrollHeight, ...Array.from(document.querySelectorAll(
                '[data-testid="stMain"], [data-testid="stAppViewContainer"], section.main'))
                .map(e => e.scrollHeight))""")
-    page.set_viewport_size({"width": VIEWPORT["width"], "height": int(min(max(height + 40, VIEWPORT["height"]), 16000))})
+    tall = int(min(max(height + 40, VIEWPORT["height"]), 16000))
+    page.set_viewport_size({"width": VIEWPORT["width"], "height": tall})
     page.wait_for_timeout(800)  # plotly re-lays out on resize
     path.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(path), full_page=True)

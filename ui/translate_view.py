@@ -16,12 +16,15 @@ from explorer.data.corpus import CorpusError, read_sentences
 from explorer.data.synthetic import TASKS, task_description
 from explorer.inference import Translation
 from explorer.model.transformer import FAMILIES
-from ui.attention_view import (BATCH_CHUNK, FAMILY_HELP, FAMILY_SHORT, FAMILY_TITLES, MAX_UPLOAD_BYTES, MAX_UPLOAD_LINES,
-                               data_kind, example_sentences)
+from ui.attention_view import (BATCH_CHUNK, FAMILY_HELP, FAMILY_SHORT, FAMILY_TITLES, MAX_UPLOAD_BYTES,
+                               MAX_UPLOAD_LINES, data_kind, example_sentences)
 from ui.state import Selection, translate_for
 from ui.urlstate import url_default
 
 MAX_SENTENCE_CHARS = 1000
+# Widget values survive while a widget is not drawn (another input mode, another page). Without this, a
+# widget that comes back is drawn with nothing selected although its value is set (Streamlit 1.67).
+PERSIST = "session"
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 
@@ -31,11 +34,12 @@ def md_escape(text: str) -> str:
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
 
 
-def sentence_input(key: str, metadata: dict, *, label: str = "Sentence", example: int = 0) -> str:
-    """A sentence box seeded from ?{key}= (else example number `example`), with the checkpoint's example
-    sentences one click away. Returns the sentence without surrounding spaces ('' when empty)."""
+def sentence_input(key: str, metadata: dict, *, label: str = "Sentence", example: int = 0,
+                   default: str | None = None) -> str:
+    """A sentence box seeded from ?{key}= (else `default`, else example number `example`), with the
+    checkpoint's example sentences one click away. Returns the sentence stripped ('' when empty)."""
     examples = example_sentences(metadata)
-    url_default(key, examples[example % len(examples)])
+    url_default(key, default or examples[example % len(examples)])
     examples_key = f"{key}_example"
 
     def use_example() -> None:
@@ -49,7 +53,7 @@ def sentence_input(key: str, metadata: dict, *, label: str = "Sentence", example
     kind = data_kind(metadata)
     hint = f"Symbols separated by spaces. {task_description(kind)}" if kind in TASKS else None
     text = st.text_input(label, key=key, max_chars=MAX_SENTENCE_CHARS, help=hint,
-                         placeholder="Type a sentence and press Enter")
+                         placeholder="Type a sentence and press Enter", persist_state=PERSIST)
     return text.strip()
 
 
@@ -73,7 +77,8 @@ def family_picker(key: str, *, label: str = "Attention family", short: bool = Fa
                   help: str | None = FAMILY_HELP) -> str:
     url_default(key, "cross", allowed=FAMILIES)
     names = FAMILY_SHORT if short else FAMILY_TITLES
-    return st.segmented_control(label, FAMILIES, key=key, required=True, format_func=names.get, help=help)
+    return st.segmented_control(label, FAMILIES, key=key, required=True, format_func=names.get, help=help,
+                                persist_state=PERSIST)
 
 
 def number_picker(label: str, key: str, count: int, *, default: int = 1, help: str | None = None) -> int:
@@ -81,8 +86,8 @@ def number_picker(label: str, key: str, count: int, *, default: int = 1, help: s
     options = list(range(1, count + 1))
     url_default(key, min(max(default, 1), count), int, allowed=options)
     if count > 12:
-        return st.select_slider(label, options, key=key, help=help)
-    return st.segmented_control(label, options, key=key, required=True, help=help)
+        return st.select_slider(label, options, key=key, help=help, persist_state=PERSIST)
+    return st.segmented_control(label, options, key=key, required=True, help=help, persist_state=PERSIST)
 
 
 def read_upload(data: bytes, name: str) -> tuple[list[str] | None, str | None]:
