@@ -109,8 +109,8 @@ def main(argv: list[str] | None = None) -> int:
         for row in result.rows:
             goal = f"   goal {row.goal}: {row.verdict}" if row.goal else ""
             print(f"  {result.title} | {row.measure}: {row.value}{goal}")
-    load = "load average (1/5/15 min)"
-    machine[load] += f" at start, {machine_description('cpu')[load]} at end"
+    load_key = "load average (1/5/15 min)"
+    machine[load_key] += f" at start, {machine_description('cpu')[load_key]} at end"
     if args.out:
         command = "python -m benchmarks " + " ".join(argv if argv is not None else sys.argv[1:])
         out = Path(args.out)

@@ -70,7 +70,7 @@ def run(opts: Options) -> Result:
                median < 150 if not opts.quick else None)
     result.add(f"translate + all attention (greedy): p95{clock}", f"{p95:.1f} ms")
     overhead = paired_ratio(main, times["greedy, no attention"])
-    result.add("with attention ÷ without (greedy)", ratio_text(overhead))
+    result.add("time with attention ÷ without (greedy)", ratio_text(overhead))
     print(f"  translate + attention: median {median:.1f} ms, p95 {p95:.1f} ms; with attention ÷ without: "
           f"{ratio_text(overhead)}; beam 4 ÷ greedy (both with attention): "
           f"{ratio_text(paired_ratio(times['beam 4 + attention'], main))}", flush=True)
@@ -79,8 +79,8 @@ def run(opts: Options) -> Result:
                f"{statistics.median(beam) * 1e3:.1f} / {percentile(beam, 95) * 1e3:.1f} ms")
     if ONE_THREAD in times:
         ratio = paired_ratio(times[ONE_THREAD], main)
-        result.add(f"1 thread ÷ {torch.get_num_threads()} threads (greedy + attention)", ratio_text(ratio))
-        print(f"  1 thread ÷ {torch.get_num_threads()} threads: {ratio_text(ratio)}", flush=True)
+        result.add(f"time, 1 thread ÷ {torch.get_num_threads()} threads (greedy + attention)", ratio_text(ratio))
+        print(f"  time with 1 thread ÷ with {torch.get_num_threads()} threads: {ratio_text(ratio)}", flush=True)
     result.note(f"{label}; {rounds} interleaved calls per variant; {threads_text()}")
     if opts.memory:
         memory_rows(result, NAME, MEMORY_VARIANTS, opts)

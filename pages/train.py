@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.train_view import (data_section, init_state, manager, model_section, start_section, tokenizer_section,
-                           training_section, watch_section)
-from ui.urlstate import sync_to_url, url_default
 from ui.frame import ensure_frame
+from ui.train_jobs import manager
+from ui.train_live import watch_section
+from ui.train_setup import data_section, init_state, model_section, start_section, tokenizer_section, training_section
+from ui.urlstate import sync_to_url, url_default
 
 ensure_frame()
 

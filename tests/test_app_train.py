@@ -15,7 +15,8 @@ from explorer.checkpoint import load_checkpoint
 from explorer.config import PRESETS, count_parameters
 from explorer.figures.training import attention_evolution, lr_schedule_curve
 from explorer.inference import translate
-from explorer.training.jobs import load_snapshots, planned_schedule
+from explorer.training.estimates import planned_schedule
+from explorer.training.snapshots import load_snapshots
 
 REPO = Path(__file__).resolve().parents[1]
 PAGE = "pages/train.py"
@@ -76,7 +77,7 @@ def start_from_page(at, name: str, steps: int):
 
 
 def manager():
-    from ui.train_view import manager as shared
+    from ui.train_jobs import manager as shared
 
     return shared()
 

@@ -20,9 +20,10 @@ from explorer.config import ModelConfig
 from explorer.data import make_splits
 from explorer.training.callbacks import SampleTranslation
 from explorer.training.datasets import train_tokenizer
-from explorer.training.jobs import (SNAPSHOT_JSON, SNAPSHOT_NPZ, AttentionSnapshot, JobError, JobManager, find_runs,
-                                    load_snapshots, measure_step_time, planned_schedule, save_snapshots,
-                                    thin_snapshots, validate_run_name)
+from explorer.training.estimates import measure_step_time, planned_schedule
+from explorer.training.jobs import JobError, JobManager, find_runs, validate_run_name
+from explorer.training.snapshots import (SNAPSHOT_JSON, SNAPSHOT_NPZ, AttentionSnapshot, SnapshotError, load_snapshots,
+                                         save_snapshots, thin_snapshots)
 from explorer.training.schedule import noam_learning_rate
 from explorer.training.trainer import TrainConfig
 
@@ -267,7 +268,7 @@ def test_snapshot_files_hold_no_pickles_and_round_trip(tmp_path):
                                atol=1e-3)
     assert load_snapshots(tmp_path / "nothing-here") == []
     (tmp_path / SNAPSHOT_JSON).write_text('{"format": "something else"}')
-    with pytest.raises(JobError, match="not an attention-snapshot file"):
+    with pytest.raises(SnapshotError, match="not an attention-snapshot file"):
         load_snapshots(tmp_path)
 
 

@@ -12,45 +12,32 @@ A job's run directory holds everything needed to resume it after the app process
     data/{train,val}.{src,tgt}       the exact corpus, one sentence per line
     run.json                         the run's name and where its final model is saved
     attention_snapshots.npz + .json  cross-attention of the watched sentences at every evaluation
-
-Attention snapshots (`AttentionSnapshot`) are also written into every checkpoint the app saves, as
-`attention_snapshots.npz` (numpy arrays, read with allow_pickle=False) plus `attention_snapshots.json`
-(sentences, token labels, steps), so other pages can show how a head evolved: see `load_snapshots`.
+                                     (explorer.training.snapshots; also written into every saved checkpoint)
 """
 
 from __future__ import annotations
 
-import io
 import json
 import math
-import os
 import re
 import shutil
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-import numpy as np
-import torch
-
 from explorer.checkpoint import is_checkpoint, load_checkpoint, save_checkpoint
 from explorer.config import ModelConfig
-from explorer.data.batching import token_budget_batches
 from explorer.data.corpus import ParallelCorpus, read_parallel
-from explorer.devices import resolve_device
+from explorer.inference import translate
 from explorer.model import Transformer
 from explorer.tokenizer import Tokenizer
 from explorer.training.callbacks import EvalEvent, SampleTranslation, StepEvent, TrainingCallback
-from explorer.training.loss import label_smoothed_loss
-from explorer.training.schedule import make_optimizer, noam_learning_rate
+from explorer.training.snapshots import (AttentionSnapshot, load_snapshots, save_snapshots, snapshot_files,
+                                         thin_snapshots, write_atomic)
 from explorer.training.trainer import TrainConfig, Trainer, TrainResult, resume_trainer
 
-SNAPSHOT_NPZ, SNAPSHOT_JSON = "attention_snapshots.npz", "attention_snapshots.json"
-SNAPSHOT_FORMAT = "attention-explorer-snapshots"
-MAX_SNAPSHOTS = 120  # older snapshots are thinned out beyond this, the first and the newest always kept
 RUN_FILE, DATA_DIR = "run.json", "data"
 DEFAULT_MAX_JOBS = 2
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -63,88 +50,8 @@ class JobError(RuntimeError):
     """A job that cannot be started, resumed or saved; the message says why and what to do."""
 
 
-# ------------------------------------------------------------------------------------ attention snapshots
-@dataclass(frozen=True)
-class AttentionSnapshot:
-    """The watched sentences' translations and cross-attention at one training step."""
-
-    step: int
-    samples: tuple[SampleTranslation, ...]  # sample.cross_attention: (layers, heads, output, source)
-
-
-def snapshot_files(snapshots: Sequence[AttentionSnapshot]) -> dict[str, bytes]:
-    """`attention_snapshots.npz` (float16 arrays) and `.json` (steps, sentences, token labels) as bytes."""
-    arrays: dict[str, np.ndarray] = {}
-    entries = []
-    for snap in snapshots:
-        samples = []
-        for i, sample in enumerate(snap.samples):
-            key = f"step{snap.step}_sentence{i}"
-            arrays[key] = np.asarray(sample.cross_attention, dtype=np.float16)
-            samples.append({"key": key, "source": sample.source, "output": sample.output,
-                            "source_pieces": list(sample.source_pieces), "output_pieces": list(sample.output_pieces)})
-        entries.append({"step": snap.step, "samples": samples})
-    buffer = io.BytesIO()
-    np.savez_compressed(buffer, **arrays)
-    labels = {"format": SNAPSHOT_FORMAT, "version": 1,
-              "attention": "cross-attention, array shape (layers, heads, output pieces, source pieces)",
-              "snapshots": entries}
-    return {SNAPSHOT_NPZ: buffer.getvalue(),
-            SNAPSHOT_JSON: (json.dumps(labels, ensure_ascii=False, indent=1) + "\n").encode("utf-8")}
-
-
-def save_snapshots(folder: str | Path, snapshots: Sequence[AttentionSnapshot]) -> None:
-    """Write both snapshot files into `folder`, each atomically (npz first: the JSON only names saved arrays)."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, data in sorted(snapshot_files(snapshots).items(), key=lambda item: item[0] != SNAPSHOT_NPZ):
-        _write_atomic(folder / name, data)
-
-
-def load_snapshots(folder: str | Path) -> list[AttentionSnapshot]:
-    """Snapshots saved in a run directory or checkpoint; [] when it has none. Never unpickles anything."""
-    folder = Path(folder)
-    if not (folder / SNAPSHOT_JSON).is_file() or not (folder / SNAPSHOT_NPZ).is_file():
-        return []
-    try:
-        labels = json.loads((folder / SNAPSHOT_JSON).read_text(encoding="utf-8"))
-        with np.load(folder / SNAPSHOT_NPZ, allow_pickle=False) as arrays:
-            found = {key: arrays[key].astype(np.float32) for key in arrays.files}
-    except (OSError, ValueError, json.JSONDecodeError) as error:
-        raise JobError(f"attention snapshots in {folder} cannot be read ({error})") from None
-    if labels.get("format") != SNAPSHOT_FORMAT:
-        raise JobError(f"{folder / SNAPSHOT_JSON} is not an attention-snapshot file")
-    snapshots = []
-    for entry in labels.get("snapshots", []):
-        samples = tuple(
-            SampleTranslation(s["source"], s["output"], list(s["source_pieces"]), list(s["output_pieces"]),
-                              found[s["key"]])
-            for s in entry["samples"] if s["key"] in found)
-        snapshots.append(AttentionSnapshot(int(entry["step"]), samples))
-    return snapshots
-
-
-def thin_snapshots(snapshots: list[AttentionSnapshot], cap: int = MAX_SNAPSHOTS) -> list[AttentionSnapshot]:
-    """At most `cap` snapshots: drop every second one of the older half until they fit (first and last kept)."""
-    snapshots = list(snapshots)
-    while len(snapshots) > cap:
-        half = len(snapshots) // 2
-        older = snapshots[:half]
-        snapshots = older[::2] + snapshots[half:]
-    return snapshots
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def _already_training(name: str) -> JobError:
+    return JobError(f"a run named {name!r} is already training; watch it below, stop it, or choose another name")
 
 
 # ------------------------------------------------------------------------------------------- run folders
@@ -163,17 +70,29 @@ def write_run_data(run_dir: Path, train: ParallelCorpus, val: ParallelCorpus) ->
     data.mkdir(parents=True, exist_ok=True)
     for split, corpus in (("train", train), ("val", val)):
         for side, sentences in (("src", corpus.source), ("tgt", corpus.target)):
-            _write_atomic(data / f"{split}.{side}", ("\n".join(sentences) + "\n").encode("utf-8"))
+            write_atomic(data / f"{split}.{side}", ("\n".join(sentences) + "\n").encode("utf-8"))
+
+
+def require_run_data(run_dir: Path) -> Path:
+    """The run's `data/` folder; JobError when the run was not started from the train page (no corpus copy)."""
+    data = Path(run_dir) / DATA_DIR
+    if not (data / "train.src").is_file():
+        raise JobError(f"{run_dir} has no {DATA_DIR}/ folder: it was not started from the train page; resume it "
+                       "with `explorer train --resume` instead")
+    return data
 
 
 def read_run_data(run_dir: Path) -> tuple[ParallelCorpus, ParallelCorpus | None]:
-    data = Path(run_dir) / DATA_DIR
-    if not (data / "train.src").is_file():
-        raise JobError(f"{run_dir} has no {DATA_DIR}/train.src: it was not started from the train page, "
-                       "resume it with `explorer train --resume` instead")
+    """The corpus written by `write_run_data`; no validation set when its file is empty."""
+    data = require_run_data(run_dir)
     train = read_parallel(data / "train.src", data / "train.tgt")
     val = read_parallel(data / "val.src", data / "val.tgt") if (data / "val.src").stat().st_size > 1 else None
     return train, val
+
+
+def read_training_state(run_dir: Path) -> dict[str, Any]:
+    """`latest/training.json` of a run: its step, TrainConfig and history (cheap: no tensors are read)."""
+    return json.loads((Path(run_dir) / "latest" / "training.json").read_text(encoding="utf-8"))
 
 
 @dataclass(frozen=True)
@@ -184,7 +103,6 @@ class RunInfo:
     path: Path
     step: int
     total_steps: int
-    save_to: str | None
 
     @property
     def finished(self) -> bool:
@@ -198,16 +116,14 @@ def find_runs(root: str | Path) -> list[RunInfo]:
         return []
     runs = []
     for path in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        training = path / "latest" / "training.json"
-        if not is_checkpoint(path / "latest") or not training.is_file():
+        if not is_checkpoint(path / "latest") or not (path / "latest" / "training.json").is_file():
             continue
         try:
-            state = json.loads(training.read_text(encoding="utf-8"))
-            info = json.loads((path / RUN_FILE).read_text(encoding="utf-8")) if (path / RUN_FILE).is_file() else {}
+            state = read_training_state(path)
         except (OSError, ValueError):
             continue
         runs.append(RunInfo(path.name, path, int(state.get("step", 0)),
-                            int(state.get("train_config", {}).get("steps", 0)), info.get("save_to")))
+                            int(state.get("train_config", {}).get("steps", 0))))
     return runs
 
 
@@ -229,103 +145,6 @@ def export_run(run_dir: str | Path, target: str | Path) -> Path:
                         metadata={**checkpoint.metadata, "step": step, "run": run_dir.name}, snapshots=snapshots)
 
 
-# -------------------------------------------------------------------------------------------- estimates
-@dataclass(frozen=True)
-class StepTiming:
-    """Seconds per optimizer step, from a real forward + backward + Adam step of the configured model."""
-
-    seconds: float
-    measured_tokens: int  # target tokens of the timed synthetic batch
-    batch_tokens: int
-    device: str
-
-    @property
-    def scaled(self) -> bool:
-        # A full batch is measured as whole sentences, so it may fall a sentence short of the budget.
-        return self.measured_tokens < 0.9 * self.batch_tokens
-
-    def describe(self) -> str:
-        if not self.scaled:
-            return (f"measured: one real forward + backward + Adam step of this model on a synthetic batch of "
-                    f"{self.batch_tokens:,} tokens on {self.device}")
-        return (f"measured on a synthetic batch of {self.measured_tokens:,} tokens on {self.device} (a full batch "
-                f"would take long to time): forward + backward scaled to {self.batch_tokens:,} tokens, plus one "
-                "Adam update")
-
-
-def measure_step_time(config: ModelConfig, batch_tokens: int, device: str = "cpu", *,
-                      flop_budget: float | None = None) -> StepTiming:
-    """Time real training steps of `Transformer(config)` on random tokens (after one untimed warm-up step).
-
-    When a full batch would cost more than `flop_budget` (≈ 6 · parameters · tokens; default 3e10 on a CPU,
-    2e13 on a GPU) a smaller batch is timed instead: its forward + backward time is scaled linearly to
-    `batch_tokens` and the Adam update, whose cost does not depend on the batch, is added once.
-    """
-    from explorer.config import count_parameters
-
-    target = resolve_device(device)
-    budget = flop_budget if flop_budget is not None else (2e13 if target.type == "cuda" else 3e10)
-    length = max(2, min(24, config.max_len - 1))
-    affordable = int(budget / (6 * count_parameters(config)))
-    tokens = max(length, min(batch_tokens, affordable))
-    rows = max(1, tokens // length)
-    with torch.random.fork_rng(devices=[target] if target.type == "cuda" else []):
-        torch.manual_seed(0)
-        model = Transformer(config).to(target).train()
-        optimizer = make_optimizer(model.parameters())
-        autocast = torch.autocast("cuda", dtype=torch.bfloat16) if target.type == "cuda" else None
-        low = 4 if config.vocab_size > 4 else 0
-        batch = torch.randint(low, config.vocab_size, (rows, length), device=target)
-
-        def sync() -> float:
-            if target.type == "cuda":
-                torch.cuda.synchronize(target)
-            return time.perf_counter()
-
-        def step() -> tuple[float, float]:
-            start = sync()
-            if autocast is not None:
-                with autocast:
-                    logits = model(batch, batch).logits
-            else:
-                logits = model(batch, batch).logits
-            loss = label_smoothed_loss(logits, batch, smoothing=0.1, pad_id=config.pad_id) / batch.numel()
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            middle = sync()
-            optimizer.step()
-            return middle - start, sync() - middle
-
-        step()  # warm-up: allocations, kernel selection, Adam's state
-        # The fastest of up to three steps (while they take under a second in all): other work on the
-        # machine only ever slows a step down.
-        timings = [step()]
-        while len(timings) < 3 and sum(a + b for a, b in timings) < 1.0:
-            timings.append(step())
-        forward_backward, update = min(timings, key=lambda t: t[0] + t[1])
-    measured = rows * length
-    seconds = forward_backward * max(batch_tokens, measured) / measured + update
-    return StepTiming(seconds, measured, batch_tokens, str(target))
-
-
-def batches_per_epoch(tokenizer: Tokenizer, corpus: ParallelCorpus, batch_tokens: int, max_len: int) -> int:
-    """How many of the trainer's token-budget batches one pass over `corpus` takes (same lengths and cut)."""
-    limit = max_len - 1
-    src = [min(len(ids), limit) + 1 for ids in tokenizer.encode_batch(list(corpus.source))]
-    tgt = [min(len(ids), limit) + 1 for ids in tokenizer.encode_batch(list(corpus.target))]
-    return len(token_budget_batches(src, tgt, batch_tokens, shuffle=False, seed=0))
-
-
-def planned_schedule(steps: int, d_model: int, warmup_steps: int, scale: float = 1.0,
-                     points: int = 300) -> tuple[list[int], list[float]]:
-    """The learning rate Eq. 3 will use over the whole run, at about 2·`points` steps: spread over the run and
-    again over its first five warm-ups, where the rate turns (the warm-up's end itself included)."""
-    whole = np.linspace(1, max(steps, 1), points)
-    early = np.linspace(1, max(min(steps, 5 * warmup_steps), 1), points)
-    grid = sorted({int(round(x)) for x in np.concatenate([whole, early])} | {min(warmup_steps, steps)})
-    return grid, [noam_learning_rate(s, d_model, warmup_steps, scale) for s in grid]
-
-
 # ------------------------------------------------------------------------------------------------- jobs
 @dataclass(frozen=True)
 class JobSnapshot:
@@ -334,7 +153,6 @@ class JobSnapshot:
     name: str
     status: str  # preparing, running, stopping, finished, stopped, failed
     run_dir: Path
-    save_to: Path | None
     step: int
     total_steps: int
     resumed_from: int
@@ -347,8 +165,6 @@ class JobSnapshot:
     warmup_steps: int | None
     lr_scale: float
     sample_sentences: tuple[str, ...]
-    updated: float  # time.time() of the last event
-    pending_saves: int = 0  # saves asked for, done at the next step
     elapsed_session_s: float = 0.0  # wall time since this thread's trainer started (for the ETA)
 
     @property
@@ -394,7 +210,6 @@ class _Job:
         self.sample_sentences: tuple[str, ...] = ()
         self.elapsed_s = 0.0
         self.session_start = time.perf_counter()
-        self.updated = time.time()
         self.thread: threading.Thread | None = None
 
     def is_live(self) -> bool:
@@ -405,12 +220,11 @@ class _Job:
         with self.lock:
             running = self.status == "running"
             return JobSnapshot(
-                name=self.name, status=self.status, run_dir=self.run_dir, save_to=self.save_to, step=self.step,
+                name=self.name, status=self.status, run_dir=self.run_dir, step=self.step,
                 total_steps=self.total_steps, resumed_from=self.resumed_from, elapsed_s=self.elapsed_s,
                 history={k: tuple(v) for k, v in self.history.items()}, attention=tuple(self.attention),
                 saved=tuple(self.saved), error=self.error, d_model=self.d_model, warmup_steps=self.warmup_steps,
-                lr_scale=self.lr_scale, sample_sentences=self.sample_sentences, updated=self.updated,
-                pending_saves=len(self.save_requests),
+                lr_scale=self.lr_scale, sample_sentences=self.sample_sentences,
                 elapsed_session_s=(time.perf_counter() - self.session_start) if running else 0.0)
 
 
@@ -442,7 +256,7 @@ class _JobCallback(TrainingCallback):
     def on_step(self, event: StepEvent) -> None:
         with self.job.lock:
             job = self.job
-            job.step, job.elapsed_s, job.updated = event.step, event.elapsed_s, time.time()
+            job.step, job.elapsed_s = event.step, event.elapsed_s
             for key, value in (("step", event.step), ("loss", event.loss), ("lr", event.learning_rate),
                                ("tokens_per_s", event.tokens_per_s)):
                 job.history[key].append(value)
@@ -457,23 +271,21 @@ class _JobCallback(TrainingCallback):
             history["eval_step"].append(event.step)
             history["val_loss"].append(event.val_loss)
             history["val_bleu"].append(None if math.isnan(event.val_bleu) else event.val_bleu)
-            self.job.updated = time.time()
-            if snapshot is not None:
-                self._keep(snapshot)
-            snapshots = list(self.job.attention)
-        if snapshot is not None:
+            snapshots = self._keep(snapshot) if snapshot is not None else None
+        if snapshots is not None:
             save_snapshots(self.job.run_dir, snapshots)
 
     def _add_snapshot(self, snapshot: AttentionSnapshot) -> None:
         with self.job.lock:
-            self._keep(snapshot)
-            snapshots = list(self.job.attention)
+            snapshots = self._keep(snapshot)
         save_snapshots(self.job.run_dir, snapshots)
 
-    def _keep(self, snapshot: AttentionSnapshot) -> None:
-        """Add to the job's snapshots (caller holds the lock); a snapshot of the same step is replaced."""
+    def _keep(self, snapshot: AttentionSnapshot) -> list[AttentionSnapshot]:
+        """Add to the job's snapshots (caller holds the lock; a snapshot of the same step is replaced) and
+        return a copy of them to write to disk outside the lock."""
         kept = [s for s in self.job.attention if s.step != snapshot.step]
         self.job.attention = thin_snapshots(kept + [snapshot])
+        return list(self.job.attention)
 
     def save(self, target: Path) -> Path:
         """Save the model as it is now (between two steps, in the training thread)."""
@@ -493,8 +305,6 @@ class _JobCallback(TrainingCallback):
 
 def sample_translations(trainer: Trainer) -> list[SampleTranslation]:
     """The watched sentences translated by the trainer's model now, with cross-attention (as at evaluations)."""
-    from explorer.inference import translate
-
     was_training = trainer.model.training
     trainer.model.eval()
     try:
@@ -523,6 +333,10 @@ class JobManager:
         self._jobs: dict[str, _Job] = {}
         self._lock = threading.Lock()
 
+    def _get(self, name: str) -> _Job | None:
+        with self._lock:
+            return self._jobs.get(name)
+
     # ---- reading ------------------------------------------------------------------------------------
     def names(self) -> list[str]:
         """Every job this process knows, newest first."""
@@ -530,8 +344,7 @@ class JobManager:
             return list(reversed(self._jobs))
 
     def snapshot(self, name: str) -> JobSnapshot | None:
-        with self._lock:
-            job = self._jobs.get(name)
+        job = self._get(name)
         return job.snapshot() if job is not None else None
 
     def live_names(self) -> list[str]:
@@ -559,8 +372,7 @@ class JobManager:
         with self._lock:
             current = self._jobs.get(name)
             if current is not None and current.is_live():
-                raise JobError(f"a run named {name!r} is already training; watch it below, stop it, or choose "
-                               "another name")
+                raise _already_training(name)
             live = [n for n, j in self._jobs.items() if j.is_live()]
             if len(live) >= self.max_jobs:
                 raise JobError(f"{len(live)} training runs are already going ({', '.join(live)}); at most "
@@ -582,15 +394,13 @@ class JobManager:
         if (run_dir / "latest").exists():
             raise JobError(f"a run named {name!r} already exists in {run_dir}; resume it, discard it, or choose "
                            "another name")
-        with self._lock:
-            current = self._jobs.get(name)
+        current = self._get(name)
         if current is not None and current.is_live():
-            raise JobError(f"a run named {name!r} is already training; watch it below, stop it, or choose "
-                           "another name")
+            raise _already_training(name)  # checked before the corpus is written; start() checks again
         write_run_data(run_dir, train, val)
         info = {"name": name, "save_to": str(save_to) if save_to is not None else None, "created": time.time(),
                 "train_pairs": len(train), "val_pairs": len(val)}
-        _write_atomic(run_dir / RUN_FILE, (json.dumps(info, indent=2) + "\n").encode("utf-8"))
+        write_atomic(run_dir / RUN_FILE, (json.dumps(info, indent=2) + "\n").encode("utf-8"))
         metadata = {**(metadata or {}), "run": name}
 
         def build(callbacks: Sequence[TrainingCallback]) -> Trainer:
@@ -611,12 +421,10 @@ class JobManager:
         run_dir = Path(run_dir)
         if not is_checkpoint(run_dir / "latest"):
             raise JobError(f"{run_dir} has no latest/ checkpoint to resume from")
-        if not (run_dir / DATA_DIR / "train.src").is_file():
-            raise JobError(f"{run_dir} has no {DATA_DIR}/ folder: it was not started from the train page; resume it "
-                           "with `explorer train --resume` instead")
+        require_run_data(run_dir)
         if save_to is None and (run_dir / RUN_FILE).is_file():
             save_to = json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8")).get("save_to")
-        state = json.loads((run_dir / "latest" / "training.json").read_text(encoding="utf-8"))
+        state = read_training_state(run_dir)
         total = steps if steps is not None else int(state.get("train_config", {}).get("steps", 0))
         if total <= int(state.get("step", 0)):
             raise JobError(f"run {name!r} is already at step {state.get('step')}; ask for more than "
@@ -630,8 +438,7 @@ class JobManager:
     # ---- controlling --------------------------------------------------------------------------------
     def stop(self, name: str) -> None:
         """Ask the job to stop after its current step; it then saves `latest/` and can be resumed."""
-        with self._lock:
-            job = self._jobs.get(name)
+        job = self._get(name)
         if job is None:
             return
         job.stop_event.set()
@@ -644,8 +451,7 @@ class JobManager:
 
         Returns "queued" or "saved".
         """
-        with self._lock:
-            job = self._jobs.get(name)
+        job = self._get(name)
         target = Path(target)
         if job is None:
             raise JobError(f"no run named {name!r} in this process")
@@ -657,7 +463,7 @@ class JobManager:
                 raise JobError(f"run {name!r} is stopping; save it once it has stopped")
             run_dir = job.run_dir
         path = export_run(run_dir, target)
-        step = json.loads((run_dir / "latest" / "training.json").read_text(encoding="utf-8")).get("step", 0)
+        step = read_training_state(run_dir).get("step", 0)
         with job.lock:
             job.saved.append((str(path), int(step)))
         return "saved"
@@ -673,10 +479,10 @@ class JobManager:
     def attach(self, name: str, run_dir: str | Path) -> None:
         """Show a run found on disk (not trained in this process) without starting it: history and snapshots."""
         run_dir = Path(run_dir)
-        state = json.loads((run_dir / "latest" / "training.json").read_text(encoding="utf-8"))
+        state = read_training_state(run_dir)
         job = _Job(name, run_dir, None, int(state.get("train_config", {}).get("steps", 0)))
-        job.status = "stopped" if int(state.get("step", 0)) < job.total_steps else "finished"
         job.step = job.resumed_from = int(state.get("step", 0))
+        job.status = "stopped" if job.step < job.total_steps else "finished"
         job.history = {key: list(state.get("history", {}).get(key, [])) for key in HISTORY_KEYS}
         config = state.get("train_config", {})
         model = json.loads((run_dir / "latest" / "config.json").read_text(encoding="utf-8")).get("model", {})
@@ -703,7 +509,6 @@ class JobManager:
                     if not requests:
                         job.step = result.step
                         job.status = "stopped" if result.stopped_early else "finished"
-                        job.updated = time.time()
                         break
                 for target in requests:
                     callback.save(target)
@@ -711,4 +516,4 @@ class JobManager:
             with job.lock:
                 job.status = "failed"
                 job.error = f"{type(error).__name__}: {error}"
-                job.updated = time.time()
+

@@ -1,39 +1,30 @@
-"""Streamlit pieces of the train page: data, tokenizer, model and training knobs, and the live run monitor.
+"""The train page's setup form: data, tokenizer, model and training knobs, the cost estimate, and Start.
 
-Training itself runs in `explorer.training.jobs.JobManager`, one per process (held here with
-`st.cache_resource`), so a rerun, a page switch, a reload or a second browser only changes what is drawn.
-The monitor is a fragment that re-reads the job's snapshot every `REFRESH_S` seconds while it trains.
+Each section reads its widgets and returns what the next one needs (a corpus, a tokenizer, a model config,
+a training config), or None after a message saying why it cannot go on, so the page script stays a short
+chain. Knob values live in `st.session_state` under "train_*" keys and survive a visit to the live view.
 """
 
 from __future__ import annotations
 
 import hashlib
-import math
-import os
-import shutil
+import json
 from dataclasses import dataclass
-from pathlib import Path
 
 import streamlit as st
 
-import ui.state as app_state
 from explorer.config import PRESETS, ModelConfig, count_parameters
 from explorer.data import TASKS, CorpusError, ParallelCorpus, make_splits, multi30k_available, task_description
 from explorer.data.corpus import parallel_from_bytes, tsv_from_bytes
 from explorer.devices import available_devices
-from explorer.figures.attention import attention_heatmap
-from explorer.figures.training import attention_evolution, bleu_curve, loss_curve, lr_schedule_curve, throughput_curve
 from explorer.tokenizer import Tokenizer
 from explorer.training.datasets import SYNTHETIC_VAL_PAIRS, load_corpora, split_off_validation, train_tokenizer
-from explorer.training.jobs import (DEFAULT_MAX_JOBS, JobError, JobManager, JobSnapshot, StepTiming, batches_per_epoch,
-                                    find_runs, measure_step_time, planned_schedule, validate_run_name)
+from explorer.training.estimates import StepTiming, batches_per_epoch, measure_step_time
+from explorer.training.jobs import JobError, validate_run_name
 from explorer.training.trainer import TrainConfig
-from ui.figures import show_figure
-from ui.translate_view import md_escape
+from ui.train_jobs import checkpoint_target, duration, manager, runs_root
 
-RUNS_ENV, MAX_JOBS_ENV = "EXPLORER_RUNS", "EXPLORER_MAX_JOBS"
 UPLOAD_LIMIT_BYTES = 20 * 1024 * 1024  # per file
-REFRESH_S = 1.5  # seconds between redraws of a running job
 MAX_SAMPLES = 4  # sentences whose attention is watched
 AUTO_TIMING_PARAMETERS = 3_000_000  # larger models are timed on request (a step takes seconds on a CPU)
 
@@ -45,12 +36,6 @@ D_FFS = (32, 64, 128, 256, 512, 1024, 2048, 4096)
 BATCH_TOKENS = (128, 256, 512, 1024, 2048, 4096, 8192, 16384, 25000)
 VOCABS = (32, 64, 128, 256, 500, 1000, 2000, 4000, 8000, 16000, 37000)
 PAIRS = (500, 1000, 2000, 5000, 10000, 20000, 50000)
-STATUS = {"preparing": ("Preparing", "blue", ":material/hourglass_top:"),
-          "running": ("Training", "green", ":material/play_arrow:"),
-          "stopping": ("Stopping", "orange", ":material/pause:"),
-          "finished": ("Finished", "green", ":material/check_circle:"),
-          "stopped": ("Stopped", "orange", ":material/pause_circle:"),
-          "failed": ("Failed", "red", ":material/error:")}
 # Per data source: knobs for a sensible first run on a laptop (the paper trains base for 100k steps with
 # 4000 warm-up steps and about 25,000 tokens per batch: Section 5).
 DEFAULTS = {
@@ -63,40 +48,11 @@ DEFAULTS = {
 }
 
 
-# ------------------------------------------------------------------------------------------------ shared
-@st.cache_resource
-def job_manager(max_jobs: int) -> JobManager:
-    """The one JobManager of this process, shared by every browser session."""
-    return JobManager(max_jobs)
-
-
-def manager() -> JobManager:
-    return job_manager(int(os.environ.get(MAX_JOBS_ENV, DEFAULT_MAX_JOBS)))
-
-
-def runs_root() -> Path:
-    """Where run directories go: $EXPLORER_RUNS, else runs/app/ in the repository."""
-    return Path(os.environ.get(RUNS_ENV) or app_state.REPO_ROOT / "runs" / "app")
-
-
-def checkpoint_target(name: str) -> Path:
-    """Where a run named `name` is saved: the folder every page's checkpoint picker lists."""
-    root = app_state.checkpoint_root() if hasattr(app_state, "checkpoint_root") else app_state.CHECKPOINT_ROOT
-    return Path(root) / name
-
-
-def duration(seconds: float) -> str:
-    seconds = max(0, int(round(seconds)))
-    if seconds < 60:
-        return f"{seconds} s"
-    if seconds < 3600:
-        return f"{seconds // 60} min {seconds % 60:02d} s"
-    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
-
-
 # --------------------------------------------------------------------------------------------------- data
 @dataclass(frozen=True)
 class DataChoice:
+    """The corpus the run will train on, as the data section chose and loaded it."""
+
     key: str  # identifies the corpus in caches
     kind: str  # task name, "multi30k" or "upload" (written into the checkpoint's metadata as "data")
     label: str
@@ -274,8 +230,7 @@ def tokenizer_section(choice: DataChoice) -> Tokenizer | None:
 # -------------------------------------------------------------------------------------------------- model
 @st.cache_data(show_spinner="Timing one training step of this model…", max_entries=64)
 def step_timing(config_json: str, batch_tokens: int, device: str) -> StepTiming:
-    import json
-
+    """Seconds per step of the model in `config_json` (a string, so the cache can hash it) on `device`."""
     return measure_step_time(ModelConfig.from_dict(json.loads(config_json)), batch_tokens, device)
 
 
@@ -310,10 +265,8 @@ def estimate_section(config: ModelConfig, batch_tokens: int, device: str, steps:
     timed = st.session_state.setdefault("train_timed", set())
     if params > AUTO_TIMING_PARAMETERS and key not in timed:
         middle.metric("Time per step", "—")
-        if right.button("Time one step", icon=":material/timer:", key="train_time_step",
-                        help="Runs real training steps of this model on a synthetic batch (a few seconds)."):
-            timed.add(key)
-            st.rerun()
+        right.button("Time one step", icon=":material/timer:", key="train_time_step", on_click=timed.add, args=(key,),
+                     help="Runs real training steps of this model on a synthetic batch (a few seconds).")
         return
     timed.add(key)
     timing = step_timing(*key)
@@ -426,7 +379,7 @@ def start_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConfig,
         if (runs_root() / name / "latest").exists():
             problems.append(f"a run named {name!r} exists already: resume it under **Watch runs**, or choose "
                             "another name")
-        if save and (checkpoint_target(name)).exists():
+        if save and checkpoint_target(name).exists():
             if not right.checkbox(f"Replace the existing checkpoint {name!r} when this run finishes",
                                   key="train_replace"):
                 problems.append(f"a checkpoint named {name!r} exists; tick the box to replace it or choose another "
@@ -438,232 +391,3 @@ def start_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConfig,
         st.error(f"Not started: {error}", icon=":material/error:")
     st.button("Start training", type="primary", icon=":material/play_arrow:", key="train_start",
               disabled=bool(problems), on_click=start_run, args=(choice, tokenizer, config, train_config, name, save))
-
-
-# ---------------------------------------------------------------------------------------------- watching
-def run_labels(jobs: JobManager) -> dict[str, str]:
-    """name -> label for the runs of this process and the resumable ones on disk."""
-    labels = {name: name for name in jobs.names()}  # their live status is drawn by the monitor
-    for run in find_runs(runs_root()):
-        if run.name not in labels:
-            state = "finished" if run.finished else "stopped, can be resumed"
-            labels[run.name] = f"{run.name} ({state} at step {run.step:,} of {run.total_steps:,})"
-    return labels
-
-
-def watch_section() -> None:
-    jobs = manager()
-    labels = run_labels(jobs)
-    if not labels:
-        st.info("No training run yet: set one up under **New run**.", icon=":material/model_training:")
-        return
-    if st.session_state.get("train_run") not in labels:
-        wanted = st.query_params.get("run")
-        st.session_state["train_run"] = wanted if wanted in labels else next(iter(labels))
-    name = st.selectbox("Run", tuple(labels), key="train_run", format_func=labels.get)
-    st.query_params["run"] = name
-    if jobs.snapshot(name) is None:
-        try:
-            jobs.attach(name, runs_root() / name)
-        except (OSError, ValueError, JobError) as error:
-            st.error(f"Cannot read run {name!r}: {error}", icon=":material/error:")
-            return
-    snap = jobs.snapshot(name)
-    assert snap is not None
-    signature = (snap.live, len(snap.saved))
-    st.fragment(run_every=REFRESH_S if snap.live else None)(monitor)(name, signature)
-
-
-def monitor(name: str, signature: tuple[bool, int]) -> None:
-    """The live view of one run; redrawn on its own every REFRESH_S seconds while the run trains."""
-    jobs = manager()
-    snap = jobs.snapshot(name)
-    if snap is None:
-        st.rerun()
-    if (snap.live, len(snap.saved)) != signature:
-        st.rerun()  # started, ended or saved: redraw the whole app (the sidebar lists a saved model at once)
-    status_block(snap)
-    controls(jobs, snap)
-    if not snap.history["step"]:
-        st.info("Waiting for the first training steps…", icon=":material/hourglass_top:")
-        return
-    charts(snap)
-    attention_section(snap)
-
-
-def status_block(snap: JobSnapshot) -> None:
-    label, colour, icon = STATUS[snap.status]
-    st.badge(label, color=colour, icon=icon)
-    parts = [f"step {snap.step:,} of {snap.total_steps:,}", f"{duration(snap.elapsed_s)} of training"]
-    eta = snap.eta_s()
-    if eta is not None:
-        parts.append(f"about {duration(eta)} left")
-    st.progress(snap.progress, text=" · ".join(parts))
-    if snap.error:
-        st.error(f"The run failed: {snap.error}", icon=":material/error:")
-    history = snap.history
-    cols = st.columns(4)
-    if history["loss"]:
-        first = history["loss"][0]
-        cols[0].metric("Training loss", f"{history['loss'][-1]:.3f}", f"{history['loss'][-1] - first:+.3f}",
-                       delta_color="inverse", delta_description=f"since step {history['step'][0]:,}",
-                       help="Label-smoothed cross-entropy per target token (nats).")
-    val_loss = [v for v in history["val_loss"] if v is not None and not math.isnan(v)]
-    cols[1].metric("Validation loss", f"{val_loss[-1]:.3f}" if val_loss else "—",
-                   help="Cross-entropy per token on held-out pairs, without smoothing.")
-    bleu = [b for b in history["val_bleu"] if b is not None]
-    cols[2].metric("Validation BLEU", f"{bleu[-1]:.1f}" if bleu else "—", help="sacreBLEU, greedy decoding.")
-    rate = snap.tokens_per_s
-    cols[3].metric("Tokens / s", f"{rate:,.0f}" if rate else "—", help="Target tokens per second of training.")
-    for path, step in snap.saved:
-        st.success(f"Saved at step {step:,} as checkpoint **{Path(path).name}**: pick it in the sidebar on any "
-                   "page.", icon=":material/save:")
-
-
-def controls(jobs: JobManager, snap: JobSnapshot) -> None:
-    name = snap.name
-    row = st.container(horizontal=True, vertical_alignment="bottom")
-    if snap.live:
-        if row.button("Stop", icon=":material/stop:", key=f"train_stop_{name}", disabled=snap.status == "stopping",
-                      help="Stops after the current step and saves latest/, so it can be resumed."):
-            jobs.stop(name)
-            st.rerun(scope="fragment")
-        if row.button("Save a copy now", icon=":material/save:", key=f"train_save_now_{name}",
-                      disabled=snap.status != "running", help=f"Saves the model as checkpoint {name!r}."):
-            jobs.save(name, checkpoint_target(name))
-            st.toast(f"Saving {name!r} after the current step…", icon=":material/save:")
-        return
-    if not (snap.run_dir / "latest").exists():
-        if row.button("Remove from list", key=f"train_forget_{name}"):
-            jobs.forget(name)
-            st.rerun()
-        return
-    more = max(snap.total_steps - snap.step, 0) or max(snap.total_steps // 2, 100)
-    resume = row.button("Resume", icon=":material/play_arrow:", key=f"train_resume_{name}", type="primary",
-                        help=f"Continue from the last saved step ({snap.step:,}) up to the step on the right.")
-    steps = row.number_input("until step", snap.step + 1, 10_000_000, value=snap.step + more, width=180,
-                             key=f"train_resume_steps_{name}", help="The total number of steps after resuming.")
-    if resume:
-        try:
-            jobs.resume(name, snap.run_dir, steps=int(steps))
-        except JobError as error:
-            st.error(f"Not resumed: {error}", icon=":material/error:")
-        else:
-            st.rerun()
-    if row.button("Save as checkpoint", icon=":material/save:", key=f"train_save_{name}",
-                  help=f"Saves step {snap.step:,} as checkpoint {name!r}, listed in every page's picker."):
-        try:
-            jobs.save(name, checkpoint_target(name))
-        except (JobError, OSError, ValueError) as error:
-            st.error(f"Not saved: {error}", icon=":material/error:")
-        else:
-            st.rerun()
-    with row.popover("Discard run", icon=":material/delete:"):
-        st.markdown(f"Delete the run folder `{snap.run_dir.name}` (its periodic checkpoints). Checkpoints saved "
-                    "to the list stay.")
-        if st.button("Delete", key=f"train_discard_{name}", type="primary"):
-            if snap.run_dir.resolve().parent == runs_root().resolve():
-                shutil.rmtree(snap.run_dir, ignore_errors=True)
-            jobs.forget(name)
-            st.session_state.pop("train_run", None)
-            st.rerun()
-
-
-def charts(snap: JobSnapshot) -> None:
-    h = snap.history
-    left, right = st.columns(2)
-    with left:
-        val = [float("nan") if v is None else v for v in h["val_loss"]]
-        show_figure(loss_curve(h["step"], h["loss"], h["eval_step"] or None, val or None, title="Loss"),
-                    f"{snap.name} loss", key=f"train_loss_{snap.name}")
-    with right:
-        warmup = snap.warmup_steps or 1
-        planned = planned_schedule(snap.total_steps, snap.d_model or 512, warmup, snap.lr_scale)
-        # The axis grows with the run but always shows the warm-up whole.
-        x_max = min(snap.total_steps, max(4 * warmup, 1.25 * snap.step))
-        show_figure(lr_schedule_curve(h["step"], h["lr"], *planned, warmup, x_max=x_max,
-                                      title="Learning rate (Eq. 3)"),
-                    f"{snap.name} learning rate", key=f"train_lr_{snap.name}")
-    left, right = st.columns(2)
-    with left:
-        points = [(s, b) for s, b in zip(h["eval_step"], h["val_bleu"]) if b is not None]
-        if len(points) > 1:
-            steps, bleu = zip(*points)
-            show_figure(bleu_curve(steps, bleu, title="Validation BLEU"), f"{snap.name} BLEU",
-                        key=f"train_bleu_{snap.name}")
-        elif points:
-            st.caption(f"Validation BLEU was {points[0][1]:.1f} at step {points[0][0]:,}; its curve is drawn from "
-                       "the second evaluation on.")
-        else:
-            st.caption("Validation BLEU is measured at every evaluation; its curve is drawn from the second one on.")
-    with right:
-        show_figure(throughput_curve(h["step"], h["tokens_per_s"], title="Throughput"), f"{snap.name} throughput",
-                    key=f"train_tps_{snap.name}")
-
-
-def follow_off(key: str) -> None:
-    st.session_state[key] = False
-
-
-def attention_section(snap: JobSnapshot) -> None:
-    st.subheader("Watch attention form")
-    if not snap.attention:
-        st.caption("No attention snapshots: this run watches no sentences." if not snap.sample_sentences else
-                   "The watched sentences' attention appears here at the first evaluation.")
-        return
-    name = snap.name
-    sentences = [s.source for s in snap.attention[-1].samples]
-    steps = [s.step for s in snap.attention]
-    cols = st.columns((3, 1, 1))
-    index = cols[0].selectbox("Sentence", range(len(sentences)), key=f"train_att_sentence_{name}",
-                              format_func=lambda i: sentences[i])
-    shape = snap.attention[-1].samples[index].cross_attention.shape  # (layers, heads, output, source)
-    layer = cols[1].selectbox("Layer", range(shape[0]), key=f"train_att_layer_{name}", format_func=lambda i: str(i + 1),
-                              index=shape[0] - 1)
-    head = cols[2].selectbox("Head", range(shape[1]), key=f"train_att_head_{name}", format_func=lambda i: str(i + 1))
-    follow_key, step_key = f"train_att_follow_{name}", f"train_att_step_{name}"
-    st.session_state.setdefault(follow_key, True)
-    if st.session_state[follow_key] or st.session_state.get(step_key) not in steps:
-        st.session_state[step_key] = steps[-1]
-    if len(steps) > 1:
-        step = st.select_slider("Snapshot (training step)", steps, key=step_key, on_change=follow_off,
-                                args=(follow_key,), format_func=lambda s: f"{s:,}",
-                                help="Attention is recorded at step 0 and at every evaluation.")
-        st.toggle("Follow the newest snapshot", key=follow_key)
-    else:
-        step = steps[0]
-    position = steps.index(step)
-    sample = snap.attention[position].samples[min(index, len(snap.attention[position].samples) - 1)]
-    rows = shown_rows(sample)
-    words = sample.output.split()
-    output = " ".join(words[:rows]) + (" …" if len(words) > rows else "")
-    st.markdown(f"At step **{step:,}** the model translates *{md_escape(sample.source)}* → "
-                f"**{md_escape(output) or '(nothing)'}**")
-    weights = sample.cross_attention[layer, head, :rows]
-    show_figure(attention_heatmap(weights, sample.output_pieces[:rows], sample.source_pieces, x_title="source (keys)",
-                                  y_title="output (queries)",
-                                  title=f"Cross-attention, layer {layer + 1}, head {head + 1}, step {step:,}"),
-                f"{name} cross-attention L{layer + 1} H{head + 1} step {step}", key=f"train_att_map_{name}")
-    if rows < len(sample.output_pieces):
-        st.caption(f"The first {rows} of {len(sample.output_pieces)} output tokens: a model that has not learnt "
-                   "to stop yet keeps going until the length limit.")
-    chosen = evenly_spaced(list(range(position + 1)), 5)
-    if len(chosen) > 1:
-        picked = [snap.attention[i] for i in chosen]
-        samples = [p.samples[min(index, len(p.samples) - 1)] for p in picked]
-        fig = attention_evolution([s.cross_attention[layer, head, :shown_rows(s)] for s in samples],
-                                  [p.step for p in picked], [s.output_pieces[:shown_rows(s)] for s in samples],
-                                  samples[0].source_pieces, title=f"Layer {layer + 1}, head {head + 1} during training")
-        show_figure(fig, f"{name} attention evolution L{layer + 1} H{head + 1}", key=f"train_att_evolution_{name}")
-
-
-def shown_rows(sample) -> int:
-    """Output rows worth drawing: an untrained model rambles on for 50 tokens past the source's length."""
-    return min(len(sample.output_pieces), max(len(sample.source_pieces) + 4, 12))
-
-
-def evenly_spaced(items: list, n: int) -> list:
-    """Up to `n` items including the first and the last, evenly spaced."""
-    if len(items) <= n:
-        return items
-    return [items[round(i * (len(items) - 1) / (n - 1))] for i in range(n)]
