@@ -53,11 +53,12 @@ def show_figure(fig: go.Figure, name: str, key: str, *, downloads: bool = True,
     if find_browser() is None:
         st.caption("PNG: camera icon on the chart. SVG export needs a local Chromium, which was not found.")
         return result
-    png, svg, _ = st.columns((1, 1, 4), gap="small")
-    png.download_button("PNG", data=_deferred(fig, "png"), file_name=f"{stem}.png", mime="image/png",
-                        key=f"{key}__png", on_click="ignore", icon=":material/image:", width="stretch",
+    # A horizontal row sized to its buttons: fixed columns squeeze the labels to "P…" in half-width layouts.
+    row = st.container(horizontal=True, gap="small")
+    row.download_button("PNG", data=_deferred(fig, "png"), file_name=f"{stem}.png", mime="image/png",
+                        key=f"{key}__png", on_click="ignore", icon=":material/image:", width="content",
                         help="A white-background PNG at twice the size, for slides (takes a moment).")
-    svg.download_button("SVG", data=_deferred(fig, "svg"), file_name=f"{stem}.svg", mime="image/svg+xml",
-                        key=f"{key}__svg", on_click="ignore", icon=":material/polyline:", width="stretch",
+    row.download_button("SVG", data=_deferred(fig, "svg"), file_name=f"{stem}.svg", mime="image/svg+xml",
+                        key=f"{key}__svg", on_click="ignore", icon=":material/polyline:", width="content",
                         help="A vector SVG of this figure (takes a moment).")
     return result
