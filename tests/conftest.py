@@ -83,3 +83,12 @@ def multi30k_root() -> Path:
     if not (MULTI30K / "test2016.en").is_file():
         pytest.skip(f"Multi30k not found at {MULTI30K} (it lives in ../shared/data/multi30k beside the repo)")
     return MULTI30K
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """Tiny models on a shared 2-core machine run far faster with one intra-op thread."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

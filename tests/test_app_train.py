@@ -24,13 +24,7 @@ TINY = {"train_pairs": 1000, "train_seq_len": 6, "train_d_model": 32, "train_hea
         "train_layers": 2, "train_warmup": 40, "train_batch_tokens": 512, "train_eval_every": 50}
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models on a shared 2-core machine run far faster with one intra-op thread."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture
