@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
 from explorer.checkpoint import load_checkpoint
 from explorer.config import PRESETS, count_parameters

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
 from explorer.checkpoint import is_checkpoint, load_checkpoint
 from explorer.config import ModelConfig

@@ -66,7 +66,7 @@ def show_translation(translation: Translation, max_len: int, *, how: str) -> Non
         details = (f"{len(translation.source_pieces)} source tokens \u2192 {len(translation.output_ids)} target "
                    f"tokens \u00b7 score {translation.score:.3f} (length-normalised log-probability)")
         if not translation.finished:
-            details += f" \u00b7 stopped at the length limit without producing </s>"
+            details += " \u00b7 stopped at the length limit without producing </s>"
         st.caption(details)
     if translation.truncated:
         st.warning(f"The sentence is longer than this model reads ({max_len} tokens including </s>), so only "
