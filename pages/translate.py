@@ -94,7 +94,7 @@ def attention_section(translation: Translation) -> None:
     url_default("mode", "head", allowed=tuple(MODES))
     url_default("units", "pieces", allowed=UNITS)
     family = family_picker("family")
-    left, right = st.columns((3, 2), gap="large")
+    left, right = st.columns((5, 2), gap="large")
     mode = left.segmented_control("View", tuple(MODES), key="mode", required=True, format_func=MODES.get,
                                   persist_state=PERSIST)
     units = right.segmented_control(
@@ -119,7 +119,8 @@ def attention_section(translation: Translation) -> None:
 
     left, right = st.columns((1, 2), gap="large")
     with left:
-        layer = number_picker("Layer", "layer", view.n_layers)
+        # The top layer first: there cross-attention aligns words most clearly (see the model card).
+        layer = number_picker("Layer", "layer", view.n_layers, default=view.n_layers)
     zmax = 1.0
     if mode in ("head", "mean"):
         url_default("stretch", False, lambda raw: raw == "True", allowed=(True, False))
