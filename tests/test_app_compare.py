@@ -11,24 +11,10 @@ import pytest
 from explorer.checkpoint import load_checkpoint
 from explorer.figures.compare import Panel, compare_heads, panel_grid, shared_zmax
 from explorer.inference import translate
-from tests.test_app_translate import plotly_array
+from tests.test_app_translate import open_page, plotly_array
 
-REPO = Path(__file__).resolve().parents[1]
 PAGE = "pages/compare.py"
 SENTENCE = "a small child sees the red dog ."
-
-
-def open_page(**params: str):
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
-    at.session_state["device"] = "cpu"
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.run()
-    at.switch_page(PAGE).run()
-    assert not at.exception, at.exception
-    return at
 
 
 def figure(at) -> dict:
@@ -73,7 +59,7 @@ def test_panel_layout():
 # --- the page -------------------------------------------------------------------------------------------------
 
 def test_heads_side_by_side_from_url(checkpoint_root, words_checkpoint):
-    at = open_page(model="words-fixture", c_compare="heads", c_sentence=SENTENCE, c_n="3", c_f0="encoder_self",
+    at = open_page(PAGE, model="words-fixture", c_compare="heads", c_sentence=SENTENCE, c_n="3", c_f0="encoder_self",
                    c_l0="1", c_h0="2", c_f1="cross", c_l1="2", c_h1="1", c_f2="decoder_self", c_l2="2", c_h2="2")
     fig = figure(at)
     assert [trace["name"] for trace in fig["data"]] == [
@@ -93,7 +79,7 @@ def test_heads_side_by_side_from_url(checkpoint_root, words_checkpoint):
 
 def test_same_head_in_two_checkpoints(checkpoint_root, reverse_checkpoint, words_checkpoint):
     sentence = "a b c d"
-    at = open_page(model="reverse-fixture", c_compare="checkpoints", c_model2="words-fixture", c_sentence=sentence,
+    at = open_page(PAGE, model="reverse-fixture", c_compare="checkpoints", c_model2="words-fixture", c_sentence=sentence,
                    c_family="encoder_self", c_l0="2", c_h0="1", c_l1="2", c_h1="1")
     fig = figure(at)
     assert [trace["name"] for trace in fig["data"]] == [
@@ -105,7 +91,7 @@ def test_same_head_in_two_checkpoints(checkpoint_root, reverse_checkpoint, words
 
 
 def test_same_head_on_two_sentences_and_empty_input(checkpoint_root, reverse_checkpoint):
-    at = open_page(model="reverse-fixture", c_compare="sentences", c_sentence="a b c", c_sentence2="d e f g h",
+    at = open_page(PAGE, model="reverse-fixture", c_compare="sentences", c_sentence="a b c", c_sentence2="d e f g h",
                    c_family="cross", c_layer="1", c_head="2")
     fig = figure(at)
     shapes = [plotly_array(trace["z"]).shape for trace in fig["data"]]

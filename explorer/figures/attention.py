@@ -46,7 +46,7 @@ def _pair_labels(query_labels: Sequence[str], key_labels: Sequence[str]) -> np.n
     return out
 
 
-def _index_axis(labels: Sequence[str], *, reverse: bool = False) -> dict:
+def index_axis(labels: Sequence[str], *, reverse: bool = False) -> dict:
     """Axis over positions 0..n-1 labelled with the tokens; reversed puts position 0 at the top."""
     n = len(labels)
     return dict(tickmode="array", tickvals=list(range(n)), ticktext=escape_labels(labels),
@@ -90,8 +90,8 @@ def attention_heatmap(
             ygap=1,
         )
     )
-    fig.update_xaxes(title_text=x_title, **_index_axis(key_labels))
-    fig.update_yaxes(title_text=y_title, **_index_axis(query_labels, reverse=True))
+    fig.update_xaxes(title_text=x_title, **index_axis(key_labels))
+    fig.update_yaxes(title_text=y_title, **index_axis(query_labels, reverse=True))
     apply_theme(fig, title=title, height=max(380, _ROW_PX * q + 180))
     return fig
 

@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.figures.attention import _check, _index_axis, _pair_labels
+from explorer.figures.attention import _check, index_axis, _pair_labels
 from explorer.figures.theme import WEIGHT_COLORSCALE, apply_theme, colorbar, escape_labels
 
 _ROW_PX = 30  # height per token row
@@ -74,10 +74,10 @@ def compare_heads(panels: Sequence[Panel], *, zmax: float | None = 1.0, title: s
             ),
             row=row + 1, col=col + 1,
         )
-        fig.update_xaxes(title_text=panel.key_title, row=row + 1, col=col + 1, **_index_axis(panel.key_labels))
+        fig.update_xaxes(title_text=panel.key_title, row=row + 1, col=col + 1, **index_axis(panel.key_labels))
         repeat = repeats[i]  # the same rows as the panel to the left: its labels serve both
         fig.update_yaxes(title_text=None if repeat else panel.query_title, showticklabels=not repeat,
-                         row=row + 1, col=col + 1, **_index_axis(panel.query_labels, reverse=True))
+                         row=row + 1, col=col + 1, **index_axis(panel.query_labels, reverse=True))
     fig.update_layout(coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=top,
                                      colorbar=colorbar("weight")))
     apply_theme(fig, title=title, height=rows * max(360, _ROW_PX * tallest + 150) + (60 if title else 0))

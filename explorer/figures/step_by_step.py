@@ -13,6 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from explorer.figures.attention import index_axis
 from explorer.figures.theme import (
     DIVERGING_COLORSCALE,
     TICK_SIZE,
@@ -25,12 +26,6 @@ from explorer.figures.theme import (
 
 _ROW_PX = 40
 STAGE_TITLES = ("Q·Kᵀ", "÷ √d_k", "mask (−∞ blank)", "softmax")
-
-
-def _index_axis(labels: Sequence[str], *, reverse: bool = False) -> dict:
-    n = len(labels)
-    return dict(tickmode="array", tickvals=list(range(n)), ticktext=escape_labels(labels),
-                range=[n - 0.5, -0.5] if reverse else [-0.5, n - 0.5], showgrid=False, zeroline=False)
 
 
 def values_heatmap(
@@ -65,8 +60,8 @@ def values_heatmap(
         customdata=np.broadcast_to(np.asarray(escape_labels(row_labels), dtype=object)[:, None], (rows, cols)),
         hovertemplate="%{customdata}, " + x_title + " %{x}: %{z:.4f}<extra></extra>",
     ))
-    fig.update_xaxes(title_text=x_title, **_index_axis(columns))
-    fig.update_yaxes(title_text=y_title, **_index_axis(row_labels, reverse=True))
+    fig.update_xaxes(title_text=x_title, **index_axis(columns))
+    fig.update_yaxes(title_text=y_title, **index_axis(row_labels, reverse=True))
     return apply_theme(fig, title=title, height=max(220, _ROW_PX * rows + 170))
 
 
