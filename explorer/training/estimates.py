@@ -22,6 +22,7 @@ from explorer.model import Transformer
 from explorer.tokenizer import Tokenizer
 from explorer.training.loss import label_smoothed_loss
 from explorer.training.schedule import make_optimizer, noam_learning_rate
+from explorer.training.trainer import batch_lengths, encode_pairs
 
 
 @dataclass(frozen=True)
@@ -98,11 +99,9 @@ def measure_step_time(config: ModelConfig, batch_tokens: int, device: str = "cpu
 
 
 def batches_per_epoch(tokenizer: Tokenizer, corpus: ParallelCorpus, batch_tokens: int, max_len: int) -> int:
-    """How many of the trainer's token-budget batches one pass over `corpus` takes (same lengths and cut)."""
-    limit = max_len - 1
-    src = [min(len(ids), limit) + 1 for ids in tokenizer.encode_batch(list(corpus.source))]
-    tgt = [min(len(ids), limit) + 1 for ids in tokenizer.encode_batch(list(corpus.target))]
-    return len(token_budget_batches(src, tgt, batch_tokens, shuffle=False, seed=0))
+    """How many of the trainer's token-budget batches one pass over `corpus` takes (its own lengths and cut)."""
+    src, tgt = encode_pairs(tokenizer, corpus, max_len)
+    return len(token_budget_batches(batch_lengths(src), batch_lengths(tgt), batch_tokens, shuffle=False, seed=0))
 
 
 def planned_schedule(steps: int, d_model: int, warmup_steps: int, scale: float = 1.0,

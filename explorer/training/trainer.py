@@ -82,6 +82,18 @@ def _rank_and_world() -> tuple[int, int]:
     return 0, 1
 
 
+def encode_pairs(tokenizer: Tokenizer, corpus: ParallelCorpus, max_len: int) -> tuple[list[list[int]], list[list[int]]]:
+    """Both sides as piece ids, each cut to max_len - 1 so the EOS (source) or BOS/EOS shift (target) fits."""
+    limit = max_len - 1
+    return ([ids[:limit] for ids in tokenizer.encode_batch(list(corpus.source))],
+            [ids[:limit] for ids in tokenizer.encode_batch(list(corpus.target))])
+
+
+def batch_lengths(ids: Sequence[Sequence[int]]) -> list[int]:
+    """Positions each sequence takes in a batch: its pieces plus the EOS or BOS that collate adds."""
+    return [len(seq) + 1 for seq in ids]
+
+
 class Trainer:
     """Trains a `Transformer` on a parallel corpus; checkpoints go to `run_dir` (`latest/`, `step-N/`, `best/`)."""
 
@@ -104,9 +116,9 @@ class Trainer:
         self.model = Transformer(model_config).to(self.device)
         self.optimizer = make_optimizer(self.model.parameters(), (train_config.adam_beta1, train_config.adam_beta2),
                                         train_config.adam_eps)
-        self.train_ids = self._encode(train_corpus)
+        self.train_ids = encode_pairs(tokenizer, train_corpus, train_config.max_len)
         self.val_corpus = val_corpus
-        self.val_ids = self._encode(val_corpus) if val_corpus is not None and len(val_corpus) else None
+        self.val_ids = encode_pairs(tokenizer, val_corpus, train_config.max_len) if val_corpus is not None and len(val_corpus) else None
         self.step = 0
         self.epoch, self.batch_in_epoch = 0, 0
         self.history: dict[str, list] = {"step": [], "loss": [], "lr": [], "tokens_per_s": [], "eval_step": [],
@@ -116,16 +128,9 @@ class Trainer:
         self.elapsed_before = 0.0
 
     # ---- data -------------------------------------------------------------------------------------------
-    def _encode(self, corpus: ParallelCorpus) -> tuple[list[list[int]], list[list[int]]]:
-        limit = self.config.max_len - 1  # room for EOS (source) / BOS-EOS shift (target)
-        src = [ids[:limit] for ids in self.tokenizer.encode_batch(list(corpus.source))]
-        tgt = [ids[:limit] for ids in self.tokenizer.encode_batch(list(corpus.target))]
-        return src, tgt
-
     def _epoch_batches(self, epoch: int) -> list[list[int]]:
         src, tgt = self.train_ids
-        # +1: the EOS/BOS each side gets in collate.
-        return token_budget_batches([len(s) + 1 for s in src], [len(t) + 1 for t in tgt],
+        return token_budget_batches(batch_lengths(src), batch_lengths(tgt),
                                     self.config.batch_tokens * self.world, shuffle=True,
                                     seed=self.config.seed * 100003 + epoch)
 
@@ -241,7 +246,7 @@ class Trainer:
         self.model.eval()
         src, tgt = self.val_ids
         total, count = 0.0, 0
-        for indices in token_budget_batches([len(s) + 1 for s in src], [len(t) + 1 for t in tgt],
+        for indices in token_budget_batches(batch_lengths(src), batch_lengths(tgt),
                                             self.config.batch_tokens, shuffle=False, seed=0):
             batch = self._batch(indices, self.val_ids)
             logits = self.model(batch.src, batch.tgt_in).logits
