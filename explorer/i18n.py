@@ -1,6 +1,7 @@
 """Message catalogue: every string a user sees goes through here (English source text as the msgid).
 
-Korean lives in `explorer/locale/ko/LC_MESSAGES/explorer.po` (standard gettext; Babel extracts and checks it).
+Korean lives in `explorer/locale/ko/LC_MESSAGES/*.po` (standard gettext; Babel reads and checks them), one
+file per part of the app (pages, figures, tour, ...) so that parts can be translated independently.
 The engine never imports streamlit, so the translator is a plain function of the language code; figure
 builders take `lang` as an argument and stay pure. The app's per-session language lives in `ui/i18n.py`.
 """
@@ -14,7 +15,6 @@ from typing import Callable
 LANGUAGES: tuple[str, ...] = ("en", "ko")
 DEFAULT_LANGUAGE = "en"
 LOCALE_DIR = Path(__file__).resolve().parent / "locale"
-DOMAIN = "explorer"
 
 
 def normalize_language(code: str | None) -> str:
@@ -27,15 +27,18 @@ def normalize_language(code: str | None) -> str:
 
 @functools.lru_cache(maxsize=None)
 def _catalogue(lang: str) -> dict[str, str]:
-    """msgid -> msgstr for `lang`, read from the .po file (no compiled .mo to keep in sync)."""
-    po = LOCALE_DIR / lang / "LC_MESSAGES" / f"{DOMAIN}.po"
-    if lang == DEFAULT_LANGUAGE or not po.is_file():
+    """msgid -> msgstr for `lang`, merged from every .po file of that language (no compiled .mo to keep in sync)."""
+    folder = LOCALE_DIR / lang / "LC_MESSAGES"
+    if lang == DEFAULT_LANGUAGE or not folder.is_dir():
         return {}
     from babel.messages.pofile import read_po
 
-    with po.open("rb") as handle:
-        catalog = read_po(handle, locale=lang)
-    return {str(m.id): str(m.string) for m in catalog if m.id and m.string and not m.fuzzy}
+    table: dict[str, str] = {}
+    for po in sorted(folder.glob("*.po")):
+        with po.open("rb") as handle:
+            catalog = read_po(handle, locale=lang)
+        table.update({str(m.id): str(m.string) for m in catalog if m.id and m.string and not m.fuzzy})
+    return table
 
 
 def gettext_for(lang: str) -> Callable[[str], str]:
