@@ -20,6 +20,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from explorer.model.head_mask import HeadSelection
+
 
 @dataclass(frozen=True)
 class KeyValue:
@@ -99,12 +101,14 @@ class MultiHeadAttention(nn.Module):
 
     def forward(self, query: torch.Tensor, source: torch.Tensor | None = None, mask: torch.Tensor | None = None, *,
                 need_weights: bool = False, past: KeyValue | None = None, static_kv: bool = False,
-                with_internals: bool = False) -> AttentionOutput:
+                with_internals: bool = False, heads: HeadSelection | None = None) -> AttentionOutput:
         """Attend from `query` (batch, q, d_model) to `source` (batch, k, d_model).
 
         mask: bool, True where attention is allowed, broadcastable to (batch, heads, q, k).
         past: cached keys/values. With `static_kv` they are used as they are (cross-attention while
         decoding; `source` is ignored); otherwise the new step's keys/values are appended to them.
+        heads: which heads contribute to the concatenation before W^O (ablation, Michel et al. 2019); the
+        weights are still those each head computed, only its output is gated.
         """
         if static_kv:
             assert past is not None, "static_kv=True needs the precomputed keys/values in `past`"
@@ -118,10 +122,14 @@ class MultiHeadAttention(nn.Module):
         batch, _, q_len, _ = q.shape
         dropout_p = self.attention_dropout if self.training else 0.0
 
+        selection = heads
         if not (need_weights or with_internals):
-            heads = F.scaled_dot_product_attention(q, key_value.key, key_value.value, attn_mask=mask,
-                                                   dropout_p=dropout_p)
-            concatenated = heads.transpose(1, 2).reshape(batch, q_len, self.n_heads * self.d_v)
+            # The fused kernel still returns per-head outputs, so a head mask keeps the fast path.
+            per_head = F.scaled_dot_product_attention(q, key_value.key, key_value.value, attn_mask=mask,
+                                                      dropout_p=dropout_p)
+            if selection is not None:
+                per_head = selection.apply(per_head)
+            concatenated = per_head.transpose(1, 2).reshape(batch, q_len, self.n_heads * self.d_v)
             return AttentionOutput(self.w_o(concatenated), None, key_value)
 
         scores = q @ key_value.key.transpose(-2, -1)
@@ -129,11 +137,12 @@ class MultiHeadAttention(nn.Module):
         masked = scaled if mask is None else scaled.masked_fill(~mask, float("-inf"))
         weights = torch.softmax(masked, dim=-1)
         dropped = F.dropout(weights, p=dropout_p) if dropout_p else weights
-        heads = dropped @ key_value.value
-        concatenated = heads.transpose(1, 2).reshape(batch, q_len, self.n_heads * self.d_v)
+        per_head = dropped @ key_value.value  # (batch, heads, query, d_v)
+        gated = selection.apply(per_head) if selection is not None else per_head
+        concatenated = gated.transpose(1, 2).reshape(batch, q_len, self.n_heads * self.d_v)
         output = self.w_o(concatenated)
         internals = None
         if with_internals:
             internals = AttentionInternals(q, key_value.key, key_value.value, scores, scaled, mask, masked,
-                                           weights, heads, concatenated, output)
+                                           weights, per_head, concatenated, output)
         return AttentionOutput(output, weights if need_weights else None, key_value, internals)

@@ -14,6 +14,7 @@ from torch import nn
 
 from explorer.config import ModelConfig
 from explorer.model.attention import AttentionInternals, AttentionOutput, KeyValue, MultiHeadAttention
+from explorer.model.head_mask import HeadSelection
 
 
 class PositionwiseFeedForward(nn.Module):
@@ -65,12 +66,13 @@ class EncoderLayer(nn.Module):
         self.ffn_residual = Residual(config.d_model, config.dropout, config.norm_position)
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor, *, need_weights: bool = False,
-                inspect: bool = False) -> LayerOutput:
-        """x (batch, src, d_model); mask (batch, 1, 1, src) True on real tokens."""
+                inspect: bool = False, heads: HeadSelection | None = None) -> LayerOutput:
+        """x (batch, src, d_model); mask (batch, 1, 1, src) True on real tokens; heads: kept heads (None = all)."""
         result: list[AttentionOutput] = []
 
         def attend(h: torch.Tensor) -> torch.Tensor:
-            result.append(self.self_attention(h, h, mask, need_weights=need_weights, with_internals=inspect))
+            result.append(self.self_attention(h, h, mask, need_weights=need_weights, with_internals=inspect,
+                                              heads=heads))
             return result[0].output
 
         x = self.attention_residual(x, attend)
@@ -90,23 +92,25 @@ class DecoderLayer(nn.Module):
 
     def forward(self, y: torch.Tensor, memory: torch.Tensor | None, self_mask: torch.Tensor | None,
                 cross_mask: torch.Tensor, *, need_weights: bool = False, past_self: KeyValue | None = None,
-                cross_kv: KeyValue | None = None, inspect: str | None = None) -> LayerOutput:
+                cross_kv: KeyValue | None = None, inspect: str | None = None,
+                self_heads: HeadSelection | None = None, cross_heads: HeadSelection | None = None) -> LayerOutput:
         """y (batch, tgt, d_model); memory (batch, src, d_model) or precomputed `cross_kv`.
 
         self_mask: causal mask (1, 1, tgt, tgt) — None while decoding one step with a cache, where the
         single query may see every cached position. `inspect` is "decoder_self" or "cross".
+        self_heads / cross_heads: kept heads of each attention module (None = all).
         """
         outputs: dict[str, AttentionOutput] = {}
 
         def attend_self(h: torch.Tensor) -> torch.Tensor:
             outputs["self"] = self.self_attention(h, h, self_mask, need_weights=need_weights, past=past_self,
-                                                  with_internals=inspect == "decoder_self")
+                                                  with_internals=inspect == "decoder_self", heads=self_heads)
             return outputs["self"].output
 
         def attend_source(h: torch.Tensor) -> torch.Tensor:
             outputs["cross"] = self.cross_attention(h, memory, cross_mask, need_weights=need_weights,
                                                     past=cross_kv, static_kv=cross_kv is not None,
-                                                    with_internals=inspect == "cross")
+                                                    with_internals=inspect == "cross", heads=cross_heads)
             return outputs["cross"].output
 
         y = self.self_residual(y, attend_self)

@@ -3,6 +3,8 @@
 `forward(src, tgt_in, need_weights=True)` returns the logits and an `AttentionMaps` with one field per
 family; `need_weights=False` (the default) runs the fused kernel and the field is None.
 Incremental decoding goes through `start_decoding` / `decode_step` with an explicit `DecoderCache`.
+Every entry point takes an optional `head_mask` (explorer.model.head_mask) that switches heads off for
+that call only.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from torch import nn
 
 from explorer.config import ModelConfig
 from explorer.model.attention import AttentionInternals, KeyValue
+from explorer.model.head_mask import HeadMask, layer_selection
 from explorer.model.layers import DecoderLayer, EncoderLayer
 from explorer.model.positional import sinusoidal_encoding
 
@@ -166,14 +169,17 @@ class Transformer(nn.Module):
         return self.output_projection(hidden)
 
     # ---- encoder / decoder ------------------------------------------------------------------------------
-    def encode(self, src: torch.Tensor, *, need_weights: bool = False,
-               inspect_layer: int | None = None) -> EncoderOutput:
+    def encode(self, src: torch.Tensor, *, need_weights: bool = False, inspect_layer: int | None = None,
+               head_mask: HeadMask | None = None) -> EncoderOutput:
         """src (batch, src) token ids, padded with pad_id."""
+        if head_mask is not None:
+            head_mask.check(self.config)
         src_mask = (src != self.config.pad_id).view(src.shape[0], 1, 1, src.shape[1])
         x = self._embed(src, self.embedding, 0, "source")
         weights, internals = [], None
         for index, layer in enumerate(self.encoder_layers):
-            out = layer(x, src_mask, need_weights=need_weights, inspect=index == inspect_layer)
+            out = layer(x, src_mask, need_weights=need_weights, inspect=index == inspect_layer,
+                        heads=layer_selection(head_mask, "enc", index))
             x = out.hidden
             weights.append(out.self_weights)
             internals = internals or out.internals
@@ -181,14 +187,18 @@ class Transformer(nn.Module):
         return EncoderOutput(self.encoder_norm(x), src_mask, stacked, internals)
 
     def decode(self, tgt_in: torch.Tensor, encoded: EncoderOutput, *, need_weights: bool = False,
-               inspect: tuple[str, int] | None = None) -> ModelOutput:
+               inspect: tuple[str, int] | None = None, head_mask: HeadMask | None = None) -> ModelOutput:
         """Teacher-forced decoding of the whole target prefix. tgt_in (batch, tgt) starts with BOS."""
+        if head_mask is not None:
+            head_mask.check(self.config)
         y = self._embed(tgt_in, self.target_embedding, 0, "target")
         self_mask = causal_mask(tgt_in.shape[1], tgt_in.device)
         self_weights, cross_weights, internals = [], [], None
         for index, layer in enumerate(self.decoder_layers):
             family = inspect[0] if inspect is not None and inspect[1] == index else None
-            out = layer(y, encoded.memory, self_mask, encoded.src_mask, need_weights=need_weights, inspect=family)
+            out = layer(y, encoded.memory, self_mask, encoded.src_mask, need_weights=need_weights, inspect=family,
+                        self_heads=layer_selection(head_mask, "dec", index),
+                        cross_heads=layer_selection(head_mask, "cross", index))
             y = out.hidden
             self_weights.append(out.self_weights)
             cross_weights.append(out.cross_weights)
@@ -201,18 +211,18 @@ class Transformer(nn.Module):
         return ModelOutput(logits, attention, internals or encoded.internals)
 
     def forward(self, src: torch.Tensor, tgt_in: torch.Tensor, *, need_weights: bool = False,
-                inspect: tuple[str, int] | None = None) -> ModelOutput:
+                inspect: tuple[str, int] | None = None, head_mask: HeadMask | None = None) -> ModelOutput:
         """src (batch, src), tgt_in (batch, tgt) -> logits (batch, tgt, vocab).
 
         inspect=(family, layer) also returns every intermediate of that one attention module
-        (family in FAMILIES, layer 0-based).
+        (family in FAMILIES, layer 0-based). head_mask switches heads off for this call.
         """
         if inspect is not None and inspect[0] not in FAMILIES:
             raise ValueError(f"inspect family must be one of {FAMILIES}, got {inspect[0]!r}")
         encoder_layer = inspect[1] if inspect is not None and inspect[0] == "encoder_self" else None
-        encoded = self.encode(src, need_weights=need_weights, inspect_layer=encoder_layer)
+        encoded = self.encode(src, need_weights=need_weights, inspect_layer=encoder_layer, head_mask=head_mask)
         decoder_inspect = inspect if inspect is not None and inspect[0] != "encoder_self" else None
-        return self.decode(tgt_in, encoded, need_weights=need_weights, inspect=decoder_inspect)
+        return self.decode(tgt_in, encoded, need_weights=need_weights, inspect=decoder_inspect, head_mask=head_mask)
 
     # ---- incremental decoding ----------------------------------------------------------------------------
     def start_decoding(self, encoded: EncoderOutput) -> DecoderCache:
@@ -220,12 +230,19 @@ class Transformer(nn.Module):
         cross = tuple(layer.cross_attention.project_key_value(encoded.memory) for layer in self.decoder_layers)
         return DecoderCache(tuple(None for _ in self.decoder_layers), cross, encoded.src_mask, 0)
 
-    def decode_step(self, tokens: torch.Tensor, cache: DecoderCache) -> tuple[torch.Tensor, DecoderCache]:
-        """tokens (rows,) = the last generated token of each row -> (log-probs (rows, vocab), grown cache)."""
+    def decode_step(self, tokens: torch.Tensor, cache: DecoderCache, *,
+                    head_mask: HeadMask | None = None) -> tuple[torch.Tensor, DecoderCache]:
+        """tokens (rows,) = the last generated token of each row -> (log-probs (rows, vocab), grown cache).
+
+        head_mask must be the one the cache's encoder memory was computed with (`encode(head_mask=...)`);
+        masking gates head outputs only, so the cached keys/values stay valid.
+        """
         y = self._embed(tokens.view(-1, 1), self.target_embedding, cache.position, "target")
         new_self = []
-        for layer, past, cross in zip(self.decoder_layers, cache.self_kv, cache.cross_kv):
-            out = layer(y, None, None, cache.src_mask, past_self=past, cross_kv=cross)
+        for index, (layer, past, cross) in enumerate(zip(self.decoder_layers, cache.self_kv, cache.cross_kv)):
+            out = layer(y, None, None, cache.src_mask, past_self=past, cross_kv=cross,
+                        self_heads=layer_selection(head_mask, "dec", index),
+                        cross_heads=layer_selection(head_mask, "cross", index))
             y = out.hidden
             new_self.append(out.self_kv)
         logits = self._logits(self.decoder_norm(y[:, -1]))
