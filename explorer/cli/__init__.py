@@ -1,0 +1,49 @@
+"""`explorer` command line: one module per subcommand.
+
+A subcommand module exposes `add_parser(subparsers) -> argparse.ArgumentParser` (adds its subparser and
+returns it) and `run(args) -> int` (the exit status). It imports torch and the engine inside `run`, so that
+`explorer --help` is instant and `_configure_runtime` runs before torch loads. Register it in `COMMANDS`.
+
+Errors (see `explorer.cli.errors`): a mistake the user can fix ends with one line `error: ...` on stderr and
+exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Sequence
+
+from explorer.cli import evaluate, export, info, train, translate
+from explorer.cli.errors import run_guarded
+
+
+def _configure_runtime() -> None:
+    """Process-wide runtime settings (torch threads, OpenMP) chosen by the entry point, not the library.
+
+    Owned by the performance work: fill in here. `main()` calls it first, before anything imports torch,
+    because the OpenMP runtime reads its settings once, when torch loads.
+    """
+
+
+# The subcommands, in the order `explorer --help` lists them.
+COMMANDS = (train, translate, evaluate, info, export)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="explorer", description="Attention Explorer: a paper-faithful Transformer")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for command in COMMANDS:
+        command.add_parser(sub).set_defaults(run=command.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    _configure_runtime()
+    args = build_parser().parse_args(argv)
+    return run_guarded(args.run, args, debug=bool(os.environ.get("EXPLORER_DEBUG")))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

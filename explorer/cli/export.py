@@ -1,0 +1,36 @@
+"""`explorer export`: ship a run: average its last saves, store half precision, drop the optimizer."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("export", help="ship a run: average its last saves, store half precision, no optimizer")
+    p.add_argument("run", help="a run directory (with step-N/ saves) or a single checkpoint directory")
+    p.add_argument("--to", required=True, help="target checkpoint directory, e.g. checkpoints/my-model")
+    p.add_argument("--average", type=int, default=1, help="average the last N step-N/ saves (Section 6.1)")
+    p.add_argument("--half", action="store_true", help="store float16 weights (loaded back as float32)")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    import torch
+
+    from explorer.checkpoint import average_weights, is_checkpoint, load_checkpoint, load_weights_into, save_checkpoint
+
+    run_dir = Path(args.run)
+    saves = sorted(p for p in run_dir.glob("step-*") if is_checkpoint(p))
+    sources = (saves[-args.average:] if args.average > 1 and saves
+               else [run_dir if is_checkpoint(run_dir) else run_dir / "latest"])
+    checkpoint = load_checkpoint(sources[-1])
+    if len(sources) > 1:
+        load_weights_into(checkpoint.model, average_weights(sources))
+    metadata = {**checkpoint.metadata, "exported_from": [str(p) for p in sources],
+                "training": {k: v for k, v in (checkpoint.training or {}).items() if k != "history"}}
+    save_checkpoint(args.to, checkpoint.model, checkpoint.tokenizer, metadata=metadata,
+                    dtype=torch.float16 if args.half else None)
+    print(json.dumps({"to": args.to, "averaged": [str(p) for p in sources], "half": args.half}))
+    return 0

@@ -1,0 +1,42 @@
+"""`explorer info`: parameter counts (the paper's Table 3 side by side) or a checkpoint's card."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from explorer.config import PRESETS, count_parameters, preset
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("info", help="parameter counts (paper's Table 3 side by side) or a checkpoint's card")
+    p.add_argument("--preset", default="base", choices=sorted(PRESETS))
+    p.add_argument("--vocab", type=int, default=37000)
+    p.add_argument("--checkpoint", "-c", help="describe this checkpoint instead")
+    p.add_argument("--json", action="store_true")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from explorer.table3 import table3_rows
+
+    if args.checkpoint:
+        from explorer.checkpoint import read_config
+        config, metadata = read_config(args.checkpoint)
+        info = {"checkpoint": args.checkpoint, "parameters": count_parameters(config), "config": config.to_dict(),
+                "metadata": metadata}
+        print(json.dumps(info, indent=2, ensure_ascii=False))
+        return 0
+    config = preset(args.preset, vocab_size=args.vocab)
+    rows = table3_rows(args.vocab)
+    if args.json:
+        print(json.dumps({"preset": args.preset, "vocab_size": args.vocab, "parameters": count_parameters(config),
+                          "config": config.to_dict(),
+                          "table3": [{"row": r.label, "paper_millions": r.paper_millions, "ours": r.ours,
+                                      "relative_error": round(r.relative_error, 4)} for r in rows]}, indent=2))
+        return 0
+    print(f"preset {args.preset} (vocabulary {args.vocab}): {count_parameters(config):,} parameters\n")
+    print(f"{'Table 3 row':<18}{'paper':>9}{'ours':>11}{'diff':>8}")
+    for r in rows:
+        print(f"{r.label:<18}{r.paper_millions:>8}M{r.ours / 1e6:>10.1f}M{r.relative_error * 100:>+7.1f}%")
+    return 0

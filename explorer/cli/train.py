@@ -1,0 +1,100 @@
+"""`explorer train`: train a model (or resume a run) and write checkpoints."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from explorer.cli.errors import UsageError
+from explorer.config import PRESETS, ModelConfig, preset
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("train", help="train a model (or resume a run) and write checkpoints")
+    p.add_argument("--data", default="reverse",
+                   help="synthetic task (copy, reverse, sort, shift), 'multi30k', a .tsv file, or 'src.txt,tgt.txt'")
+    p.add_argument("--multi30k-root", default=None, help="folder with Multi30k train/val/test2016 .en/.de files")
+    p.add_argument("--out", required=True, help="run directory (latest/, best/, step-N/ are written inside)")
+    p.add_argument("--resume", action="store_true", help="continue the run in --out from its latest/ checkpoint")
+    p.add_argument("--preset", default="tiny", choices=sorted(PRESETS))
+    p.add_argument("--vocab", type=int, default=None, help="SentencePiece vocabulary size (joint)")
+    for flag, kind in (("--layers", int), ("--d-model", int), ("--heads", int), ("--d-ff", int),
+                       ("--dropout", float), ("--max-len", int)):
+        p.add_argument(flag, type=kind, default=None)
+    p.add_argument("--positional", choices=["sinusoidal", "learned"], default=None)
+    p.add_argument("--norm", choices=["post", "pre"], default=None)
+    p.add_argument("--steps", type=int, default=2000)
+    p.add_argument("--batch-tokens", type=int, default=4096)
+    p.add_argument("--warmup", type=int, default=4000)
+    p.add_argument("--lr-scale", type=float, default=1.0)
+    p.add_argument("--label-smoothing", type=float, default=0.1)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--log-every", type=int, default=10, help="record the loss every N steps")
+    p.add_argument("--eval-every", type=int, default=500)
+    p.add_argument("--save-every", type=int, default=500)
+    p.add_argument("--keep-last", type=int, default=5)
+    p.add_argument("--bleu-sentences", type=int, default=200)
+    p.add_argument("--device", default="auto")
+    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    p.add_argument("--quiet", action="store_true", help="no progress output at all")
+    return p
+
+
+def _model_config(args: argparse.Namespace, vocab_size: int) -> ModelConfig:
+    overrides = {"vocab_size": vocab_size}
+    if args.layers is not None:
+        overrides.update(n_encoder_layers=args.layers, n_decoder_layers=args.layers)
+    for name, field in (("d_model", "d_model"), ("heads", "n_heads"), ("d_ff", "d_ff"), ("dropout", "dropout"),
+                        ("max_len", "max_len"), ("positional", "positional"), ("norm", "norm_position")):
+        if getattr(args, name) is not None:
+            overrides[field] = getattr(args, name)
+    return preset(args.preset, **overrides)
+
+
+def run(args: argparse.Namespace) -> int:
+    import torch
+    import torch.distributed as dist
+
+    from explorer.training.datasets import is_synthetic, load_corpora, train_tokenizer
+    from explorer.training.progress import ProgressBar
+    from explorer.training.trainer import TrainConfig, Trainer, resume_trainer
+
+    out = Path(args.out)
+    if not args.resume and (out / "latest").exists():
+        raise UsageError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    distributed = "RANK" in os.environ
+    if distributed and not dist.is_initialized():
+        dist.init_process_group("nccl" if torch.cuda.is_available() and args.device != "cpu" else "gloo")
+    train, val = load_corpora(args.data, seed=args.seed, multi30k_root=args.multi30k_root)
+    callbacks = [] if args.quiet else [ProgressBar()]
+    if args.resume:
+        trainer = resume_trainer(out, (train, val), callbacks, steps=args.steps)
+    else:
+        started = time.perf_counter()
+        default_vocab = 64 if is_synthetic(args.data) else 8000
+        tokenizer = train_tokenizer(train, args.vocab or default_vocab, synthetic=is_synthetic(args.data))
+        print(f"tokenizer: {tokenizer.vocab_size} pieces in {time.perf_counter() - started:.1f}s; "
+              f"{len(train)} training pairs, {len(val)} validation pairs", file=sys.stderr)
+        model_config = _model_config(args, tokenizer.vocab_size)
+        train_config = TrainConfig(steps=args.steps, batch_tokens=args.batch_tokens, warmup_steps=args.warmup,
+                                   lr_scale=args.lr_scale, label_smoothing=args.label_smoothing, seed=args.seed,
+                                   log_every=args.log_every, eval_every=args.eval_every, save_every=args.save_every,
+                                   keep_last=args.keep_last,
+                                   bleu_sentences=args.bleu_sentences, device=args.device,
+                                   max_len=model_config.max_len)
+        metadata = {"data": args.data, "command": "explorer " + " ".join(sys.argv[1:])}
+        trainer = Trainer(model_config, train_config, tokenizer, train, val, out, callbacks, metadata=metadata)
+    result = trainer.run()
+    if dist.is_initialized():
+        dist.destroy_process_group()
+    if trainer.rank == 0:
+        print(json.dumps({"step": result.step, "checkpoint": str(result.checkpoint),
+                          "final_loss": result.history["loss"][-1] if result.history["loss"] else None,
+                          "val_bleu": result.history["val_bleu"][-1] if result.history["val_bleu"] else None}))
+    return 0
