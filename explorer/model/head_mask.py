@@ -161,7 +161,8 @@ class HeadMask:
     def layer(self, family: str, layer: int) -> HeadSelection | None:
         """The selection for one module, or None when every head of that layer is kept (the fast path)."""
         gates = getattr(self, family)
-        if gates is None or bool((gates[layer] == 1).all()):
+        # Gates that require grad always go in: Michel et al.'s importance is the gradient at ξ = 1.
+        if gates is None or (not gates.requires_grad and bool((gates[layer] == 1).all())):
             return None
         fill = getattr(self.means, family)[layer] if self.means is not None else None
         return HeadSelection(gates[layer], fill)
