@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+import torch
 
 from explorer.config import ModelConfig
 from explorer.data import make_splits
@@ -111,3 +112,16 @@ def test_small_model_learns_reverse_to_99_percent_on_held_out_sequences():
     exact = sum(o.output == t for o, t in zip(outputs, val.target)) / len(val)
     assert trainer.history["loss"][-1] < trainer.history["loss"][0] / 10
     assert exact >= 0.99, f"exact match {exact:.3f} on held-out sequences"
+
+
+def test_a_run_owns_its_random_numbers():
+    """Two runs in one process do not disturb each other, and training leaves the caller's RNG as it was."""
+    train, val, tokenizer, config = _setup()  # dropout 0.1: every step draws masks
+    alone = Trainer(config, _train_config(), tokenizer, train, val, None).run().history["loss"]
+    torch.manual_seed(1234)
+    before = torch.get_rng_state()
+    first = Trainer(config, _train_config(), tokenizer, train, val, None)
+    second = Trainer(config, _train_config(seed=1), tokenizer, train, val, None)  # built after, run before
+    second.run()
+    assert torch.equal(torch.get_rng_state(), before), "training must not move the global torch RNG"
+    assert first.run().history["loss"] == alone

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import random
 import shutil
-import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Protocol, Sequence
 
 import torch
 import torch.distributed as dist
@@ -76,6 +75,12 @@ class TrainResult:
     history: dict[str, list] = field(default_factory=dict)
 
 
+class StopSignal(Protocol):
+    """What `Trainer.run` polls once per step: a `threading.Event`, or a stop-request file (run_folder)."""
+
+    def is_set(self) -> bool: ...
+
+
 def _rank_and_world() -> tuple[int, int]:
     if dist.is_available() and dist.is_initialized():
         return dist.get_rank(), dist.get_world_size()
@@ -111,9 +116,12 @@ class Trainer:
         self.metadata = dict(metadata or {})
         self.rank, self.world = _rank_and_world()
         self.device = resolve_device(train_config.device)
-        torch.manual_seed(train_config.seed)
-        random.seed(train_config.seed)
-        self.model = Transformer(model_config).to(self.device)
+        # The run owns its random numbers (initial weights, dropout masks): two runs in one process, or a
+        # run and the code around it, never draw from each other's stream.
+        self.generator = torch.Generator().manual_seed(train_config.seed)
+        self._cuda_rng: torch.Tensor | None = None
+        with self.own_rng():
+            self.model = Transformer(model_config).to(self.device)
         self.optimizer = make_optimizer(self.model.parameters(), (train_config.adam_beta1, train_config.adam_beta2),
                                         train_config.adam_eps)
         self.train_ids = encode_pairs(tokenizer, train_corpus, train_config.max_len)
@@ -126,6 +134,28 @@ class Trainer:
         self.best_bleu = -1.0
         self.started = time.perf_counter()
         self.elapsed_before = 0.0
+
+    @contextmanager
+    def own_rng(self) -> Iterator[None]:
+        """Run the block with this run's generator standing in for torch's global one, then put both back.
+
+        Dropout (nn.Dropout, F.dropout, SDPA's dropout_p) takes no generator argument, so the run's state is
+        swapped in around each step instead; the caller's global RNG comes back untouched. (Not safe for two
+        runs stepping in two threads at once; the app trains each run in its own process.)
+        """
+        cuda = [self.device] if self.device.type == "cuda" else []
+        with torch.random.fork_rng(devices=cuda):
+            torch.set_rng_state(self.generator.get_state())
+            if cuda and self._cuda_rng is None:
+                torch.cuda.manual_seed(self.config.seed)
+            elif cuda:
+                torch.cuda.set_rng_state(self._cuda_rng, self.device)
+            try:
+                yield
+            finally:
+                self.generator.set_state(torch.get_rng_state())
+                if cuda:
+                    self._cuda_rng = torch.cuda.get_rng_state(self.device)
 
     # ---- data -------------------------------------------------------------------------------------------
     def _epoch_batches(self, epoch: int) -> list[list[int]]:
@@ -154,7 +184,9 @@ class Trainer:
         self.best_bleu = float(state.get("best_bleu", -1.0))
         self.elapsed_before = float(state.get("elapsed_s", 0.0))
         if checkpoint.optimizer_tensors is not None:
-            optimizer_from_tensors(self.optimizer, checkpoint.optimizer_tensors)
+            rng = optimizer_from_tensors(self.optimizer, checkpoint.optimizer_tensors)
+            if rng is not None:
+                self.generator.set_state(rng)
 
     # ---- the loop ---------------------------------------------------------------------------------------
     def _emit(self, method: str, *args: Any) -> None:
@@ -162,7 +194,7 @@ class Trainer:
             for callback in self.callbacks:
                 getattr(callback, method)(*args)
 
-    def run(self, stop: threading.Event | None = None) -> TrainResult:
+    def run(self, stop: StopSignal | None = None) -> TrainResult:
         """Train until `config.steps` or until `stop` is set; always leaves a resumable `latest/` checkpoint."""
         model = self.model
         if self.world > 1:
@@ -196,15 +228,17 @@ class Trainer:
                 for group in self.optimizer.param_groups:
                     group["lr"] = lr
                 model.train()
-                if autocast is not None:
-                    with autocast:
+                with self.own_rng():
+                    if autocast is not None:
+                        with autocast:
+                            logits = model(batch.src, batch.tgt_in).logits
+                    else:
                         logits = model(batch.src, batch.tgt_in).logits
-                else:
-                    logits = model(batch.src, batch.tgt_in).logits
-                loss_sum = label_smoothed_loss(logits, batch.tgt_out, smoothing=cfg.label_smoothing, pad_id=pad_id)
-                loss = loss_sum * self.world / tokens
-                self.optimizer.zero_grad(set_to_none=True)
-                loss.backward()
+                    loss_sum = label_smoothed_loss(logits, batch.tgt_out, smoothing=cfg.label_smoothing,
+                                                   pad_id=pad_id)
+                    loss = loss_sum * self.world / tokens
+                    self.optimizer.zero_grad(set_to_none=True)
+                    loss.backward()
                 self.optimizer.step()
                 window_tokens += tokens
                 if self.step % cfg.log_every == 0 or self.step == cfg.steps:
@@ -293,7 +327,8 @@ class Trainer:
         metadata = {**self.metadata, "step": self.step, "val_bleu": self.history["val_bleu"][-1:] or None}
         path = save_checkpoint(self.run_dir / name, self.model, self.tokenizer, metadata=metadata,
                                training=self.training_state(),
-                               optimizer_tensors=optimizer_to_tensors(self.optimizer) if with_optimizer else None)
+                               optimizer_tensors=optimizer_to_tensors(self.optimizer, self.generator.get_state())
+                               if with_optimizer else None)
         self._emit("on_checkpoint", path, self.step)
         return path
 

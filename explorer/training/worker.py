@@ -1,0 +1,174 @@
+"""The training process: `python -m explorer.training.worker RUN_DIR` trains the run in RUN_DIR and reports
+only through that folder (explorer.training.run_folder), so the app's server never runs a training step.
+
+It lowers its own priority (`os.nice`) and bounds torch's threads before any work, so a server on the same
+machine keeps a core for the people browsing; it takes a lock per GPU (one run at a time per GPU); it checks
+the stop-request file once per step and does the save requests it finds between two steps and after the
+last one. A fresh run is built from spec.json; a run with a `latest/` checkpoint continues from it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import os
+import signal
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+from typing import IO, Any, Sequence
+
+DEFAULT_NICE = 10
+LOCKS_ENV = "EXPLORER_LOCKS"
+
+
+def default_threads() -> int:
+    """Torch threads for a training process: all cores but one, so the server keeps one (at least 1)."""
+    return max(1, (os.cpu_count() or 2) - 1)
+
+
+def lock_dir() -> Path:
+    """Where the per-GPU lock files live (machine-wide by default: every runs folder shares the GPU)."""
+    return Path(os.environ.get(LOCKS_ENV) or Path(tempfile.gettempdir()) / "attention-explorer-locks")
+
+
+def device_lock_path(device: str) -> Path:
+    return lock_dir() / f"{device.replace(':', '-')}.lock"
+
+
+def try_device_lock(device: str, owner: str) -> IO[str] | None:
+    """An open, exclusively locked file for `device`, or None when another run holds it. The lock is the
+    kernel's (flock): it goes away with the process, however that process ends."""
+    path = device_lock_path(device)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = open(path, "a+", encoding="utf-8")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        return None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(owner)
+    handle.flush()
+    return handle
+
+
+def device_holder(device: str) -> str | None:
+    """The run that holds `device`'s lock now, or None when it is free."""
+    path = device_lock_path(device)
+    if not path.exists():
+        return None
+    with open(path, "a+", encoding="utf-8") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            return handle.read().strip() or "another run"
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    return None
+
+
+class StopFile:
+    """The trainer's stop signal: set when the run folder holds a stop request, or on SIGTERM / SIGINT."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.signalled = path, False
+
+    def is_set(self) -> bool:
+        return self.signalled or self.path.exists()
+
+    def on_signal(self, signum: int, frame: Any) -> None:
+        self.signalled = True
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m explorer.training.worker", description=__doc__)
+    parser.add_argument("run_dir", type=Path)
+    parser.add_argument("--steps", type=int, default=None, help="new total number of steps (resuming)")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: cores - 1)")
+    parser.add_argument("--nice", type=int, default=DEFAULT_NICE, help="niceness added to this process")
+    args = parser.parse_args(argv)
+    if args.nice:
+        os.nice(args.nice)
+    threads = args.threads or default_threads()
+    os.environ.setdefault("OMP_NUM_THREADS", str(threads))
+
+    import torch  # after the priority and thread settings: OpenMP reads them when torch loads
+
+    torch.set_num_threads(threads)
+    from explorer.training import run_folder as rf
+
+    run_dir = args.run_dir.resolve()
+    stop = StopFile(run_dir / rf.STOP_FILE)
+    signal.signal(signal.SIGTERM, stop.on_signal)
+    signal.signal(signal.SIGINT, stop.on_signal)
+    state: dict[str, Any] = {"status": "running", "pid": os.getpid(), "started": time.time(), "threads": threads}
+    rf.write_json(run_dir / rf.STATE_FILE, state)
+    try:
+        status = train(run_dir, args.steps, stop, state)
+    except Exception as error:  # the page shows it; the traceback goes to log.txt
+        traceback.print_exc()
+        rf.write_json(run_dir / rf.STATE_FILE, {**state, "status": "failed", "ended": time.time(),
+                                                "error": f"{type(error).__name__}: {error}"})
+        return 1
+    return 0 if status != "failed" else 1
+
+
+def train(run_dir: Path, steps: int | None, stop: StopFile, state: dict[str, Any]) -> str:
+    """Build the trainer (fresh or from latest/), train, save, and write the final state; returns it."""
+    from explorer.config import ModelConfig
+    from explorer.devices import resolve_device
+    from explorer.tokenizer import Tokenizer
+    from explorer.training import run_folder as rf
+    from explorer.training.reporter import FolderReporter
+    from explorer.training.trainer import TrainConfig, Trainer, resume_trainer
+
+    rf.recover_latest(run_dir)
+    spec = rf.read_json(run_dir / rf.SPEC_FILE, {}) or {}
+    info = rf.read_json(run_dir / rf.RUN_FILE, {}) or {}
+    corpora = rf.read_run_data(run_dir)
+    reporter = FolderReporter(run_dir, str(info.get("name", run_dir.name)))
+    if (run_dir / "latest").exists():
+        trainer = resume_trainer(run_dir, corpora, [reporter], steps=steps)
+    else:
+        if not spec:
+            raise rf.JobError(f"{run_dir} has neither a latest/ checkpoint nor a {rf.SPEC_FILE} to start from")
+        train_config = TrainConfig.from_dict(spec["train_config"])
+        if steps is not None:
+            train_config = TrainConfig.from_dict({**train_config.to_dict(), "steps": steps})
+        tokenizer = Tokenizer.load(run_dir / rf.TOKENIZER_FILE)
+        trainer = Trainer(ModelConfig.from_dict(spec["model_config"]), train_config, tokenizer, corpora[0],
+                          corpora[1], run_dir, [reporter], metadata=spec.get("metadata", {}))
+    device = resolve_device(trainer.config.device)
+    state.update(device=str(device), total_steps=trainer.config.steps)
+    lock = None
+    if device.type == "cuda":
+        name = f"cuda:{device.index if device.index is not None else torch_current_device()}"
+        lock = try_device_lock(name, run_dir.name)
+        if lock is None:
+            raise rf.JobError(f"the GPU {name} is training run {device_holder(name)!r}; one run at a time per GPU")
+    rf.write_json(run_dir / rf.STATE_FILE, state)
+    result = trainer.run(stop=stop)
+    save_to = info.get("save_to")
+    if not result.stopped_early and save_to:
+        reporter.save(Path(save_to))
+    reporter.serve_requests()
+    status = "stopped" if result.stopped_early else "finished"
+    rf.write_json(run_dir / rf.STATE_FILE, {**state, "status": status, "step": result.step, "ended": time.time()})
+    reporter.serve_requests()  # a request that came while the final state was written
+    if lock is not None:
+        lock.close()
+    return status
+
+
+def torch_current_device() -> int:
+    import torch
+
+    return torch.cuda.current_device()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
