@@ -14,6 +14,7 @@ place, so a reader (or a crash) never sees a half-written checkpoint.
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -35,6 +36,12 @@ CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE = "config.json", "model.safetensors", 
 TRAINING_FILE, OPTIMIZER_FILE = "training.json", "optimizer.safetensors"
 
 
+MAX_CONFIG_BYTES = 1024 * 1024  # a real config.json is about 1 KB
+MAX_HEADER_BYTES = 16 * 1024 * 1024  # a safetensors header is about 100 bytes per tensor
+_CONFIG_KEYS = frozenset({"format", "format_version", "model", "metadata"})
+_DTYPE_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2}  # weights are floating point
+
+
 class CheckpointError(ValueError):
     """A checkpoint that cannot be loaded; the message says which file and why."""
 
@@ -51,14 +58,18 @@ class Checkpoint:
 
 
 def _unique_state(model: Transformer) -> dict[str, torch.Tensor]:
-    """State dict without the aliases of a tied embedding (safetensors refuses shared storage)."""
+    """State dict without the aliases of a tied embedding (safetensors refuses shared storage).
+
+    Aliases are found by identity of the Parameter object (a tied embedding is one module registered twice),
+    which also works on the meta device, where every tensor's data_ptr() is 0.
+    """
     seen: set[int] = set()
     state = {}
-    for name, tensor in model.state_dict().items():
-        if tensor.data_ptr() in seen:
+    for name, tensor in model.state_dict(keep_vars=True).items():
+        if id(tensor) in seen:
             continue
-        seen.add(tensor.data_ptr())
-        state[name] = tensor
+        seen.add(id(tensor))
+        state[name] = tensor.detach()
     return state
 
 
@@ -115,27 +126,142 @@ def _replace_directory(staging: Path, target: Path) -> None:
 
 
 def read_config(path: str | Path) -> tuple[ModelConfig, dict[str, Any]]:
-    """Read and validate config.json only (cheap: for listing checkpoints)."""
+    """Read and validate config.json only (cheap: for listing checkpoints).
+
+    Every problem is a CheckpointError of one sentence that names the file: a crafted or damaged config is
+    refused here, before any tensor exists.
+    """
     path = Path(path)
     config_path = path / CONFIG_FILE
     if not path.is_dir():
         raise CheckpointError(f"{path} is not a checkpoint directory")
     if not config_path.is_file():
         raise CheckpointError(f"{path} has no {CONFIG_FILE}; not an Attention Explorer checkpoint")
+    if config_path.stat().st_size > MAX_CONFIG_BYTES:
+        raise CheckpointError(f"{config_path} is {config_path.stat().st_size:,} bytes, too large for a checkpoint "
+                              f"config (at most {MAX_CONFIG_BYTES:,})")
     try:
-        data = json.loads(config_path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise CheckpointError(f"{config_path} is not valid UTF-8 JSON ({error})") from None
+        data = json.loads(config_path.read_text(encoding="utf-8"), parse_constant=_refuse_constant)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        reason = "nested too deeply" if isinstance(error, RecursionError) else str(error)
+        raise CheckpointError(f"{config_path} is not valid UTF-8 JSON ({reason})") from None
+    except ValueError as error:  # NaN or Infinity, from _refuse_constant
+        raise CheckpointError(f"{config_path} is not valid: {error}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CheckpointError(f"{config_path} is not an Attention Explorer checkpoint (format tag missing)")
     if data.get("format_version") != FORMAT_VERSION:
         raise CheckpointError(f"{config_path} has format version {data.get('format_version')}; "
                               f"this version reads {FORMAT_VERSION}")
+    unknown = sorted(set(data) - _CONFIG_KEYS)
+    if unknown:
+        raise CheckpointError(f"{config_path} has unknown top-level keys {unknown}; is this checkpoint from a "
+                              "newer version?")
     try:
         config = ModelConfig.from_dict(data.get("model"))
     except (TypeError, ValueError) as error:
-        raise CheckpointError(f"{config_path}: invalid model config: {error}") from None
-    return config, data.get("metadata") or {}
+        raise CheckpointError(f"{config_path} is not a valid model config: {error}") from None
+    metadata = data.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        raise CheckpointError(f"{config_path}: metadata must be a JSON object, got {type(metadata).__name__}")
+    decoding_settings(metadata, config_path)  # refuse bad decoding defaults now, not at the first translation
+    return config, metadata
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"it contains {name}, which is not a number a config can hold")
+
+
+@dataclass(frozen=True)
+class DecodingSettings:
+    """Beam width and length penalty α (Section 6.1) a checkpoint recommends, from metadata["decoding"]."""
+
+    beam: int
+    alpha: float
+
+
+MAX_BEAM = 64
+
+
+def decoding_settings(metadata: dict[str, Any], source: str | Path = CONFIG_FILE) -> DecodingSettings | None:
+    """The checkpoint's own decoding defaults (`metadata["decoding"] = {"beam": int, "alpha": float}`), if any."""
+    decoding = metadata.get("decoding")
+    if decoding is None:
+        return None
+    if not isinstance(decoding, dict) or set(decoding) != {"beam", "alpha"}:
+        raise CheckpointError(f'{source}: metadata "decoding" must be an object with exactly "beam" and "alpha", '
+                              f"got {decoding!r}")
+    beam, alpha = decoding["beam"], decoding["alpha"]
+    if isinstance(beam, bool) or not isinstance(beam, int) or not 1 <= beam <= MAX_BEAM:
+        raise CheckpointError(f"{source}: decoding beam must be a whole number from 1 to {MAX_BEAM}, got {beam!r}")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0.0 <= alpha <= 5.0:
+        raise CheckpointError(f"{source}: decoding alpha must be a number from 0 to 5, got {alpha!r}")
+    return DecodingSettings(beam, float(alpha))
+
+
+def expected_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
+    """Name -> shape of every tensor in model.safetensors for `config`, without allocating any memory.
+
+    The model is built on PyTorch's meta device (shapes only), so the answer cannot drift from the model.
+    """
+    with torch.device("meta"):
+        model = Transformer(config)
+    return {name: tuple(tensor.shape) for name, tensor in _unique_state(model).items()}
+
+
+def read_safetensors_header(file: Path) -> dict[str, tuple[str, tuple[int, ...]]]:
+    """Name -> (dtype, shape) from a .safetensors header, checked against the file's size; reads no tensor.
+
+    Format: 8-byte little-endian header length N, N bytes of JSON, then the tensor bytes.
+    """
+    if not file.is_file():
+        raise CheckpointError(f"{file} is missing")
+    size = file.stat().st_size
+    with open(file, "rb") as handle:
+        prefix = handle.read(8)
+        if len(prefix) < 8:
+            raise CheckpointError(f"{file} is corrupt or truncated (shorter than a safetensors header)")
+        length = int.from_bytes(prefix, "little")
+        if length > MAX_HEADER_BYTES or length > size - 8:
+            raise CheckpointError(f"{file} is corrupt or truncated (its header claims {length:,} bytes)")
+        raw = handle.read(length)
+    try:
+        header = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise CheckpointError(f"{file} is corrupt or truncated (its header is not valid JSON)") from None
+    if not isinstance(header, dict):
+        raise CheckpointError(f"{file} is corrupt or truncated (its header is not a JSON object)")
+    data_size = size - 8 - length
+    entries = {}
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        try:
+            dtype, shape, (begin, end) = entry["dtype"], tuple(entry["shape"]), entry["data_offsets"]
+            ok = (dtype in _DTYPE_BYTES and all(isinstance(n, int) and n >= 0 for n in shape)
+                  and isinstance(begin, int) and isinstance(end, int) and 0 <= begin <= end <= data_size
+                  and end - begin == math.prod(shape) * _DTYPE_BYTES[dtype])
+        except (KeyError, TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise CheckpointError(f"{file} is corrupt or truncated (its entry for {name!r} does not fit the file)")
+        entries[name] = (dtype, shape)
+    return entries
+
+
+def check_weights_match(path: Path, config: ModelConfig) -> None:
+    """Refuse a model.safetensors whose tensor names or shapes disagree with `config`, reading only its header."""
+    file = path / WEIGHTS_FILE
+    found = read_safetensors_header(file)
+    expected = expected_shapes(config)
+    missing = sorted(set(expected) - set(found))
+    unexpected = sorted(set(found) - set(expected))
+    if missing or unexpected:
+        raise CheckpointError(f"{file} does not match {CONFIG_FILE}: missing tensors {missing[:5]}, "
+                              f"unexpected tensors {unexpected[:5]}")
+    for name, shape in expected.items():
+        if found[name][1] != shape:
+            raise CheckpointError(f"{file} does not match {CONFIG_FILE}: {name} has shape {found[name][1]} "
+                                  f"but the config implies {shape}")
 
 
 def _read_tensors(file: Path) -> dict[str, torch.Tensor]:
@@ -152,18 +278,10 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu", *,
     """Rebuild model (float32, eval mode) and tokenizer from a checkpoint directory."""
     path = Path(path)
     config, metadata = read_config(path)
+    check_weights_match(path, config)  # from the header alone: nothing is allocated for a file that disagrees
     weights = _read_tensors(path / WEIGHTS_FILE)
     model = Transformer(config)
     expected = _unique_state(model)
-    missing = sorted(set(expected) - set(weights))
-    unexpected = sorted(set(weights) - set(expected))
-    if missing or unexpected:
-        raise CheckpointError(f"{path / WEIGHTS_FILE} does not match its config: missing {missing[:5]}, "
-                              f"unexpected {unexpected[:5]}")
-    for name, tensor in weights.items():
-        if tensor.shape != expected[name].shape:
-            raise CheckpointError(f"{path / WEIGHTS_FILE}: {name} has shape {tuple(tensor.shape)}, "
-                                  f"config needs {tuple(expected[name].shape)}")
     with torch.no_grad():
         for name, tensor in weights.items():
             expected[name].copy_(tensor.float())

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import numbers
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +19,31 @@ PAD_ID, BOS_ID, EOS_ID = 0, 2, 3
 
 POSITIONAL_KINDS = ("sinusoidal", "learned")
 NORM_POSITIONS = ("post", "pre")
+
+# Sane upper bounds, far above the paper's big model (Table 3: d_model 1024, d_ff 4096, 16 heads, 6 layers) and a
+# 37,000-piece vocabulary. They keep a crafted config from asking for terabytes: besides the weights (which
+# must be in model.safetensors), the model allocates a (max_len, d_model) sinusoid table.
+_INT_BOUNDS: dict[str, tuple[int, int]] = {
+    "vocab_size": (5, 1_000_000),  # 4 special pieces + 1 (explorer.tokenizer)
+    "d_model": (1, 8192),
+    "n_heads": (1, 256),
+    "d_ff": (1, 65_536),
+    "n_encoder_layers": (1, 64),
+    "n_decoder_layers": (1, 64),
+    "d_k": (1, 8192),
+    "d_v": (1, 8192),
+    "max_len": (2, 4096),  # room for BOS/EOS
+}
+MAX_PARAMETERS = 2_000_000_000  # 8 GB in float32
+
+
+def _whole_number(name: str, value: Any, low: int, high: int) -> int:
+    """`value` as an int in [low, high], or a ValueError naming the field; bools and floats are refused."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be a whole number from {low:,} to {high:,}, got {value!r}")
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be a whole number from {low:,} to {high:,}, got {value:,}")
+    return int(value)
 
 
 @dataclass(frozen=True)
@@ -47,17 +73,33 @@ class ModelConfig:
     eos_id: int = EOS_ID
 
     def __post_init__(self) -> None:
+        # Checked field by field so a crafted or damaged config.json is refused with one sentence before any
+        # tensor is allocated (see explorer.checkpoint), and a mistyped value never reaches torch.
+        for name, (low, high) in _INT_BOUNDS.items():
+            value = getattr(self, name)
+            if value is None and name in ("d_k", "d_v"):
+                continue
+            object.__setattr__(self, name, _whole_number(name, value, low, high))
+        for name in ("pad_id", "bos_id", "eos_id"):
+            _whole_number(name, getattr(self, name), 0, self.vocab_size - 1)
+        dropout = self.dropout
+        if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout must be a number from 0 up to (not including) 1, got {dropout!r}")
+        object.__setattr__(self, "dropout", float(dropout))
         if self.positional not in POSITIONAL_KINDS:
             raise ValueError(f"positional must be one of {POSITIONAL_KINDS}, got {self.positional!r}")
         if self.norm_position not in NORM_POSITIONS:
             raise ValueError(f"norm_position must be one of {NORM_POSITIONS}, got {self.norm_position!r}")
+        if not isinstance(self.share_embeddings, bool):
+            raise ValueError(f"share_embeddings must be true or false, got {self.share_embeddings!r}")
         if self.d_k is None and self.d_model % self.n_heads:
             raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}; set d_k/d_v")
-        for name in ("vocab_size", "d_model", "n_heads", "d_ff", "max_len"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        if (self.d_k is None) != (self.d_v is None):
+            raise ValueError(f"set both d_k and d_v or neither, got d_k={self.d_k} and d_v={self.d_v}")
+        parameters = count_parameters(self)
+        if parameters > MAX_PARAMETERS:
+            raise ValueError(f"this config describes {parameters:,} parameters, more than the {MAX_PARAMETERS:,} "
+                             "this program loads")
 
     @property
     def head_dim_k(self) -> int:
@@ -88,24 +130,6 @@ class ModelConfig:
         return cls(**data)
 
 
-# Table 3 of the paper. "big" also raises dropout to 0.3 (Table 3, last row).
-PRESETS: dict[str, ModelConfig] = {
-    "base": ModelConfig(),
-    "big": ModelConfig(d_model=1024, n_heads=16, d_ff=4096, dropout=0.3),
-    # Multi30k-sized: the shipped English->German translator.
-    "small": ModelConfig(d_model=256, n_heads=4, d_ff=1024, n_encoder_layers=3, n_decoder_layers=3),
-    # Trains on a laptop CPU in seconds; toy tasks and tests.
-    "tiny": ModelConfig(d_model=64, n_heads=4, d_ff=128, n_encoder_layers=2, n_decoder_layers=2,
-                        dropout=0.0, vocab_size=64, max_len=64),
-}
-
-
-def preset(name: str, **overrides: Any) -> ModelConfig:
-    if name not in PRESETS:
-        raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}")
-    return PRESETS[name].replace(**overrides)
-
-
 def count_parameters(config: ModelConfig) -> int:
     """Exact trainable-parameter count of `Transformer(config)`, computed without building it.
 
@@ -123,3 +147,21 @@ def count_parameters(config: ModelConfig) -> int:
     final_norms = 2 * norm if config.norm_position == "pre" else 0
     return (config.n_encoder_layers * encoder_layer + config.n_decoder_layers * decoder_layer
             + embeddings + learned_positions + final_norms)
+
+
+# Table 3 of the paper. "big" also raises dropout to 0.3 (Table 3, last row).
+PRESETS: dict[str, ModelConfig] = {
+    "base": ModelConfig(),
+    "big": ModelConfig(d_model=1024, n_heads=16, d_ff=4096, dropout=0.3),
+    # Multi30k-sized: the shipped English->German translator.
+    "small": ModelConfig(d_model=256, n_heads=4, d_ff=1024, n_encoder_layers=3, n_decoder_layers=3),
+    # Trains on a laptop CPU in seconds; toy tasks and tests.
+    "tiny": ModelConfig(d_model=64, n_heads=4, d_ff=128, n_encoder_layers=2, n_decoder_layers=2,
+                        dropout=0.0, vocab_size=64, max_len=64),
+}
+
+
+def preset(name: str, **overrides: Any) -> ModelConfig:
+    if name not in PRESETS:
+        raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}")
+    return PRESETS[name].replace(**overrides)

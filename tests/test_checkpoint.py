@@ -135,3 +135,146 @@ def test_averaging_weights(reverse_checkpoint, tmp_path):
     original = load_checkpoint(reverse_checkpoint).model
     for (name, p), q in zip(model.named_parameters(), original.parameters()):
         assert torch.allclose(p, q + 0.5, atol=1e-5), name
+
+
+# ------------------------------------------------------------------ crafted configs (issue 12, section 3.5)
+def _tensors_must_not_be_read(monkeypatch):
+    """Make reading model.safetensors' tensors fail loudly: a refusal must come before it."""
+    import explorer.checkpoint as module
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("tensors were read before the config was validated")
+    monkeypatch.setattr(module, "load_file", forbidden)
+
+
+CRAFTED_MODEL_FIELDS = [
+    ({"n_heads": 0}, "n_heads must be a whole number from 1"),
+    ({"d_model": 66, "n_heads": 4}, "d_model=66 is not divisible by n_heads=4"),
+    ({"vocab_size": 10**12}, "vocab_size must be a whole number from 5 to 1,000,000, got 1,000,000,000,000"),
+    ({"max_len": 10**12}, "max_len must be a whole number"),
+    ({"dropout": -0.1}, "dropout must be a number from 0"),
+    ({"dropout": "0.1"}, "dropout must be a number from 0"),
+    ({"flux_capacitor": 1}, "unknown fields"),
+    ({"n_heads": "4"}, "n_heads must be a whole number"),
+    ({"n_heads": True}, "n_heads must be a whole number"),
+    ({"d_model": 64.0}, "d_model must be a whole number"),
+    ({"n_encoder_layers": -1}, "n_encoder_layers must be a whole number from 1"),
+    ({"d_k": 0, "d_v": 16}, "d_k must be a whole number"),
+    ({"share_embeddings": "yes"}, "share_embeddings must be true or false"),
+    ({"eos_id": 10**6}, "eos_id must be a whole number from 0"),
+    ({"positional": ["sinusoidal"]}, "positional must be one of"),
+    ({"d_model": 8192, "d_ff": 65536, "n_encoder_layers": 64, "vocab_size": 1_000_000},
+     "more than the 2,000,000,000 this program loads"),
+]
+
+
+@pytest.mark.parametrize("fields,message", CRAFTED_MODEL_FIELDS, ids=[str(f) for f, _ in CRAFTED_MODEL_FIELDS])
+def test_crafted_model_config_is_refused_in_one_sentence_before_any_tensor(reverse_checkpoint, tmp_path,
+                                                                           monkeypatch, fields, message):
+    path = _copy(reverse_checkpoint, tmp_path)
+    data = json.loads((path / "config.json").read_text())
+    data["model"].update(fields)
+    (path / "config.json").write_text(json.dumps(data))
+    _tensors_must_not_be_read(monkeypatch)
+    with pytest.raises(CheckpointError, match=message) as caught:
+        load_checkpoint(path)
+    text = str(caught.value)
+    assert text.startswith(str(path / "config.json")) and "\n" not in text
+
+
+@pytest.mark.parametrize("raw,message", [
+    ('"dropout": NaN', "contains NaN"),
+    ('"dropout": Infinity', "contains Infinity"),
+])
+def test_nan_in_config_json_is_refused(reverse_checkpoint, tmp_path, monkeypatch, raw, message):
+    path = _copy(reverse_checkpoint, tmp_path)
+    text = (path / "config.json").read_text()
+    (path / "config.json").write_text(text.replace('"dropout": 0.0', raw, 1))
+    assert raw in (path / "config.json").read_text()
+    _tensors_must_not_be_read(monkeypatch)
+    with pytest.raises(CheckpointError, match=message):
+        load_checkpoint(path)
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda d: d.update(extra=1), "unknown top-level keys"),
+    (lambda d: d.update(metadata=[1, 2]), "metadata must be a JSON object"),
+    (lambda d: d["metadata"].update(decoding={"beam": 0, "alpha": 0.6}), "decoding beam must be a whole number"),
+    (lambda d: d["metadata"].update(decoding={"beam": 4, "alpha": "x"}), "decoding alpha must be a number"),
+    (lambda d: d["metadata"].update(decoding={"beam": 4}), 'exactly "beam" and "alpha"'),
+])
+def test_crafted_top_level_and_metadata_are_refused(reverse_checkpoint, tmp_path, monkeypatch, change, message):
+    path = _copy(reverse_checkpoint, tmp_path)
+    data = json.loads((path / "config.json").read_text())
+    change(data)
+    (path / "config.json").write_text(json.dumps(data))
+    _tensors_must_not_be_read(monkeypatch)
+    with pytest.raises(CheckpointError, match=message):
+        load_checkpoint(path)
+
+
+def test_huge_or_deeply_nested_config_json_is_refused(reverse_checkpoint, tmp_path):
+    path = _copy(reverse_checkpoint, tmp_path)
+    (path / "config.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(CheckpointError, match="nested too deeply"):
+        load_checkpoint(path)
+    (path / "config.json").write_bytes(b" " * (2 * 1024 * 1024))
+    with pytest.raises(CheckpointError, match="too large for a checkpoint config"):
+        load_checkpoint(path)
+
+
+@pytest.mark.parametrize("fields", [{"d_ff": 256}, {"d_model": 128}, {"n_decoder_layers": 3},
+                                    {"share_embeddings": False}, {"positional": "learned"}, {"vocab_size": 200}])
+def test_config_that_disagrees_with_the_weights_is_refused_from_the_header(reverse_checkpoint, tmp_path,
+                                                                            monkeypatch, fields):
+    path = _copy(reverse_checkpoint, tmp_path)
+    data = json.loads((path / "config.json").read_text())
+    data["model"].update(fields)
+    (path / "config.json").write_text(json.dumps(data))
+    _tensors_must_not_be_read(monkeypatch)
+    with pytest.raises(CheckpointError, match="does not match config.json") as caught:
+        load_checkpoint(path)
+    assert "\n" not in str(caught.value)
+
+
+def test_safetensors_header_claiming_too_much_is_refused(reverse_checkpoint, tmp_path, monkeypatch):
+    path = _copy(reverse_checkpoint, tmp_path)
+    weights = path / "model.safetensors"
+    data = weights.read_bytes()
+    _tensors_must_not_be_read(monkeypatch)
+    weights.write_bytes((2**60).to_bytes(8, "little") + data[8:])
+    with pytest.raises(CheckpointError, match="its header claims"):
+        load_checkpoint(path)
+    # A header whose tensor is larger than the bytes the file holds.
+    length = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + length])
+    name = next(k for k in header if k != "__metadata__")
+    header[name]["shape"] = [10**6, 10**6]
+    raw = json.dumps(header).encode()
+    weights.write_bytes(len(raw).to_bytes(8, "little") + raw + data[8 + length:])
+    with pytest.raises(CheckpointError, match=f"entry for '{name}' does not fit the file"):
+        load_checkpoint(path)
+
+
+@pytest.mark.parametrize("fields", [{}, {"share_embeddings": False}, {"positional": "learned", "norm_position": "pre"},
+                                    {"d_k": 8, "d_v": 12}])
+def test_expected_shapes_match_a_real_model(fields):
+    from explorer.checkpoint import _unique_state, expected_shapes
+    from explorer.config import ModelConfig
+    from explorer.model import Transformer
+
+    config = ModelConfig(vocab_size=40, d_model=32, n_heads=4, d_ff=64, n_encoder_layers=2, n_decoder_layers=1,
+                         max_len=16, **fields)
+    real = {name: tuple(t.shape) for name, t in _unique_state(Transformer(config)).items()}
+    assert expected_shapes(config) == real
+
+
+def test_decoding_settings_come_from_metadata(reverse_checkpoint, tmp_path):
+    from explorer.checkpoint import DecodingSettings, decoding_settings, read_config
+
+    path = _copy(reverse_checkpoint, tmp_path)
+    assert decoding_settings(read_config(path)[1]) is None
+    data = json.loads((path / "config.json").read_text())
+    data["metadata"]["decoding"] = {"beam": 2, "alpha": 1}
+    (path / "config.json").write_text(json.dumps(data))
+    assert decoding_settings(read_config(path)[1]) == DecodingSettings(beam=2, alpha=1.0)
