@@ -1,0 +1,101 @@
+"""Figure 1 of the paper as a clickable plotly diagram: encoder and decoder stacks, sub-layers, residuals.
+
+Each block is a rectangle with a marker at its centre; the marker's customdata is the block id, so a click
+(st.plotly_chart on_select) tells the page which tensor to show. Pure: block ids, shapes and labels in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import plotly.graph_objects as go
+
+from explorer.figures.theme import FONT_SIZE, PALETTE, apply_theme, rgba
+from explorer.i18n import translate
+
+WIDTH, HEIGHT = 1.9, 0.62  # block size in data units
+ENCODER_X, DECODER_X = 1.0, 3.6
+KIND_COLOURS = {"embedding": PALETTE[7], "attention": PALETTE[1], "norm": PALETTE[6], "ffn": PALETTE[0],
+                "output": PALETTE[3]}
+
+
+def _kind(block: str) -> str:
+    if "embedding" in block:
+        return "embedding"
+    if "attention" in block:
+        return "attention"
+    if "norm" in block:
+        return "norm"
+    if "ffn" in block:
+        return "ffn"
+    return "output"
+
+
+def _positions(encoder: Sequence[str], decoder: Sequence[str]) -> dict[str, tuple[float, float]]:
+    """Block centres: the embedding at the bottom, then one row per sub-layer, the output on top."""
+    places = {}
+    for x, blocks in ((ENCODER_X, encoder), (DECODER_X, decoder)):
+        for row, block in enumerate(blocks):
+            places[block] = (x, row * 0.9 + (0.3 if row else 0.0))
+    return places
+
+
+def architecture_figure(encoder_blocks: Sequence[tuple[str, str]], decoder_blocks: Sequence[tuple[str, str]],
+                        shapes: Mapping[str, tuple[int, ...]], *, n_encoder: int, n_decoder: int,
+                        selected: str | None = None, lang: str = "en", height: int = 500) -> go.Figure:
+    """The diagram. *_blocks: (id, English label) bottom to top; shapes: id -> tensor shape for this sentence.
+
+    Per-layer blocks (everything but embeddings and the output) sit inside an "N×" frame, as in Figure 1.
+    """
+    labels = dict(list(encoder_blocks) + list(decoder_blocks))
+    places = _positions([b for b, _ in encoder_blocks], [b for b, _ in decoder_blocks])
+    fig = go.Figure()
+    for block, (x, y) in places.items():
+        hue = KIND_COLOURS[_kind(block)]
+        chosen = block == selected
+        fig.add_shape(type="rect", x0=x - WIDTH / 2, x1=x + WIDTH / 2, y0=y - HEIGHT / 2, y1=y + HEIGHT / 2,
+                      fillcolor=rgba(hue, 0.85 if chosen else 0.35), line=dict(color=hue, width=5 if chosen else 2),
+                      layer="below")
+    for stack, x, count in (("enc", ENCODER_X, n_encoder), ("dec", DECODER_X, n_decoder)):
+        inner = [places[b] for b in places if b.startswith(stack)]
+        top, bottom = max(y for _, y in inner) + HEIGHT / 2 + 0.12, min(y for _, y in inner) - HEIGHT / 2 - 0.12
+        fig.add_shape(type="rect", x0=x - WIDTH / 2 - 0.15, x1=x + WIDTH / 2 + 0.15, y0=bottom, y1=top,
+                      line=dict(color="rgba(128,128,128,0.8)", width=2, dash="dash"), layer="below")
+        side = x - WIDTH / 2 - 0.25 if stack == "enc" else x + WIDTH / 2 + 0.25
+        fig.add_annotation(x=side, y=(top + bottom) / 2, text=f"{count}\u00d7", showarrow=False,
+                           font=dict(size=FONT_SIZE + 4), xanchor="right" if stack == "enc" else "left")
+    # Data flow: up each stack, and the encoder output into every decoder layer's cross-attention.
+    for blocks in (encoder_blocks, decoder_blocks):
+        ids = [b for b, _ in blocks]
+        for lower, upper in zip(ids, ids[1:], strict=False):
+            (x0, y0), (x1, y1) = places[lower], places[upper]
+            fig.add_annotation(x=x1, y=y1 - HEIGHT / 2, ax=x0, ay=y0 + HEIGHT / 2, xref="x", yref="y", axref="x",
+                               ayref="y", showarrow=True, arrowhead=2, arrowwidth=2, arrowcolor="gray", text="")
+    if "enc_norm_2" in places and "dec_cross_attention" in places:
+        (x0, y0), (x1, y1) = places["enc_norm_2"], places["dec_cross_attention"]
+        fig.add_annotation(x=x1 - WIDTH / 2, y=y1, ax=x0 + WIDTH / 2, ay=y0 + HEIGHT / 2, xref="x", yref="y",
+                           axref="x", ayref="y", showarrow=True, arrowhead=2, arrowwidth=2.5,
+                           arrowcolor=KIND_COLOURS["attention"], text="")
+    xs, ys, text, ids, hover = [], [], [], [], []
+    for block, (x, y) in places.items():
+        shape = shapes.get(block)
+        label = translate(labels[block], lang)
+        xs.append(x)
+        ys.append(y)
+        ids.append(block)
+        text.append(label)
+        shape_text = " \u00d7 ".join(map(str, shape)) if shape else "\u2013"
+        hover.append(f"{label}<br>{translate('tensor', lang)} ({shape_text})")
+    fig.add_trace(go.Scatter(
+        x=xs, y=ys, mode="markers+text", text=text, textfont=dict(size=15), customdata=ids,
+        hovertext=hover, hovertemplate="%{hovertext}<extra></extra>",
+        marker=dict(size=40, symbol="square", opacity=0.01), showlegend=False))
+    for x, name in ((ENCODER_X, "Encoder"), (DECODER_X, "Decoder")):
+        fig.add_annotation(x=x, y=-0.75, text=f"<b>{translate(name, lang)}</b>", showarrow=False,
+                           font=dict(size=FONT_SIZE))
+    top = max(y for _, y in places.values()) + 0.6
+    fig.update_xaxes(visible=False, range=[-0.6, 5.2], fixedrange=True)
+    fig.update_yaxes(visible=False, range=[-1.1, top], fixedrange=True)
+    apply_theme(fig, height=height)
+    fig.update_layout(margin=dict(l=10, r=10, t=10, b=10), dragmode=False, clickmode="event+select")
+    return fig

@@ -1,0 +1,136 @@
+"""The tour's attention figures: one head with and without ÷√d_k (stop 2), the three uses of attention side
+by side with the causal mask drawn (stop 3), and one layer under an encoder and a causal mask (stop 10).
+
+Pure functions: arrays and token labels in, a plotly figure out; `lang` for titles and axis labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from explorer.figures.theme import PALETTE, WEIGHT_COLORSCALE, apply_theme, colorbar, escape_labels
+from explorer.i18n import translate
+
+MASKED_GREY = "rgba(150, 150, 150, 0.55)"
+
+
+def _labels(pieces: Sequence[str]) -> list[str]:
+    return escape_labels([p.replace("\u2581", "") or p for p in pieces])
+
+
+def _heatmap(weights: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, show_scale: bool,
+             zmax: float = 1.0) -> go.Heatmap:
+    return go.Heatmap(z=weights, x=list(range(len(cols))), y=list(range(len(rows))), zmin=0.0, zmax=zmax,
+                      colorscale=WEIGHT_COLORSCALE, showscale=show_scale, colorbar=colorbar("weight"),
+                      customdata=np.array([[f"{r} \u2192 {c}" for c in cols] for r in rows]),
+                      hovertemplate="%{customdata}: %{z:.3f}<extra></extra>", xgap=1, ygap=1)
+
+
+def _mask_overlay(allowed: np.ndarray) -> go.Heatmap:
+    """Grey cells where the mask forbids attention (the weight there is exactly 0)."""
+    z = np.where(allowed, np.nan, 1.0)
+    return go.Heatmap(z=z, x=list(range(z.shape[1])), y=list(range(z.shape[0])), zmin=0, zmax=1,
+                      colorscale=[[0, MASKED_GREY], [1, MASKED_GREY]], showscale=False, hoverinfo="skip",
+                      xgap=1, ygap=1)
+
+
+def _token_axes(fig: go.Figure, rows: Sequence[str], cols: Sequence[str], row: int, col: int, *,
+                show_rows: bool = True) -> None:
+    fig.update_xaxes(tickmode="array", tickvals=list(range(len(cols))), ticktext=list(cols), tickangle=-60,
+                     row=row, col=col)
+    fig.update_yaxes(tickmode="array", tickvals=list(range(len(rows))), ticktext=list(rows) if show_rows else [],
+                     autorange="reversed", row=row, col=col)
+
+
+def scaling_heatmap(weights: np.ndarray, tokens: Sequence[str], *, scaled: bool, layer: int, head: int,
+                    d_k: int, lang: str = "en") -> go.Figure:
+    """weights (n, n): softmax(QKᵀ/√d_k) when `scaled`, softmax(QKᵀ) otherwise; row entropy and peak in the title."""
+    w = np.asarray(weights, dtype=float)
+    labels = _labels(tokens)
+    entropy = float((-(w * np.log(np.clip(w, 1e-300, None))).sum(-1)).mean())
+    fig = go.Figure(_heatmap(w, labels, labels, show_scale=True))
+    fig.update_xaxes(title_text=translate("key", lang), tickmode="array", tickvals=list(range(len(labels))),
+                     ticktext=labels, tickangle=-45)
+    fig.update_yaxes(title_text=translate("query", lang), tickmode="array", tickvals=list(range(len(labels))),
+                     ticktext=labels, autorange="reversed")
+    formula = "softmax(QK\u1d40/\u221ad_k)" if scaled else "softmax(QK\u1d40)"
+    title = translate("{formula}, encoder layer {layer}, head {head}, d_k = {d_k}", lang, formula=formula,
+                      layer=layer, head=head, d_k=d_k)
+    subtitle = translate("mean row entropy {entropy} nats \u00b7 mean largest weight {peak}", lang,
+                         entropy=f"{entropy:.2f}", peak=f"{w.max(-1).mean():.2f}")
+    apply_theme(fig, title=f"{title}<br><sup>{subtitle}</sup>", height=460)
+    return fig.update_layout(margin=dict(t=90))
+
+
+def saturation_figure(d_ks: Sequence[int], max_unscaled: Sequence[float], max_scaled: Sequence[float],
+                      entropy_unscaled: Sequence[float], entropy_scaled: Sequence[float], *, model_d_k: int,
+                      lang: str = "en") -> go.Figure:
+    """Largest weight and row entropy against d_k for random unit-variance q, k, with and without ÷√d_k."""
+    names = [translate("largest weight", lang), translate("row entropy (nats)", lang)]
+    fig = make_subplots(rows=1, cols=2, subplot_titles=names, horizontal_spacing=0.14)
+    series = ((max_unscaled, max_scaled), (entropy_unscaled, entropy_scaled))
+    for col, (unscaled, scaled) in enumerate(series, start=1):
+        for values, name, hue, dash in ((unscaled, translate("without \u00f7\u221ad_k", lang), PALETTE[2], "solid"),
+                                        (scaled, translate("with \u00f7\u221ad_k (Eq. 1)", lang), PALETTE[0], "dash")):
+            fig.add_trace(go.Scatter(x=list(d_ks), y=list(values), name=name, legendgroup=name, showlegend=col == 1,
+                                     mode="lines+markers", line=dict(color=hue, width=3, dash=dash)), row=1, col=col)
+        fig.add_vline(x=model_d_k, line=dict(color="gray", dash="dot"), row=1, col=col)
+        fig.update_xaxes(type="log", title_text="d_k", row=1, col=col)
+    apply_theme(fig, title=translate("Random q, k: the softmax saturates as d_k grows (this model: d_k = {d_k})",
+                                     lang, d_k=model_d_k), height=380)
+    return fig.update_layout(legend=dict(orientation="h", y=-0.3, x=0), margin=dict(t=90))
+
+
+def three_uses_figure(encoder_self: np.ndarray, decoder_self: np.ndarray, cross: np.ndarray,
+                      source: Sequence[str], target_in: Sequence[str], target_out: Sequence[str], *, layer: int,
+                      lang: str = "en") -> go.Figure:
+    """One layer's heads side by side for each use of attention (Section 3.2.3).
+
+    encoder_self (heads, src, src), decoder_self (heads, tgt, tgt), cross (heads, tgt, src); the decoder's
+    causal mask is drawn in grey over the positions it hides.
+    """
+    heads = encoder_self.shape[0]
+    families = ((translate("Encoder self-attention", lang), encoder_self, source, source),
+                (translate("Masked decoder self-attention", lang), decoder_self, target_in, target_in),
+                (translate("Encoder-decoder attention", lang), cross, target_out, source))
+    fig = make_subplots(rows=3, cols=heads, horizontal_spacing=0.02, vertical_spacing=0.14)
+    for row, (name, weights, rows, cols) in enumerate(families, start=1):
+        r, c = _labels(rows), _labels(cols)
+        for h in range(heads):
+            fig.add_trace(_heatmap(weights[h], r, c, show_scale=row == 1 and h == 0), row=row, col=h + 1)
+            if row == 2:
+                fig.add_trace(_mask_overlay(np.tril(np.ones_like(weights[h], dtype=bool))), row=row, col=h + 1)
+            _token_axes(fig, r, c, row, h + 1, show_rows=h == 0)
+        top = fig.get_subplot(row, 1).yaxis.domain[1]
+        heads_text = translate("heads 1–{heads}, left to right", lang, heads=heads)
+        fig.add_annotation(x=0, y=top, xref="paper", yref="paper", xanchor="left", yanchor="bottom", showarrow=False,
+                           text=f"<b>{name}</b> · {translate('layer {layer}', lang, layer=layer)} · {heads_text}")
+    apply_theme(fig, height=250 * 3 + 100)
+    fig.update_annotations(font_size=16)
+    fig.update_xaxes(tickfont=dict(size=14))
+    fig.update_yaxes(tickfont=dict(size=14))
+    fig.update_layout(margin=dict(t=40, l=60, r=20, b=40))
+    return fig.update_traces(colorbar=dict(len=0.3, y=0.87), selector=dict(type="heatmap", showscale=True))
+
+
+def mask_figure(bidirectional: np.ndarray, causal: np.ndarray, tokens: Sequence[str], *, layer: int, head: int,
+                lang: str = "en") -> go.Figure:
+    """One head of an encoder layer under both masks: (n, n) each; the causal mask's hidden half in grey."""
+    labels = _labels(tokens)
+    titles = [translate("Encoder mask (BERT-like): sees everything", lang),
+              translate("Causal mask (GPT-like): sees only the past", lang)]
+    fig = make_subplots(rows=1, cols=2, subplot_titles=titles, horizontal_spacing=0.08)
+    fig.add_trace(_heatmap(bidirectional, labels, labels, show_scale=True), row=1, col=1)
+    fig.add_trace(_heatmap(causal, labels, labels, show_scale=False), row=1, col=2)
+    fig.add_trace(_mask_overlay(np.tril(np.ones_like(causal, dtype=bool))), row=1, col=2)
+    for col in (1, 2):
+        _token_axes(fig, labels, labels, 1, col, show_rows=col == 1)
+    fig.update_xaxes(title_text=translate("key", lang))
+    fig.update_yaxes(title_text=translate("query", lang), row=1, col=1)
+    apply_theme(fig, title=translate("Encoder layer {layer}, head {head}, on this sentence", lang, layer=layer,
+                                     head=head), height=460)
+    return fig.update_annotations(font_size=16)

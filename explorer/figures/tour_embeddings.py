@@ -1,0 +1,62 @@
+"""The tour's figures for the feed-forward network and embeddings (stop 4) and positional encoding (stop 5)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from explorer.figures.theme import DIVERGING_COLORSCALE, WEIGHT_COLORSCALE, apply_theme, colorbar, escape_labels
+from explorer.i18n import translate
+
+
+def _labels(pieces: Sequence[str]) -> list[str]:
+    return escape_labels([p.replace("\u2581", "") or p for p in pieces])
+
+
+def ffn_figure(hidden: np.ndarray, tokens: Sequence[str], *, layer: int, units: int = 96,
+               lang: str = "en") -> go.Figure:
+    """hidden (n, d_ff) = max(0, x W1 + b1): the first `units` inner units of each token; zeros are dark."""
+    h = np.asarray(hidden, dtype=float)
+    shown = h[:, :units]
+    labels = _labels(tokens)
+    zero = 100 * float((h == 0).mean())
+    fig = go.Figure(go.Heatmap(z=shown, y=list(range(len(labels))), colorscale=WEIGHT_COLORSCALE, zmin=0,
+                               colorbar=colorbar(translate("activation", lang)),
+                               hovertemplate=translate("unit", lang) + " %{x}: %{z:.3f}<extra></extra>"))
+    fig.update_yaxes(tickmode="array", tickvals=list(range(len(labels))), ticktext=labels, autorange="reversed",
+                     title_text=translate("token", lang))
+    fig.update_xaxes(title_text=translate("inner unit of the FFN (first {units} of {d_ff})", lang, units=shown.shape[1],
+                                          d_ff=h.shape[1]))
+    title = translate("max(0, xW\u2081 + b\u2081) in encoder layer {layer}: {zero}% of the values are zero", lang,
+                      layer=layer, zero=f"{zero:.0f}")
+    return apply_theme(fig, title=title, height=420)
+
+
+def norms_figure(tokens: Sequence[str], embedding: np.ndarray, scaled: np.ndarray, positional: np.ndarray, *,
+                 d_model: int, lang: str = "en") -> go.Figure:
+    """Per token: ‖E[token]‖, ‖E[token]·√d_model‖ and ‖PE(pos)‖, the two things the model adds together."""
+    labels = _labels(tokens)
+    fig = go.Figure([
+        go.Bar(x=labels, y=embedding, name="\u2016E[token]\u2016"),
+        go.Bar(x=labels, y=scaled, name=f"\u2016E[token]\u00b7\u221a{d_model}\u2016"),
+        go.Bar(x=labels, y=positional, name="\u2016PE(pos)\u2016"),
+    ])
+    fig.update_yaxes(title_text=translate("vector length", lang))
+    apply_theme(fig, title=translate("Embedding and positional vector lengths", lang), height=380)
+    return fig.update_layout(barmode="group", legend=dict(orientation="h", y=1.02, yanchor="bottom", x=0))
+
+
+def positional_figure(table: np.ndarray, tokens: Sequence[str], *, lang: str = "en") -> go.Figure:
+    """table (n, d_model): the positional vector added to each token of this sentence, dimension by dimension."""
+    t = np.asarray(table, dtype=float)
+    labels = [f"{i}: {w}" for i, w in enumerate(_labels(tokens))]
+    hover = "pos %{y}, " + translate("dimension", lang) + " %{x}: %{z:.3f}<extra></extra>"
+    fig = go.Figure(go.Heatmap(z=t, y=list(range(len(labels))), colorscale=DIVERGING_COLORSCALE, zmin=-1, zmax=1,
+                               colorbar=colorbar("PE"), hovertemplate=hover))
+    fig.update_yaxes(tickmode="array", tickvals=list(range(len(labels))), ticktext=labels, autorange="reversed",
+                     title_text=translate("position: token", lang))
+    fig.update_xaxes(title_text=translate("dimension i (even: sin, odd: cos)", lang))
+    return apply_theme(fig, title=translate("PE(pos) for the positions of this sentence, d_model = {d}", lang,
+                                            d=t.shape[1]), height=420)

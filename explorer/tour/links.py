@@ -1,0 +1,31 @@
+"""'Open in the full page' links: each stop's state as the URL path and query of the page that shows it.
+
+The query keys are the ones each page seeds its widgets from (ui.urlstate.url_default and the widgets'
+keys); `model` and `lang` carry the checkpoint and the language across.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+
+def full_page_link(page: str, sentence: str, *, model: str | None = None, lang: str | None = None,
+                   layer: int | None = None, head: int | None = None, family: str | None = None) -> str:
+    """A relative link such as '/translate?sentence=...&family=cross&layer=3&head=1&mode=head&model=...'.
+
+    layer and head are 1-based, as the pages show them.
+    """
+    params: dict[str, object] = {}
+    if page == "translate":
+        params.update(sentence=sentence, mode="head", family=family or "cross", layer=layer, head=head)
+    elif page == "step_by_step":
+        params.update(sbs_sentence=sentence, sbs_family=family or "encoder_self", sbs_layer=layer, sbs_head=head)
+    elif page == "compare":
+        params.update(c_sentence=sentence)
+    elif page == "positional":
+        params.update(pe_sentence=sentence)
+    elif page == "beam":
+        params.update(beam_sentence=sentence, beam_k=4, beam_alpha=0.6)
+    params.update(model=model, lang=lang)
+    query = urlencode({k: v for k, v in params.items() if v is not None})
+    return f"/{page}" + (f"?{query}" if query else "")

@@ -1,0 +1,109 @@
+"""The ten stops of the guided tour, in the order of the paper (issue 17).
+
+Each stop names the paper's section, its formula (LaTeX, where the paper has one) and a short text. The
+English text is the catalogue msgid: the page shows it through `ui.i18n.t`, Korean comes from tour.po.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Stop:
+    number: int  # 1-based, as in the URL (?stop=3)
+    key: str  # stable name, used for widget keys and file names
+    title: str
+    section: str  # where in the paper
+    text: str  # 3-6 sentences
+    formulas: tuple[str, ...] = ()  # LaTeX
+    page: str | None = None  # url path of the app page that shows this in full
+
+
+STOPS: tuple[Stop, ...] = (
+    Stop(1, "architecture", "Figure 1, live", "Section 3.1, Figure 1",
+         "The Transformer is an encoder and a decoder, each a stack of N identical layers. "
+         "An encoder layer has two sub-layers: self-attention and a feed-forward network. "
+         "A decoder layer adds a third: attention over the encoder's output. "
+         "Every sub-layer is wrapped in a residual connection followed by layer normalization. "
+         "Click a block to see the tensor that flows there for this sentence.",
+         (r"\mathrm{LayerNorm}(x + \mathrm{Sublayer}(x))",), "translate"),
+    Stop(2, "scaled_dot_product", "Scaled dot-product attention", "Section 3.2.1, Eq. 1, Figure 2 (left)",
+         "Each query is compared with every key by a dot product. "
+         "The scores are divided by the square root of d_k and a softmax turns each row into weights that sum to one. "
+         "The output is the weighted sum of the values. "
+         "Without the division the dot products grow with d_k and the softmax saturates: one weight takes almost "
+         "everything and the gradients vanish (footnote 4).",
+         (r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right) V",
+          r"q \cdot k = \sum_{i=1}^{d_k} q_i k_i,\quad \mathrm{Var}(q \cdot k) = d_k"), "step_by_step"),
+    Stop(3, "multi_head", "Multi-head attention and its three uses", "Section 3.2.2, 3.2.3, Figure 2 (right)",
+         "Instead of one attention, the model runs h heads in parallel, each with its own projections of Q, K and V. "
+         "Their outputs are concatenated and projected again. "
+         "The Transformer uses attention in three places: encoder self-attention, masked decoder self-attention and "
+         "encoder-decoder attention. "
+         "The mask stops a decoder position from looking at later positions.",
+         (r"\mathrm{MultiHead}(Q, K, V) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h) W^O",
+          r"\mathrm{head}_i = \mathrm{Attention}(Q W_i^Q, K W_i^K, V W_i^V)"), "compare"),
+    Stop(4, "ffn_embeddings", "Feed-forward network and embeddings", "Sections 3.3 and 3.4, Eq. 2",
+         "After attention, every position goes through the same two-layer network with a ReLU in between. "
+         "The inner layer is wider (d_ff) and the ReLU sets many of its units to zero. "
+         "Tokens become vectors through an embedding matrix, multiplied by the square root of d_model. "
+         "The same matrix is shared by both embeddings and the output projection before the softmax.",
+         (r"\mathrm{FFN}(x) = \max(0, x W_1 + b_1) W_2 + b_2",
+          r"\mathrm{input} = E[\mathrm{token}] \cdot \sqrt{d_{\mathrm{model}}} + PE(\mathrm{pos})"), "positional"),
+    Stop(5, "positional", "Positional encoding", "Section 3.5",
+         "Attention itself ignores word order, so a positional encoding is added to each embedding. "
+         "Each pair of dimensions is a sine and a cosine with its own wavelength, from 2π to 10000·2π. "
+         "For any fixed offset k, PE(pos+k) is a linear function of PE(pos): a rotation of each pair. "
+         "The paper hoped this would let the model attend by relative position.",
+         (r"PE_{(pos, 2i)} = \sin\!\left(pos / 10000^{2i/d_{\mathrm{model}}}\right),\quad "
+          r"PE_{(pos, 2i+1)} = \cos\!\left(pos / 10000^{2i/d_{\mathrm{model}}}\right)",
+          r"PE(pos + k) = PE(pos)\, M_k"), "positional"),
+    Stop(6, "why_self_attention", "Why self-attention (Table 1)", "Section 4, Table 1",
+         "Table 1 compares a self-attention layer with recurrent and convolutional layers. "
+         "Self-attention costs n²·d operations per layer, a recurrent layer n·d². "
+         "Self-attention needs no sequential steps and connects any two positions in one step. "
+         "It is cheaper than recurrence while n is smaller than d, which holds for most sentences.",
+         (r"\text{Self-attention: } O(n^2 \cdot d),\ O(1),\ O(1)",
+          r"\text{Recurrent: } O(n \cdot d^2),\ O(n),\ O(n)",
+          r"\text{Convolutional: } O(k \cdot n \cdot d^2),\ O(1),\ O(\log_k n)"), "complexity"),
+    Stop(7, "training", "Training: schedule and label smoothing", "Section 5.3, 5.4, Eq. 3",
+         "The learning rate rises linearly for warmup_steps steps and then decays with the inverse square root of "
+         "the step. "
+         "Label smoothing trains the model towards a target that keeps ε_ls = 0.1 of the probability for other "
+         "words. "
+         "The paper notes that this hurts perplexity, because the model learns to be more unsure, but improves "
+         "BLEU.",
+         (r"lrate = d_{\mathrm{model}}^{-0.5} \cdot \min(step^{-0.5},\ step \cdot warmup\_steps^{-1.5})",
+          r"y_{\mathrm{smooth}} = (1 - \varepsilon_{ls})\, y + \varepsilon_{ls} / V"), "train"),
+    Stop(8, "beam_search", "Beam search and Table 2", "Section 6.1, Table 2",
+         "To translate, the model keeps the best few partial translations (the beam) at every step. "
+         "A length penalty with α stops the search from preferring short outputs. "
+         "The paper uses a beam of 4 and α = 0.6. "
+         "Our model is trained on Multi30k, short image captions, while the paper's scores are on WMT 2014 news: "
+         "the BLEU numbers cannot be compared directly.",
+         (r"lp(Y) = \frac{(5 + |Y|)^\alpha}{(5 + 1)^\alpha},\quad s(Y) = \frac{\log P(Y \mid X)}{lp(Y)}",), "beam"),
+    Stop(9, "variations", "Model variations (Table 3)", "Section 6.2, Table 3",
+         "Table 3 changes one thing at a time in the base model and measures BLEU on the development set. "
+         "Row (A) varies the number of heads while keeping the computation constant. "
+         "Rows (B) and (C) change d_k, the depth and the width; (D) dropout and label smoothing; (E) learned "
+         "positions. "
+         "The parameter counts below are computed by the engine for each row's configuration.",
+         (r"d_k = d_v = d_{\mathrm{model}} / h",), "train"),
+    Stop(10, "beyond", "Beyond the paper: encoder-only and decoder-only", "After the paper",
+         "The same attention with a different mask gives the two families that followed the paper. "
+         "With only the padding mask, every token sees the whole sentence: this is an encoder like BERT. "
+         "With only the causal mask, every token sees itself and what came before: this is a decoder like GPT. "
+         "Below, the same encoder layer of this model runs on this sentence under both masks.",
+         (r"\mathrm{mask}_{ij} = \begin{cases} 0 & \text{allowed} \\ -\infty & j > i \text{ (causal)} \end{cases}",),
+         "translate"),
+)
+
+BY_KEY: dict[str, Stop] = {stop.key: stop for stop in STOPS}
+assert [s.number for s in STOPS] == list(range(1, len(STOPS) + 1)), "stops are numbered 1..N in order"
+
+
+def stop(number: int) -> Stop:
+    if not 1 <= number <= len(STOPS):
+        raise ValueError(f"stop must be in 1..{len(STOPS)}, got {number}")
+    return STOPS[number - 1]

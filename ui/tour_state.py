@@ -1,0 +1,71 @@
+"""The tour's session state: the stop (bound to ?stop=), the sentence, the guesses (?ex=), and the cached
+per-stop numbers. Computations run once per (checkpoint, device, version, sentence, options) for every session."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+from explorer.checkpoint import Checkpoint
+from explorer.inference import Translation
+from explorer.tour import exercises, numbers
+from explorer.tour.guesses import decode_guesses, encode_guesses
+from ui.model_cache import cached, translate_for
+from ui.model_picker import Selection
+
+STOP_KEY, SENTENCE_KEY, GUESSES_KEY, URL_GUESSES = "stop", "tour_sentence", "tour_guesses", "ex"
+
+
+def tour_translation(selection: Selection, sentence: str) -> Translation:
+    """The tour's sentence, translated greedily with attention (the same result the translate page caches)."""
+    return translate_for(selection, [sentence], with_attention=True)[0]
+
+
+def computed(kind: str, selection: Selection, sentence: str, compute: Callable[[Checkpoint, Translation], object],
+             *options: object):
+    """`compute(checkpoint, translation)` cached under the tour's kind, the sentence and `options`."""
+    translation = tour_translation(selection, sentence)
+    return cached(f"tour_{kind}", selection, (sentence, options), lambda ck: compute(ck, translation))
+
+
+def beam_rows(selection: Selection, sentence: str) -> list[numbers.BeamRow]:
+    return computed("beam", selection, sentence, lambda ck, _t: numbers.beam_grid(ck.model, ck.tokenizer, sentence))
+
+
+def tour_exercises(selection: Selection, sentence: str) -> list[exercises.Exercise]:
+    rows = beam_rows(selection, sentence)
+    return computed("exercises", selection, sentence,
+                    lambda ck, tr: exercises.build_exercises(ck.model, ck.tokenizer, tr, rows))
+
+
+def guesses(all_exercises: list[exercises.Exercise]) -> dict[str, str | float]:
+    """This session's committed guesses, seeded once from ?ex= (only guesses valid for these exercises)."""
+    if GUESSES_KEY not in st.session_state:
+        by_key = {e.key: e for e in all_exercises}
+        seeded = {}
+        for key, raw in decode_guesses(st.query_params.get(URL_GUESSES)).items():
+            guess = by_key[key].parse_guess(raw) if key in by_key else None
+            if guess is not None:
+                seeded[key] = guess
+        st.session_state[GUESSES_KEY] = seeded
+    return st.session_state[GUESSES_KEY]
+
+
+def record_guess(key: str, guess: str | float | None) -> None:
+    """Commit (or, with None, withdraw) a guess, and keep the URL in step for a lecturer's link."""
+    stored = dict(st.session_state.get(GUESSES_KEY, {}))
+    if guess is None:
+        stored.pop(key, None)
+    else:
+        stored[key] = guess
+    st.session_state[GUESSES_KEY] = stored
+    if stored:
+        st.query_params[URL_GUESSES] = encode_guesses(stored)
+    else:
+        st.query_params.pop(URL_GUESSES, None)
+
+
+def go_to(number: int) -> None:
+    """Button callback: move to stop `number` (the pagination widget, bound to ?stop=, follows)."""
+    st.session_state[STOP_KEY] = number
