@@ -1,31 +1,28 @@
-"""Train: set up a Transformer, train it in the background, and watch its loss, learning rate, BLEU and
+"""Train: set up a Transformer, train it in a process of its own, and watch its loss, learning rate, BLEU and
 cross-attention change (Section 5 of the paper)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from ui.frame import ensure_frame
-from ui.train_jobs import manager
+from ui.i18n import t
 from ui.train_live import watch_section
+from ui.train_runs import manager
 from ui.train_setup import data_section, init_state, model_section, start_section, tokenizer_section, training_section
 from ui.urlstate import sync_to_url, url_default
 
-ensure_frame()
-
-VIEWS = {"new": "New run", "watch": "Watch runs"}
-
 init_state()
-st.title("Train a Transformer")
-st.markdown(
+st.title(t("Train a Transformer"))
+st.markdown(t(
     "Pick data, build a tokenizer and a model, and train it with the paper's recipe (Section 5): Adam with "
-    "the warm-up learning-rate schedule of Eq. 3, label smoothing and dropout. Training runs in the "
-    "background on this machine: switch pages or reload and it keeps going. While it trains, watch the loss "
-    "fall and the cross-attention of a few sentences take shape."
-)
+    "the warm-up learning-rate schedule of Eq. 3, label smoothing and dropout. Training runs in a process of "
+    "its own on this machine, at lower priority: switch pages, reload, or come back from another browser and "
+    "it keeps going. While it trains, watch the loss fall and the cross-attention of a few sentences take shape."
+))
 
-url_default("train_view", "watch" if manager().names() else "new", allowed=tuple(VIEWS))
-view = st.segmented_control("View", tuple(VIEWS), key="train_view", required=True, format_func=VIEWS.get,
+views = {"new": t("New run"), "watch": t("Watch runs")}
+url_default("train_view", "watch" if manager().names() else "new", allowed=tuple(views))
+view = st.segmented_control(t("View"), tuple(views), key="train_view", required=True, format_func=views.get,
                             label_visibility="collapsed")
 sync_to_url("train_view")
 

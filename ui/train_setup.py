@@ -19,17 +19,28 @@ from explorer.data.corpus import parallel_from_bytes, tsv_from_bytes
 from explorer.devices import available_devices
 from explorer.tokenizer import Tokenizer
 from explorer.training.datasets import SYNTHETIC_VAL_PAIRS, load_corpora, split_off_validation, train_tokenizer
-from explorer.training.estimates import StepTiming, batches_per_epoch, measure_step_time
-from explorer.training.jobs import JobError, validate_run_name
+from explorer.training.estimates import StepTiming, batches_per_epoch, measure_like_a_run
+from explorer.training.launcher import JobError
+from explorer.training.run_folder import validate_run_name
 from explorer.training.trainer import TrainConfig
-from ui.train_jobs import checkpoint_target, duration, manager, runs_root
+from ui.i18n import t
+from ui.train_runs import checkpoint_target, duration, manager, runs_root
 
 UPLOAD_LIMIT_BYTES = 20 * 1024 * 1024  # per file
 MAX_SAMPLES = 4  # sentences whose attention is watched
 AUTO_TIMING_PARAMETERS = 3_000_000  # larger models are timed on request (a step takes seconds on a CPU)
 
-DATA_SOURCES = {"synthetic": "Synthetic task", "multi30k": "Multi30k (English → German)", "upload": "Upload a corpus"}
-PRESET_LABELS = {"tiny": "Tiny (seconds on a CPU)", "small": "Small (Multi30k)", "base": "Paper base (Table 3)"}
+
+
+def data_sources() -> dict[str, str]:
+    return {"synthetic": t("Synthetic task"), "multi30k": t("Multi30k (English → German)"),
+            "upload": t("Upload a corpus")}
+
+
+def preset_labels() -> dict[str, str]:
+    return {"tiny": t("Tiny (seconds on a CPU)"), "small": t("Small (Multi30k)"), "base": t("Paper base (Table 3)")}
+
+
 D_MODELS = (16, 32, 64, 128, 256, 512, 768, 1024)
 HEADS = (1, 2, 4, 8, 16)
 D_FFS = (32, 64, 128, 256, 512, 1024, 2048, 4096)
@@ -64,18 +75,18 @@ class DataChoice:
         return self.kind in TASKS
 
 
-@st.cache_resource(show_spinner="Making the task…", max_entries=8)
+@st.cache_resource(show_spinner=False, max_entries=8)
 def synthetic_corpora(task: str, n_train: int, max_len: int, seed: int) -> tuple[ParallelCorpus, ParallelCorpus]:
     n_val = min(SYNTHETIC_VAL_PAIRS, max(50, n_train // 10))
     return make_splits(task, n_train, n_val, seed, min_len=min(4, max_len), max_len=max_len)
 
 
-@st.cache_resource(show_spinner="Reading Multi30k…", max_entries=1)
+@st.cache_resource(show_spinner=False, max_entries=1)
 def multi30k_corpora() -> tuple[ParallelCorpus, ParallelCorpus]:
     return load_corpora("multi30k")
 
 
-@st.cache_resource(show_spinner="Reading the upload…", max_entries=4)
+@st.cache_resource(show_spinner=False, max_entries=4)
 def upload_corpora(files: tuple[tuple[str, bytes], ...]) -> tuple[ParallelCorpus, ParallelCorpus]:
     """Two aligned files (source, target) or one TSV; the last 5% of pairs are held out for validation."""
     if len(files) == 1:
@@ -84,8 +95,8 @@ def upload_corpora(files: tuple[tuple[str, bytes], ...]) -> tuple[ParallelCorpus
         (src_name, src), (tgt_name, tgt) = files
         corpus = parallel_from_bytes(src, tgt, src_name, tgt_name, UPLOAD_LIMIT_BYTES)
     if len(corpus) < 2:
-        raise CorpusError(f"{corpus.name} has {len(corpus)} sentence pair; at least 2 are needed (one is held out "
-                          "for validation)")
+        raise CorpusError(t("{name} has {count} sentence pair; at least 2 are needed (one is held out for "
+                            "validation)", name=corpus.name, count=len(corpus)))
     return split_off_validation(corpus)
 
 
@@ -124,31 +135,34 @@ def init_state() -> None:
 
 def data_section() -> DataChoice | None:
     """Data source widgets, corpus size and a preview; None (after a message) when there is no usable corpus."""
-    st.subheader("1 · Data")
-    source = st.segmented_control("Training data", tuple(DATA_SOURCES), key="train_data", required=True,
-                                  format_func=DATA_SOURCES.get, on_change=apply_data_defaults)
+    st.subheader(t("1 · Data"))
+    sources = data_sources()
+    source = st.segmented_control(t("Training data"), tuple(sources), key="train_data", required=True,
+                                  format_func=sources.get, on_change=apply_data_defaults)
     choice: DataChoice | None = None
     if source == "synthetic":
         left, middle, right = st.columns(3)
-        task = left.selectbox("Task", tuple(TASKS), key="train_task")
-        n_pairs = middle.select_slider("Training pairs", PAIRS, key="train_pairs")
-        seq_len = right.slider("Longest sequence", 4, 20, key="train_seq_len",
-                               help="Sequences have 4 to this many symbols, out of an alphabet of 20 letters.")
+        task = left.selectbox(t("Task"), tuple(TASKS), key="train_task")
+        n_pairs = middle.select_slider(t("Training pairs"), PAIRS, key="train_pairs")
+        seq_len = right.slider(t("Longest sequence"), 4, 20, key="train_seq_len",
+                               help=t("Sequences have 4 to this many symbols, out of an alphabet of 20 letters."))
         st.caption(task_description(task))
-        train, val = synthetic_corpora(task, n_pairs, seq_len, int(st.session_state["train_seed"]))
+        with st.spinner(t("Making the task…")):
+            train, val = synthetic_corpora(task, n_pairs, seq_len, int(st.session_state["train_seed"]))
         choice = DataChoice(f"{task}-{n_pairs}-{seq_len}-{st.session_state['train_seed']}", task,
-                            f"{task} task", train, val)
+                            t("{task} task", task=task), train, val)
     elif source == "multi30k":
         if not multi30k_available() and not st.session_state.get("train_multi30k_ok"):
-            st.info("Multi30k (29,000 English–German image captions, Elliott et al. 2016) is not on this machine "
-                    "yet. It can be downloaded once (about 4 MB) into `~/.cache/attention-explorer/multi30k`.",
+            st.info(t("Multi30k (29,000 English–German image captions, Elliott et al. 2016) is not on this machine "
+                      "yet. It can be downloaded once (about 4 MB) into `~/.cache/attention-explorer/multi30k`."),
                     icon=":material/cloud_download:")
-            if not st.button("Download Multi30k", icon=":material/download:", key="train_multi30k_download"):
+            if not st.button(t("Download Multi30k"), icon=":material/download:", key="train_multi30k_download"):
                 return None
         try:
-            train, val = multi30k_corpora()
+            with st.spinner(t("Reading Multi30k…")):
+                train, val = multi30k_corpora()
         except CorpusError as error:
-            st.error(f"Multi30k is not available: {error}", icon=":material/cloud_off:")
+            st.error(t("Multi30k is not available: {error}", error=error), icon=":material/cloud_off:")
             return None
         st.session_state["train_multi30k_ok"] = True
         choice = DataChoice("multi30k", "multi30k", "Multi30k", train, val)
@@ -161,32 +175,33 @@ def data_section() -> DataChoice | None:
 
 
 def upload_section() -> DataChoice | None:
-    mode = st.radio("Format", ("two", "tsv"), key="train_upload_mode", horizontal=True,
-                    format_func={"two": "Two files: source and target, line by line",
-                                 "tsv": "One TSV file: source<TAB>target per line"}.get)
-    limit = f"UTF-8 text, at most {UPLOAD_LIMIT_BYTES // (1024 * 1024)} MB per file."
+    mode = st.radio(t("Format"), ("two", "tsv"), key="train_upload_mode", horizontal=True,
+                    format_func={"two": t("Two files: source and target, line by line"),
+                                 "tsv": t("One TSV file: source<TAB>target per line")}.get)
+    limit = t("UTF-8 text, at most {mb} MB per file.", mb=UPLOAD_LIMIT_BYTES // (1024 * 1024))
     if mode == "two":
         left, right = st.columns(2)
-        src = left.file_uploader("Source sentences", key="train_upload_src", help=limit)
-        tgt = right.file_uploader("Target sentences (line i translates line i of the source)", key="train_upload_tgt",
-                                  help=limit)
+        src = left.file_uploader(t("Source sentences"), key="train_upload_src", help=limit)
+        tgt = right.file_uploader(t("Target sentences (line i translates line i of the source)"),
+                                  key="train_upload_tgt", help=limit)
         uploads = [f for f in (src, tgt) if f is not None]
         needed = 2
     else:
-        tsv = st.file_uploader("Sentence pairs (TSV)", key="train_upload_tsv", help=limit)
+        tsv = st.file_uploader(t("Sentence pairs (TSV)"), key="train_upload_tsv", help=limit)
         uploads = [tsv] if tsv is not None else []
         needed = 1
-    st.caption(f"{limit} One sentence per line; pairs with an empty side are skipped; the last 5% of pairs "
-               "are held out to measure validation loss and BLEU.")
+    st.caption(limit + " " + t("One sentence per line; pairs with an empty side are skipped; the last 5% of "
+                               "pairs are held out to measure validation loss and BLEU."))
     if len(uploads) < needed:
-        st.info("Upload " + ("both files" if needed == 2 else "a TSV file") + " to train on your own corpus.",
-                icon=":material/upload_file:")
+        st.info(t("Upload both files to train on your own corpus.") if needed == 2 else
+                t("Upload a TSV file to train on your own corpus."), icon=":material/upload_file:")
         return None
     files = tuple((f.name, f.getvalue()) for f in uploads)
     try:
-        train, val = upload_corpora(files)
+        with st.spinner(t("Reading the upload…")):
+            train, val = upload_corpora(files)
     except CorpusError as error:
-        st.error(f"Upload not usable: {error}", icon=":material/error:")
+        st.error(t("Upload not usable: {error}", error=error), icon=":material/error:")
         return None
     digest = hashlib.sha256(b"\0".join(data for _, data in files)).hexdigest()[:12]
     return DataChoice(f"upload-{digest}", "upload", " + ".join(name for name, _ in files), train, val)
@@ -194,100 +209,110 @@ def upload_section() -> DataChoice | None:
 
 def show_corpus(choice: DataChoice) -> None:
     cols = st.columns(3)
-    cols[0].metric("Training pairs", f"{len(choice.train):,}")
-    cols[1].metric("Validation pairs", f"{len(choice.val):,}")
-    cols[2].metric("Skipped pairs", f"{choice.train.dropped:,}",
-                   help="Pairs with an empty or placeholder side, left out.")
+    cols[0].metric(t("Training pairs"), f"{len(choice.train):,}")
+    cols[1].metric(t("Validation pairs"), f"{len(choice.val):,}")
+    cols[2].metric(t("Skipped pairs"), f"{choice.train.dropped:,}",
+                   help=t("Pairs with an empty or placeholder side, left out."))
     st.dataframe([{"source": s, "target": t} for s, t in choice.train.preview(6)], hide_index=True, width="stretch")
 
 
 # ----------------------------------------------------------------------------------------------- tokenizer
-@st.cache_resource(show_spinner="Training the tokenizer…", max_entries=8)
+@st.cache_resource(show_spinner=False, max_entries=8)
 def tokenizer_for(key: str, vocab: int, synthetic: bool, _train: ParallelCorpus) -> Tokenizer:
     """SentencePiece on both sides of the corpus identified by `key` (the corpus itself is not hashed)."""
     return train_tokenizer(_train, vocab, synthetic=synthetic)
 
 
 def tokenizer_section(choice: DataChoice) -> Tokenizer | None:
-    st.subheader("2 · Tokenizer")
-    vocab = st.select_slider("Vocabulary size (upper bound)", VOCABS, key="train_vocab",
-                             help="A joint SentencePiece vocabulary over source and target, as in Section 5.1 "
-                                  "(the paper: 37,000 byte-pair pieces). A small corpus gets fewer pieces.")
+    st.subheader(t("2 · Tokenizer"))
+    vocab = st.select_slider(t("Vocabulary size (upper bound)"), VOCABS, key="train_vocab",
+                             help=t("A joint SentencePiece vocabulary over source and target, as in Section 5.1 "
+                                    "(the paper: 37,000 byte-pair pieces). A small corpus gets fewer pieces."))
     try:
-        tokenizer = tokenizer_for(choice.key, vocab, choice.synthetic, choice.train)
+        with st.spinner(t("Training the tokenizer…")):
+            tokenizer = tokenizer_for(choice.key, vocab, choice.synthetic, choice.train)
     except ValueError as error:
-        st.error(f"No tokenizer: {error}", icon=":material/error:")
+        st.error(t("No tokenizer: {error}", error=error), icon=":material/error:")
         return None
     example = choice.train.source[0]
     pieces = tokenizer.pieces(tokenizer.encode(example))
-    kind = "whole symbols (a word vocabulary)" if choice.synthetic else "subword pieces (unigram model)"
-    st.markdown(f"**{tokenizer.vocab_size:,} pieces**, {kind}, trained on this corpus in the app. "
-                f"The first training sentence becomes {len(pieces)} pieces:")
+    kind = t("whole symbols (a word vocabulary)") if choice.synthetic else t("subword pieces (unigram model)")
+    st.markdown(t("**{count} pieces**, {kind}, trained on this corpus in the app. The first training sentence "
+                  "becomes {n} pieces:", count=f"{tokenizer.vocab_size:,}", kind=kind, n=len(pieces)))
     st.code(" ".join(pieces), language=None, wrap_lines=True)
     return tokenizer
 
 
 # -------------------------------------------------------------------------------------------------- model
-@st.cache_data(show_spinner="Timing one training step of this model…", max_entries=64)
+@st.cache_data(show_spinner=False, max_entries=64)
 def step_timing(config_json: str, batch_tokens: int, device: str) -> StepTiming:
-    """Seconds per step of the model in `config_json` (a string, so the cache can hash it) on `device`."""
-    return measure_step_time(ModelConfig.from_dict(json.loads(config_json)), batch_tokens, device)
+    """Seconds per step of the model in `config_json` (a string, so the cache can hash it) on `device`,
+    timed in a process set up as the run's will be (its priority and threads), not in the server."""
+    return measure_like_a_run(ModelConfig.from_dict(json.loads(config_json)), batch_tokens, device)
 
 
 def model_section(vocab_size: int) -> ModelConfig | None:
-    st.subheader("3 · Model")
-    st.segmented_control("Preset", tuple(PRESET_LABELS), key="train_preset", required=True,
-                         format_func=PRESET_LABELS.get, on_change=apply_preset,
-                         help="Sets the knobs below; change any of them afterwards.")
+    st.subheader(t("3 · Model"))
+    presets = preset_labels()
+    st.segmented_control(t("Preset"), tuple(presets), key="train_preset", required=True,
+                         format_func=presets.get, on_change=apply_preset,
+                         help=t("Sets the knobs below; change any of them afterwards."))
     cols = st.columns(5)
-    layers = cols[0].slider("Layers (N)", 1, 8, key="train_layers", help="Encoder and decoder layers each.")
-    d_model = cols[1].select_slider("d_model", D_MODELS, key="train_d_model", help="Width of every token vector.")
-    heads = cols[2].select_slider("Heads (h)", HEADS, key="train_heads", help="Must divide d_model.")
-    d_ff = cols[3].select_slider("d_ff", D_FFS, key="train_d_ff", help="Inner width of the feed-forward layer.")
-    dropout = cols[4].slider("Dropout", 0.0, 0.5, step=0.05, key="train_dropout", help="Section 5.4: 0.1.")
+    layers = cols[0].slider(t("Layers (N)"), 1, 8, key="train_layers", help=t("Encoder and decoder layers each."))
+    d_model = cols[1].select_slider("d_model", D_MODELS, key="train_d_model", help=t("Width of every token vector."))
+    heads = cols[2].select_slider(t("Heads (h)"), HEADS, key="train_heads", help=t("Must divide d_model."))
+    d_ff = cols[3].select_slider("d_ff", D_FFS, key="train_d_ff", help=t("Inner width of the feed-forward layer."))
+    dropout = cols[4].slider(t("Dropout"), 0.0, 0.5, step=0.05, key="train_dropout", help=t("Section 5.4: 0.1."))
     base = PRESETS[st.session_state["train_preset"]]
     try:
         config = base.replace(vocab_size=vocab_size, n_encoder_layers=layers, n_decoder_layers=layers, d_model=d_model,
                               n_heads=heads, d_ff=d_ff, dropout=float(dropout))
     except ValueError as error:
-        st.error(f"Not a valid model: {error}", icon=":material/error:")
+        st.error(t("Not a valid model: {error}", error=error), icon=":material/error:")
         return None
     return config
 
 
 def estimate_section(config: ModelConfig, batch_tokens: int, device: str, steps: int) -> None:
-    """Parameter count (exact, closed form) and the time per step measured on this machine."""
+    """Parameter count (exact, closed form) and the time per step, measured as the run will train."""
     params = count_parameters(config)
     left, middle, right = st.columns(3)
-    left.metric("Parameters", f"{params:,}", help="Counted exactly from the configuration (the paper's base "
-                                                  "model: 65 million with a 37,000-piece vocabulary).")
+    left.metric(t("Parameters"), f"{params:,}", help=t("Counted exactly from the configuration (the paper's base "
+                                                       "model: 65 million with a 37,000-piece vocabulary)."))
     key = (config.to_json(), batch_tokens, device)
     timed = st.session_state.setdefault("train_timed", set())
     if params > AUTO_TIMING_PARAMETERS and key not in timed:
-        middle.metric("Time per step", "—")
-        right.button("Time one step", icon=":material/timer:", key="train_time_step", on_click=timed.add, args=(key,),
-                     help="Runs real training steps of this model on a synthetic batch (a few seconds).")
+        middle.metric(t("Time per step"), "—")
+        right.button(t("Time one step"), icon=":material/timer:", key="train_time_step", on_click=timed.add,
+                     args=(key,), help=t("Runs real training steps of this model on a synthetic batch, in a "
+                                         "process like the run's own (some seconds)."))
         return
     timed.add(key)
-    timing = step_timing(*key)
-    middle.metric("Time per step", f"{timing.seconds * 1000:,.0f} ms" if timing.seconds < 2 else
+    try:
+        with st.spinner(t("Timing one training step of this model…")):
+            timing = step_timing(*key)
+    except (RuntimeError, OSError) as error:
+        middle.metric(t("Time per step"), "—")
+        st.caption(t("The step could not be timed: {error}", error=error))
+        return
+    middle.metric(t("Time per step"), t("{ms} ms", ms=f"{timing.seconds * 1000:,.0f}") if timing.seconds < 2 else
                   duration(timing.seconds))
-    right.metric(f"{steps:,} steps", f"≈ {duration(timing.seconds * steps)}",
-                 help="Training steps only; evaluations and checkpoints add to it.")
-    busy = manager().live_names()
-    note = " Another run is training on this machine right now, so this is slower than usual." if busy else ""
-    st.caption(f"Time per step: {timing.describe()}.{note}")
+    right.metric(t("{steps} steps", steps=f"{steps:,}"), f"≈ {duration(timing.seconds * steps)}",
+                 help=t("Training steps only; evaluations and checkpoints add to it."))
+    note = t(" Another run is training on this machine right now, so this is slower than usual.") \
+        if manager().live_names() else ""
+    st.caption(t("Time per step: {how}.", how=timing.describe()) + note)
 
 
 # ----------------------------------------------------------------------------------------------- training
-@st.cache_data(show_spinner="Counting batches…", max_entries=16)
+@st.cache_data(show_spinner=False, max_entries=16)
 def epoch_steps(key: str, vocab: int, batch_tokens: int, max_len: int, _tokenizer: Tokenizer,
                 _train: ParallelCorpus) -> int:
     return batches_per_epoch(_tokenizer, _train, batch_tokens, max_len)
 
 
 def default_name(kind: str) -> str:
-    taken = {p.name for p in runs_root().glob("*")} | set(manager().names())
+    taken = {p.name for p in runs_root().glob("*")}
     base = f"{kind}-{st.session_state['train_preset']}"
     n = 1
     while (name := base if n == 1 else f"{base}-{n}") in taken:
@@ -296,47 +321,53 @@ def default_name(kind: str) -> str:
 
 
 def training_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConfig) -> TrainConfig:
-    st.subheader("4 · Training")
+    st.subheader(t("4 · Training"))
     cols = st.columns(4)
-    smoothing = cols[0].slider("Label smoothing", 0.0, 0.3, step=0.05, key="train_smoothing",
-                               help="Section 5.4: ε = 0.1.")
-    warmup = cols[1].number_input("Warm-up steps", 1, 50_000, key="train_warmup",
-                                  help="The learning rate rises for this many steps, then decays (Eq. 3; the "
-                                       "paper: 4000).")
-    batch_tokens = cols[2].select_slider("Batch tokens", BATCH_TOKENS, key="train_batch_tokens",
-                                         help="Padded tokens per batch and side (the paper: about 25,000).")
-    seed = cols[3].number_input("Seed", 0, 1_000_000, key="train_seed")
+    smoothing = cols[0].slider(t("Label smoothing"), 0.0, 0.3, step=0.05, key="train_smoothing",
+                               help=t("Section 5.4: ε = 0.1."))
+    warmup = cols[1].number_input(t("Warm-up steps"), 1, 50_000, key="train_warmup",
+                                  help=t("The learning rate rises for this many steps, then decays (Eq. 3; the "
+                                         "paper: 4000)."))
+    batch_tokens = cols[2].select_slider(t("Batch tokens"), BATCH_TOKENS, key="train_batch_tokens",
+                                         help=t("Padded tokens per batch and side (the paper: about 25,000)."))
+    seed = cols[3].number_input(t("Seed"), 0, 1_000_000, key="train_seed")
     cols = st.columns(4)
-    unit = cols[0].radio("Train for", ("steps", "epochs"), key="train_duration", horizontal=True)
-    per_epoch = epoch_steps(choice.key, tokenizer.vocab_size, batch_tokens, config.max_len, tokenizer, choice.train)
+    unit = cols[0].radio(t("Train for"), ("steps", "epochs"), key="train_duration", horizontal=True,
+                         format_func={"steps": t("steps"), "epochs": t("epochs")}.get)
+    with st.spinner(t("Counting batches…")):
+        per_epoch = epoch_steps(choice.key, tokenizer.vocab_size, batch_tokens, config.max_len, tokenizer,
+                                choice.train)
     if unit == "steps":
-        steps = int(cols[1].number_input("Steps", 1, 1_000_000, key="train_steps"))
+        steps = int(cols[1].number_input(t("Steps"), 1, 1_000_000, key="train_steps"))
     else:
-        epochs = int(cols[1].number_input("Epochs", 1, 1000, key="train_epochs"))
+        epochs = int(cols[1].number_input(t("Epochs"), 1, 1000, key="train_epochs"))
         steps = epochs * per_epoch
-    cols[1].caption(f"1 epoch = {per_epoch:,} steps; this run: {steps:,} steps.")
+    cols[1].caption(t("1 epoch = {per_epoch} steps; this run: {steps} steps.", per_epoch=f"{per_epoch:,}",
+                      steps=f"{steps:,}"))
     devices = available_devices()
     if st.session_state.get("train_device") not in devices:
         st.session_state["train_device"] = st.session_state.get("device", devices[0])
-    device = cols[2].selectbox("Device", devices, key="train_device")
-    eval_every = int(cols[3].number_input("Evaluate every (steps)", 1, 1_000_000, key="train_eval_every",
-                                          help="Validation loss, BLEU and the watched sentences' attention."))
-    with st.expander("More: BLEU sentences, checkpoints"):
+    device = cols[2].selectbox(t("Device"), devices, key="train_device",
+                               help=t("A GPU trains one run at a time; a second run waits for it or uses the CPU."))
+    eval_every = int(cols[3].number_input(t("Evaluate every (steps)"), 1, 1_000_000, key="train_eval_every",
+                                          help=t("Validation loss, BLEU and the watched sentences' attention.")))
+    with st.expander(t("More: BLEU sentences, checkpoints")):
         cols = st.columns(2)
-        bleu = int(cols[0].number_input("BLEU on this many validation sentences", 0, 5000, key="train_bleu",
-                                        help="Greedy decoding; 0 skips BLEU."))
-        save_every = int(cols[1].number_input("Save latest/ every (steps)", 1, 1_000_000, key="train_save_every",
-                                              help="A periodic checkpoint the run can be resumed from if the app "
-                                                   "stops."))
+        bleu = int(cols[0].number_input(t("BLEU on this many validation sentences"), 0, 5000, key="train_bleu",
+                                        help=t("Greedy decoding; 0 skips BLEU.")))
+        save_every = int(cols[1].number_input(t("Save latest/ every (steps)"), 1, 1_000_000, key="train_save_every",
+                                              help=t("A periodic checkpoint the run can be resumed from if its "
+                                                     "process stops.")))
     estimate_section(config, batch_tokens, device, steps)
     if st.session_state.get("train_samples_for") != choice.key:
         st.session_state["train_samples"] = "\n".join(choice.val.source[:2])
         st.session_state["train_samples_for"] = choice.key
-    text = st.text_area(f"Sentences to watch (one per line, at most {MAX_SAMPLES})", key="train_samples", height=100,
-                        help="Translated at every evaluation, with their cross-attention, so you can watch it form.")
+    text = st.text_area(t("Sentences to watch (one per line, at most {n})", n=MAX_SAMPLES), key="train_samples",
+                        height=100, help=t("Translated at every evaluation, with their cross-attention, so you can "
+                                           "watch it form."))
     samples = tuple(line.strip() for line in text.splitlines() if line.strip())
     if len(samples) > MAX_SAMPLES:
-        st.warning(f"Only the first {MAX_SAMPLES} sentences are watched.", icon=":material/warning:")
+        st.warning(t("Only the first {n} sentences are watched.", n=MAX_SAMPLES), icon=":material/warning:")
         samples = samples[:MAX_SAMPLES]
     return TrainConfig(steps=steps, batch_tokens=int(batch_tokens), warmup_steps=int(warmup),
                        label_smoothing=float(smoothing), seed=int(seed), max_len=config.max_len,
@@ -345,49 +376,55 @@ def training_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConf
 
 
 def start_run(choice: DataChoice, tokenizer: Tokenizer, config: ModelConfig, train_config: TrainConfig, name: str,
-              save: bool) -> None:
-    """The Start button's callback (it runs before the page, so it may switch the view to the new run)."""
+              save: bool, automatic: bool) -> None:
+    """The Start button's callback (it runs before the page, so it may switch the view to the new run).
+
+    A name the page chose (`automatic`) moves on to the next free one when someone took it a moment ago; a
+    name the user typed is refused instead.
+    """
     try:
-        manager().start_new(name, model_config=config, train_config=train_config, tokenizer=tokenizer,
-                            train=choice.train, val=choice.val, run_dir=runs_root() / name,
-                            save_to=checkpoint_target(name) if save else None,
-                            metadata={"data": choice.kind, "corpus": choice.label, "made_by": "train page"})
+        started = manager().start_new(name, model_config=config, train_config=train_config, tokenizer=tokenizer,
+                                      train=choice.train, val=choice.val, unique=automatic,
+                                      save_to=checkpoint_target(name) if save else None,
+                                      metadata={"data": choice.kind, "corpus": choice.label, "made_by": "train page"})
     except JobError as error:
         st.session_state["train_start_error"] = str(error)
         return
     st.session_state.pop("train_name", None)
-    st.session_state.update(train_view="watch", train_run=name)
+    st.session_state.update(train_view="watch", train_run=started)
 
 
 def start_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConfig, train_config: TrainConfig) -> None:
-    st.subheader("5 · Start")
+    st.subheader(t("5 · Start"))
     auto = default_name(choice.kind)
     if st.session_state.get("train_name") in (None, "", st.session_state.get("train_name_auto")):
         st.session_state["train_name"] = auto
     st.session_state["train_name_auto"] = auto
     left, right = st.columns((2, 3))
-    name = left.text_input("Run name", key="train_name", max_chars=64,
-                           help="Names the run folder and the checkpoint it is saved as.").strip()
-    save = right.checkbox("When finished, save the model to the checkpoint list (every page's picker)",
+    name = left.text_input(t("Run name"), key="train_name", max_chars=64,
+                           help=t("Names the run folder and the checkpoint it is saved as.")).strip()
+    save = right.checkbox(t("When finished, save the model to the checkpoint list (every page's picker)"),
                           key="train_save")
     problems = []
     try:
         validate_run_name(name)
-    except JobError as error:
-        problems.append(str(error))
+    except JobError:
+        problems.append(t("Run name {name} is not usable: use 1 to 64 letters, digits, '.', '_' or '-', starting "
+                          "with a letter or digit.", name=repr(name)))
     else:
-        if (runs_root() / name / "latest").exists():
-            problems.append(f"a run named {name!r} exists already: resume it under **Watch runs**, or choose "
-                            "another name")
+        if (runs_root() / name).exists() and name != auto:
+            problems.append(t("A run named {name} exists already: resume it under **Watch runs**, or choose another "
+                              "name.", name=repr(name)))
         if save and checkpoint_target(name).exists():
-            if not right.checkbox(f"Replace the existing checkpoint {name!r} when this run finishes",
+            if not right.checkbox(t("Replace the existing checkpoint {name} when this run finishes", name=repr(name)),
                                   key="train_replace"):
-                problems.append(f"a checkpoint named {name!r} exists; tick the box to replace it or choose another "
-                                "name")
+                problems.append(t("A checkpoint named {name} exists; tick the box to replace it or choose another "
+                                  "name.", name=repr(name)))
     for problem in problems:
         st.error(problem, icon=":material/error:")
     error = st.session_state.pop("train_start_error", None)
     if error:
-        st.error(f"Not started: {error}", icon=":material/error:")
-    st.button("Start training", type="primary", icon=":material/play_arrow:", key="train_start",
-              disabled=bool(problems), on_click=start_run, args=(choice, tokenizer, config, train_config, name, save))
+        st.error(t("Not started: {error}", error=error), icon=":material/error:")
+    st.button(t("Start training"), type="primary", icon=":material/play_arrow:", key="train_start",
+              disabled=bool(problems), on_click=start_run,
+              args=(choice, tokenizer, config, train_config, name, save, name == auto))

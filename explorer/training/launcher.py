@@ -22,9 +22,10 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from explorer.config import ModelConfig
 from explorer.data.corpus import ParallelCorpus
@@ -43,11 +44,14 @@ class RunManager:
     """The runs under `root`: at most `max_jobs` training at once, one at a time per GPU."""
 
     def __init__(self, root: str | Path, *, max_jobs: int = DEFAULT_MAX_JOBS, threads: int | None = None,
-                 nice: int = DEFAULT_NICE) -> None:
+                 nice: int = DEFAULT_NICE, worker: tuple[str, ...] | None = None) -> None:
+        """`worker` is the command that trains a run folder (default: this Python, `-m explorer.training.worker`);
+        the fault-injection tests put a worker there that dies at a chosen moment."""
         if max_jobs < 1:
             raise ValueError(f"max_jobs must be at least 1, got {max_jobs}")
         self.root = Path(root)
         self.max_jobs, self.threads, self.nice = max_jobs, threads or default_threads(), nice
+        self.worker = worker or (sys.executable, "-m", "explorer.training.worker")
 
     # ---- reading ----------------------------------------------------------------------------------------
     def runs(self) -> list[RunStatus]:
@@ -129,7 +133,7 @@ class RunManager:
                 return str(config.get("device", "auto"))
         return "auto"
 
-    def _check_capacity(self, device: str) -> None:
+    def _check_capacity(self, device: str, launching: str | None = None) -> None:
         """Refuse a start that would exceed the bound on runs, or share a GPU (with a message that says so)."""
         target = resolve_device(device)
         if target.type == "cuda":
@@ -140,7 +144,7 @@ class RunManager:
             if holder is not None:
                 raise JobError(f"the GPU (cuda:{index}) is busy training run {holder!r}: one run at a time per "
                                "GPU. Wait for it, stop it, or train this run on the CPU.")
-        live = self.live_names()
+        live = [name for name in self.live_names() if name != launching]
         if len(live) >= self.max_jobs:
             raise JobError(f"{len(live)} training runs are already going ({', '.join(live)}); at most "
                            f"{self.max_jobs} run at once on this machine. Stop one or wait for it to finish.")
@@ -156,13 +160,13 @@ class RunManager:
     def _launch(self, run_dir: Path, device: str, *, total_steps: int, steps: int | None = None) -> None:
         run_dir = run_dir.resolve()
         with self._launching():
-            self._check_capacity(device)  # again, under the lock: two starts at once cannot both take the last slot
+            # Again, under the lock: two starts at once cannot both take the last slot.
+            self._check_capacity(device, launching=run_dir.name)
             (run_dir / rf.STOP_FILE).unlink(missing_ok=True)
             (run_dir / rf.PID_FILE).unlink(missing_ok=True)
             rf.write_json(run_dir / rf.STATE_FILE, {"status": "preparing", "launched": time.time(),
                                                     "total_steps": total_steps})
-            command = [sys.executable, "-m", "explorer.training.worker", str(run_dir), "--threads",
-                       str(self.threads), "--nice", str(self.nice)]
+            command = [*self.worker, str(run_dir), "--threads", str(self.threads), "--nice", str(self.nice)]
             if steps is not None:
                 command += ["--steps", str(steps)]
             env = {**os.environ, "OMP_NUM_THREADS": str(self.threads),

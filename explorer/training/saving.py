@@ -3,8 +3,9 @@ watched sentences' translations the snapshots are made of."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from explorer.checkpoint import load_checkpoint, save_checkpoint
 from explorer.inference import translate

@@ -17,8 +17,9 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any, Sequence
+from typing import IO, Any
 
 DEFAULT_NICE = 10
 LOCKS_ENV = "EXPLORER_LOCKS"
