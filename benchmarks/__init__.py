@@ -9,7 +9,10 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-import explorer  # noqa: F401  (before torch, so the engine's CPU threading defaults apply as in the app)
+from explorer.runtime import configure_for
+
+# Before torch loads: the benchmarks run with the command line's measured settings (benchmarks/threads.py).
+configure_for("cli")
 
 # Run order of `python -m benchmarks`.
 BENCHMARKS = {

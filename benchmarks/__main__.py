@@ -45,7 +45,6 @@ def _parser() -> argparse.ArgumentParser:
                    help="device for --profile (the benchmarks run on the CPU; the 'gpu' one on CUDA)")
     # Internal: one memory probe in a fresh process (see benchmarks.common.memory_in_subprocess).
     p.add_argument("--memory-child", nargs=2, metavar=("BENCHMARK", "VARIANT"), help=argparse.SUPPRESS)
-    p.add_argument("--threads-child", metavar="WORKLOAD", help=argparse.SUPPRESS)
     p.add_argument("--child-options", help=argparse.SUPPRESS)
     p.add_argument("--child-out", help=argparse.SUPPRESS)
     return p
@@ -64,10 +63,6 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.memory_child:
         return _memory_child(args)
-    if args.threads_child:
-        from benchmarks import threads
-        threads.child(args.threads_child, Options.from_json(args.child_options), args.child_out)
-        return 0
     fields = {"quick": args.quick, "threads": args.threads, "rounds": args.rounds, "warmup": args.warmup,
               "compile": args.compile, "sentences": args.sentences, "memory": not args.no_memory,
               "clock": args.clock}

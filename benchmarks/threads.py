@@ -1,15 +1,20 @@
-"""CPU threading: torch's thread count and the OpenMP wait policy, for one-sentence latency and a training step.
+"""Entry points under each OpenMP/thread setting: `explorer translate` and the app's translate call.
 
-The OpenMP runtime reads OMP_WAIT_POLICY once, when torch loads, so the policies cannot be compared inside one
-process. Each configuration runs in its own child process instead, and the children alternate (A B C, then
-C B A, …) so that background load hits them alike; the ratios compare medians of the same workload.
+Why the old version of this benchmark saw no difference between wait policies: its children ran
+`python -m benchmarks …`, and `benchmarks/__init__.py` imported `explorer` first, whose `__init__` then set
+OMP_WAIT_POLICY=PASSIVE whenever it was unset, so the "OpenMP default" child ran with PASSIVE too; and it timed
+one sentence inside the benchmark harness, not the commands users run. Here every configuration runs the real
+entry point in a fresh process whose environment is the configuration and nothing else:
 
-Configurations: torch's default thread count with the OpenMP runtime's default policy (threads spin a while
-before sleeping), the same with OMP_WAIT_POLICY=PASSIVE (explorer's default since it is imported before torch),
-and a single thread (no OpenMP team at all).
+- cli: `explorer translate -c checkpoints/multi30k-en-de --beam K` on Multi30k test2016 (stdin), the whole
+  process timed (start-up and loading included, as a user waits for it); greedy and beam 4;
+- app: `benchmarks/app_entry.py`, which starts as app.py does (`configure_for("app")` before torch) and times
+  the Translate page's call (one sentence, all attention maps, greedy as the page opens) per sentence.
 
-The latency is also measured beside a competing torch process (many small multi-threaded ops, the OpenMP
-defaults: another app session, a test run, a notebook), which is where spinning threads hurt most.
+"OpenMP default" sets EXPLORER_RUNTIME=as-given, so the entry point sets nothing; "as shipped" sets nothing at
+all and lets the entry point choose (`explorer.runtime.SETTINGS`). Configurations alternate order round by
+round (A B C …, then … C B A) so background load hits them alike; ratios are medians over rounds of paired
+times. The entry point is "within 1.15× of the best" when as-shipped ÷ best ≤ 1.15.
 """
 
 from __future__ import annotations
@@ -20,85 +25,59 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
-from benchmarks.common import REPO_ROOT, Options, Result, paired_ratio, percentile, print_table, ratio_text
+from benchmarks.common import MULTI30K, REPO_ROOT, Options, Result, paired_ratio, print_table, ratio_text
 
 NAME = "threads"
-TITLE = "CPU threads and OpenMP wait policy"
-CONFIGS = {  # name -> (OMP_WAIT_POLICY or None for the runtime's default, torch threads or None for default)
-    "default threads, OpenMP default wait": (None, None),
-    "default threads, OMP_WAIT_POLICY=PASSIVE": ("PASSIVE", None),
-    "1 thread": (None, 1),
+TITLE = "Entry points: OpenMP wait policy and threads"
+CHECKPOINT = REPO_ROOT / "checkpoints" / "multi30k-en-de"
+CONFIGS: dict[str, dict[str, str] | None] = {  # name -> environment added (None: as shipped, nothing added)
+    "as shipped": None,
+    "OpenMP default": {"EXPLORER_RUNTIME": "as-given"},
+    "OMP_WAIT_POLICY=PASSIVE": {"OMP_WAIT_POLICY": "PASSIVE"},
+    "OMP_WAIT_POLICY=ACTIVE": {"OMP_WAIT_POLICY": "ACTIVE"},
+    "1 thread": {"OMP_NUM_THREADS": "1", "EXPLORER_RUNTIME": "as-given"},
 }
-WORKLOADS = ("latency", "latency beside another torch process", "training")
-COMPETITOR = """
-import torch
-x = [torch.randn(65536) for _ in range(16)]
-a = torch.randn(256, 256)
-while True:
-    for t in x:
-        t.mul_(0.999).add_(0.001)
-    a = torch.tanh(a @ a)
-"""
+RUNTIME_VARIABLES = ("OMP_WAIT_POLICY", "OMP_NUM_THREADS", "EXPLORER_RUNTIME", "GOMP_SPINCOUNT")
 
 
-def _child_env(policy: str | None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
-    if policy is not None:
-        env["OMP_WAIT_POLICY"] = policy
+def _env(config: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in RUNTIME_VARIABLES}
+    env.update(CONFIGS[config] or {})
     return env
 
 
-def child(workload: str, opts: Options, out: str) -> None:
-    """Runs in the child: torch is imported first, so the policy comes from the environment alone."""
-    import torch  # noqa: F401  (before explorer: explorer's own default must not decide here)
-
-    from benchmarks.common import timed
-
-    if workload == "latency":
-        from benchmarks import latency
-        fns, _ = latency._variants(opts)
-        work, calls, warmup = fns["greedy + attention"], (5 if opts.quick else 20), 2
-    else:
-        from benchmarks import training
-        s = training.setup(opts, 6)
-        step = training.step_functions(s, opts.seed, only="explorer")["explorer"]
-        batches = iter(s.batches * 10)
-        work, calls, warmup = (lambda: step(next(batches))), (2 if opts.quick else 4), 1
-    for _ in range(warmup):
-        work()
-    times = [timed(work, opts.device)[0] for _ in range(calls)]
-    Path(out).write_text(json.dumps({"times": times, "threads": torch.get_num_threads(),
-                                     "policy": os.environ.get("OMP_WAIT_POLICY", "")}))
+def _explorer_command() -> list[str]:
+    script = Path(sys.executable).with_name("explorer")
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "explorer"]
 
 
-def _run_child(workload: str, config: str, opts: Options) -> dict | None:
-    if workload.startswith("latency beside"):
-        env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
-        competitor = subprocess.Popen([sys.executable, "-c", COMPETITOR], env=env, stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL)
-        try:
-            return _run_child("latency", config, opts)
-        finally:
-            competitor.kill()
-            competitor.wait()
-    policy, threads = CONFIGS[config]
-    child_opts = Options(**{**json.loads(opts.to_json()), "threads": threads, "memory": False})
+def _cli_seconds(config: str, beam: int, source: Path, n_lines: int) -> float | None:
+    """Wall time of one `explorer translate` process over the first n_lines of `source`."""
+    lines = source.read_text(encoding="utf-8").splitlines()[:n_lines]
+    command = _explorer_command() + ["translate", "-c", str(CHECKPOINT), "--beam", str(beam)]
+    start = time.perf_counter()
+    done = subprocess.run(command, input="\n".join(lines) + "\n", env=_env(config), cwd=REPO_ROOT,
+                          capture_output=True, text=True, timeout=900)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        print(f"    cli / {config} failed: {done.stderr.strip()[-300:]}", flush=True)
+        return None
+    return elapsed
+
+
+def _app_seconds(config: str, n_sentences: int) -> float | None:
+    """Median seconds per Translate-page call (one sentence, all maps, greedy) in one fresh process."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "times.json"
-        command = [sys.executable, "-m", "benchmarks", "--threads-child", workload, "--child-options",
-                   child_opts.to_json(), "--child-out", str(out)]
-        try:
-            done = subprocess.run(command, cwd=REPO_ROOT, env=_child_env(policy), capture_output=True, text=True,
-                                  timeout=900)
-        except subprocess.TimeoutExpired:
-            print(f"    {workload} / {config}: timed out", flush=True)
-            return None
+        command = [sys.executable, str(REPO_ROOT / "benchmarks" / "app_entry.py"), str(out), str(n_sentences), "1"]
+        done = subprocess.run(command, env=_env(config), cwd=REPO_ROOT, capture_output=True, text=True, timeout=900)
         if done.returncode != 0 or not out.is_file():
-            print(f"    {workload} / {config} failed: {(done.stderr or done.stdout).strip()[-300:]}", flush=True)
+            print(f"    app / {config} failed: {done.stderr.strip()[-300:]}", flush=True)
             return None
-        return json.loads(out.read_text())
+        return statistics.median(json.loads(out.read_text())["times"])
 
 
 def run(opts: Options) -> Result:
@@ -106,44 +85,47 @@ def run(opts: Options) -> Result:
     if opts.device.startswith("cuda"):
         result.skipped = "CPU only"
         return result
-    if opts.threads == 1:
-        result.skipped = "--threads 1 leaves nothing to compare"
+    source = MULTI30K / "test2016.en"
+    if not source.is_file() or not (CHECKPOINT / "config.json").is_file():
+        result.skipped = "needs Multi30k test2016 and checkpoints/multi30k-en-de"
         return result
-    reps = 1 if opts.quick else 3
+    reps = 1 if opts.quick else (opts.rounds or 3)
+    n_lines = 50 if opts.quick else 1000
+    n_app = 5 if opts.quick else 30
+    workloads = {
+        f"explorer translate --beam 4, {n_lines} sentences (s)": lambda c: _cli_seconds(c, 4, source, n_lines),
+        f"explorer translate --beam 1, {n_lines} sentences (s)": lambda c: _cli_seconds(c, 1, source, n_lines),
+        "app: one sentence + all maps, greedy (ms per call)": lambda c: _app_seconds(c, n_app),
+    }
     names = list(CONFIGS)
-    for workload in (WORKLOADS[:1] if opts.quick else WORKLOADS):
-        per_config: dict[str, list[float]] = {name: [] for name in names}
+    load_seen = []
+    for workload, measure in workloads.items():
         per_rep: dict[str, list[float]] = {name: [] for name in names}
-        threads_seen = {}
         for rep in range(reps):
+            load_seen.append(os.getloadavg()[0])
             for name in (names if rep % 2 == 0 else names[::-1]):
-                measured = _run_child(workload, name, opts)
-                if measured is None:
+                seconds = measure(name)
+                if seconds is None:
                     continue
-                per_config[name] += measured["times"]
-                per_rep[name].append(statistics.median(measured["times"]))
-                threads_seen[name] = measured["threads"]
-                print(f"    {workload}, run {rep + 1}/{reps}, {name}: median "
-                      f"{statistics.median(measured['times']) * 1e3:.1f} ms", flush=True)
-        if not all(per_config.values()):
-            result.add(f"{workload}", "n/a (a child process failed)")
+                per_rep[name].append(seconds)
+                print(f"    {workload}, round {rep + 1}/{reps}, {name}: {seconds:.3f} s", flush=True)
+        if not all(len(v) == reps for v in per_rep.values()):
+            result.add(workload, "n/a (a child process failed)")
             continue
-        baseline = names[0]
+        scale = 1e3 if "ms" in workload else 1.0
+        best = min(names, key=lambda n: statistics.median(per_rep[n]))
         table = []
         for name in names:
-            t = per_config[name]
-            speedup = paired_ratio(per_rep[baseline], per_rep[name])
-            table.append((name, threads_seen[name], f"{statistics.median(t) * 1e3:.1f} ms",
-                          f"{percentile(t, 95) * 1e3:.1f} ms", ratio_text(speedup)))
-            label = ("training step (explorer)" if workload == "training" else
-                     "one-sentence translate + attention" + (" beside another torch process"
-                                                             if workload != "latency" else ""))
-            result.add(f"{label}, {name}: median", f"{statistics.median(t) * 1e3:.1f} ms"
-                       + ("" if name == baseline else f" ({ratio_text(speedup)} the speed of the first)"))
+            slower = paired_ratio(per_rep[name], per_rep[best])
+            table.append((name, f"{statistics.median(per_rep[name]) * scale:.2f}", ratio_text(slower)))
+            result.add(f"{workload}, {name}", f"{statistics.median(per_rep[name]) * scale:.2f} "
+                       f"({ratio_text(slower)} the time of the best)")
+        shipped = paired_ratio(per_rep["as shipped"], per_rep[best])
+        result.add(f"{workload}: as shipped ÷ best ({best})", ratio_text(shipped), "≤ 1.15×", shipped <= 1.15)
         print(f"  {workload}:", flush=True)
-        print_table(("configuration", "threads", "median", "p95", "speed vs first"), table)
-    result.note("each configuration in its own process (the wait policy is fixed when torch loads), "
-                f"{reps} alternating runs each; the speed ratio is the median over runs of first ÷ this")
+        print_table(("configuration", "median", "time ÷ best"), table)
+    result.note(f"each configuration a fresh process of the real entry point, {reps} alternating rounds; "
+                f"1-minute load average during the runs {min(load_seen):.1f}–{max(load_seen):.1f}")
     return result
 
 

@@ -1,0 +1,85 @@
+"""Where decoding time goes, per cell (greedy / beam 4 × batches of 32 / one sentence), by cProfile.
+
+    python -m benchmarks.profile_search [N_SENTENCES]
+
+Splits the wall time of `explorer.inference.translate` on Multi30k test2016 into: encoder, decoder steps
+(the model), cache reordering, top-k, detokenisation, and the rest (the search's per-step Python, batching,
+padding). Cumulative times of named functions, so the parts may overlap a little (top-k inside the search).
+"""
+
+from __future__ import annotations
+
+import cProfile
+import pstats
+import sys
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# part -> (file fragment, function name) whose cumulative time is the part
+PARTS = {
+    "encoder": ("model/transformer.py", "encode"),
+    "decoder steps (model)": ("model/transformer.py", "decode_step"),
+    "cache reordering": ("model/transformer.py", "select"),
+    "top-k": ("~", "<method 'topk' of 'torch._C.TensorBase' objects>"),
+    "detokenisation": ("tokenizer.py", "decode"),
+    "pieces for labels": ("tokenizer.py", "pieces"),
+}
+
+
+def _cumulative(stats: pstats.Stats, fragment: str, name: str) -> float:
+    total = 0.0
+    for (filename, _, function), (_, _, _, cumulative, _) in stats.stats.items():  # type: ignore[attr-defined]
+        if function == name and fragment in filename:
+            total += cumulative
+    return total
+
+
+def profile_cell(model, tokenizer, sentences: list[str], beam: int, batch: int) -> dict[str, float]:
+    from explorer.inference import translate
+
+    def work() -> None:
+        if batch == 1:
+            for sentence in sentences:
+                translate(model, tokenizer, [sentence], beam_size=beam)
+        else:
+            translate(model, tokenizer, sentences, beam_size=beam, batch_size=batch)
+
+    work()  # warm-up
+    profiler = cProfile.Profile()
+    start = time.perf_counter()
+    profiler.enable()
+    work()
+    profiler.disable()
+    wall = time.perf_counter() - start
+    stats = pstats.Stats(profiler)
+    parts = {part: _cumulative(stats, *where) for part, where in PARTS.items()}
+    named = sum(v for k, v in parts.items() if k != "top-k")
+    parts["rest: search Python, batching"] = max(wall - named, 0.0)
+    parts["wall"] = wall
+    return parts
+
+
+def main(n: int = 200) -> int:
+    import torch
+
+    from explorer.checkpoint import load_checkpoint
+    from explorer.data import load_multi30k
+
+    c = load_checkpoint(REPO_ROOT / "checkpoints" / "multi30k-en-de", "cpu")
+    sentences = list(load_multi30k("test2016").source[:n])
+    print(f"torch threads {torch.get_num_threads()}; {n} sentences (one-sentence cells: first {n // 4})")
+    cells = {"greedy, batch 32": (1, 32, sentences), "beam 4, batch 32": (4, 32, sentences),
+             "greedy, one sentence": (1, 1, sentences[: n // 4]), "beam 4, one sentence": (4, 1, sentences[: n // 4])}
+    for cell, (beam, batch, chosen) in cells.items():
+        parts = profile_cell(c.model, c.tokenizer, chosen, beam, batch)
+        wall = parts.pop("wall")
+        print(f"\n{cell}: wall {wall:.2f} s under the profiler ({len(chosen)} sentences)")
+        for part, seconds in parts.items():
+            print(f"  {part:32s} {seconds:7.3f} s  {seconds / wall:6.1%}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*(int(a) for a in sys.argv[1:2])))
