@@ -11,26 +11,33 @@ from explorer.analysis.beam import nbest_rows, node_tokens, step_rows
 from explorer.analysis.words import average_heads
 from explorer.figures.attention import attention_heatmap
 from explorer.figures.beam_tree import beam_tree_figure
+from explorer.decoding.search import normalized_score
 from explorer.inference import EXTRA_OUTPUT_TOKENS, attention_for
 from explorer.model.transformer import SentenceAttention
+from ui.attention_controls import number_picker, sentence_input, show_translation
 from ui.figures import show_figure
-from ui.state import load_model, require_model, translate_for
-from ui.translate_view import md_escape, number_picker, sentence_input, show_translation
-from ui.urlstate import sync_to_url, url_default
-from ui.frame import ensure_frame
-
-ensure_frame()
+from ui.i18n import t
+from ui.markdown import md_escape
+from ui.model_cache import cached, require_model, translate_for
+from ui.model_picker import Selection
+from ui.urlstate import is_float_in, is_int_in, note_link_value, sync_to_url, url_default
 
 TREE_KEY = "beam_tree"
 PICKED_NODE = "beam_picked_node"  # node id clicked in the tree; None: follow the n-best selectbox
-ALPHAS = [round(0.1 * i, 1) for i in range(21)]
 
 
-@st.cache_data(show_spinner=False, max_entries=128)
-def hypothesis_attention(path: str, device: str, version: float, source_ids: tuple[int, ...],
-                         tokens: tuple[int, ...]) -> SentenceAttention:
+def hypothesis_attention(selection: Selection, source_ids: tuple[int, ...], tokens: tuple[int, ...]) -> SentenceAttention:
     """Cross-attention (and the rest) of one hypothesis, by a teacher-forced pass over its tokens."""
-    return attention_for(load_model(path, device, version).model, [list(source_ids)], [list(tokens)])[0]
+    return cached("beam_attention", selection, (source_ids, tokens),
+                  lambda ck: attention_for(ck.model, [list(source_ids)], [list(tokens)])[0])
+
+
+def bound_slider(where, label: str, key: str, low, high, default, **options):
+    """A slider kept in the URL (?key=), with a note when a link's value is out of range."""
+    check = is_float_in(low, high) if isinstance(default, float) else is_int_in(low, high)
+    note_link_value(key, check, default)
+    return where.slider(label, min_value=low, max_value=high, value=None if key in st.session_state else default,
+                        key=key, bind="query-params", **options)
 
 
 def remember_tree_click(search: tuple) -> None:
@@ -52,30 +59,26 @@ def picked_node(search: tuple) -> int | None:
 selection, checkpoint = require_model()
 config, tokenizer = checkpoint.config, checkpoint.tokenizer
 
-st.title("Beam search")
-st.markdown(
+st.title(t("Beam search"))
+st.markdown(t(
     "Greedy decoding keeps the single most probable next token. Beam search keeps the **k** best partial "
     "translations at every step, extends each by every token, ranks the 2k best continuations by total "
     "log-probability and keeps k of them; a continuation ending in </s> is set aside as finished. The paper "
     "used k = 4, a length penalty α = 0.6 and a maximum output length of input length + 50 (Section 6.1). "
-    "Finished hypotheses are ranked by their length-normalised score (GNMT's penalty):"
-)
+    "Finished hypotheses are ranked by their length-normalised score (GNMT's penalty):"))
 st.latex(r"\mathrm{score}(Y) = \frac{\log P(Y \mid X)}{lp(Y)}, \qquad lp(Y) = \left(\frac{5 + |Y|}{6}\right)^{\alpha}")
 
 sentence = sentence_input("beam_sentence", checkpoint.metadata)
 left, middle, right = st.columns(3)
-url_default("beam_k", 4, int, allowed=range(1, 11))
-url_default("beam_alpha", 0.6, lambda raw: round(float(raw), 1), allowed=ALPHAS)
-url_default("beam_extra", EXTRA_OUTPUT_TOKENS, int, allowed=range(1, 201))
-beam_size = left.slider("Beam size k", min_value=1, max_value=10, key="beam_k", on_change=forget_tree_click)
-alpha = middle.slider("Length penalty α", min_value=0.0, max_value=2.0, step=0.1, key="beam_alpha",
-                      on_change=forget_tree_click, help="0: no normalisation (favours short outputs).")
-extra = right.slider("Maximum length: input length +", min_value=1, max_value=200, key="beam_extra",
+beam_size = bound_slider(left, t("Beam size k"), "beam_k", 1, 10, 4, on_change=forget_tree_click)
+alpha = bound_slider(middle, t("Length penalty α"), "beam_alpha", 0.0, 2.0, 0.6, step=0.1, on_change=forget_tree_click,
+                     help=t("0: no normalisation (favours short outputs)."))
+extra = bound_slider(right, t("Maximum length: input length +"), "beam_extra", 1, 200, EXTRA_OUTPUT_TOKENS,
                      on_change=forget_tree_click,
-                     help=f"Tokens beyond the input's length; also capped by the model's {config.max_len} positions.")
-sync_to_url("beam_sentence", "beam_k", "beam_alpha", "beam_extra")
+                     help=t("Tokens beyond the input's length; also capped by the model's {max_len} positions.",
+                            max_len=config.max_len))
 if not sentence:
-    st.info("Type a sentence to run the search.")
+    st.info(t("Type a sentence to run the search."))
     st.stop()
 
 beam = translate_for(selection, [sentence], beam_size=beam_size, alpha=alpha, with_attention=False, with_trace=True,
@@ -85,31 +88,40 @@ greedy = translate_for(selection, [sentence], beam_size=1, alpha=alpha, with_att
 trace = beam.trace
 assert trace is not None, "translate(with_trace=True) returns the trace"
 
+# The search ranks finished hypotheses by the α-normalised score, so beam and greedy are compared by that
+# score at the α on screen (greedy's own search ignores α).
+greedy_score = normalized_score(greedy.log_prob, len(greedy.output_ids), alpha)
 left, right = st.columns(2)
 with left:
-    show_translation(beam, config.max_len, how=f"beam search, k = {beam_size}, α = {alpha:g}")
+    show_translation(beam, config.max_len, how=t("beam search, k = {k}, α = {alpha:g}", k=beam_size, alpha=alpha))
 with right:
-    show_translation(greedy, config.max_len, how="greedy search (k = 1), for comparison")
+    show_translation(greedy, config.max_len, how=t("greedy search (k = 1), for comparison"))
+numbers = t("score at α = {alpha:g}: beam {beam:.3f}, greedy {greedy:.3f} (log-probability: beam {beam_lp:.3f}, "
+            "greedy {greedy_lp:.3f})", alpha=alpha, beam=beam.score, greedy=greedy_score, beam_lp=beam.log_prob,
+            greedy_lp=greedy.log_prob)
 if beam.output_ids == greedy.output_ids:
-    st.caption("Here beam search finds the same output as greedy decoding.")
+    st.caption(t("Here beam search finds the same output as greedy decoding; {numbers}.", numbers=numbers))
+elif beam.score >= greedy_score:
+    st.caption(t("Beam search found a different output that ranks higher by the score the search uses; {numbers}.",
+                 numbers=numbers))
 else:
-    st.caption(f"Beam search found a different output: log-probability {beam.log_prob:.3f} against greedy's "
-               f"{greedy.log_prob:.3f}.")
+    st.caption(t("Greedy's output ranks higher by the score the search uses: beam search pruned its path early; "
+                 "{numbers}.", numbers=numbers))
 
 # ---- the tree ------------------------------------------------------------------------------------------
-st.header("The search, step by step")
+st.header(t("The search, step by step"))
 last = len(trace.steps) - 1  # steps are 0-based in the trace, 1-based on screen
-url_default("beam_step", last + 1, int, allowed=range(1, last + 2))
+if st.session_state.get("beam_step") is not None and not 1 <= st.session_state["beam_step"] <= last + 1:
+    st.session_state["beam_step"] = last + 1  # another search with fewer steps
 if last > 0:
-    upto = st.slider("Show steps up to", min_value=1, max_value=last + 1, key="beam_step",
-                     help="Walk through the search one decoding step at a time.") - 1
+    upto = bound_slider(st, t("Show steps up to"), "beam_step", 1, last + 1, last + 1,
+                        help=t("Walk through the search one decoding step at a time.")) - 1
 else:
     upto = 0
-sync_to_url("beam_step")
 
 hypotheses = beam.nbest
 rows = nbest_rows(hypotheses, tokenizer, alpha)
-url_default("beam_hyp", 0, int, allowed=range(len(rows)))
+url_default("beam_hyp", 0, int, allowed=range(len(rows)))  # hand-kept: its labels are translations
 tokens_of = node_tokens(trace)
 search = (selection.path, selection.version, sentence, beam_size, alpha, extra)
 picked = picked_node(search)
@@ -121,49 +133,49 @@ else:
 figure = beam_tree_figure(trace, lambda token: tokenizer.pieces([token])[0], upto_step=upto,
                           highlight=chosen_tokens)
 show_figure(figure, f"Beam search tree k={beam_size}", key=TREE_KEY, on_select=partial(remember_tree_click, search))
-st.caption("Click a node to see that (partial) hypothesis' cross-attention below; hover for log-probabilities. "
-           "Blue: kept in the beam; grey: pruned; green stars: finished with </s>.")
+st.caption(t("Click a node to see that (partial) hypothesis' cross-attention below; hover for log-probabilities. "
+             "Blue: kept in the beam; grey: pruned; green stars: finished with </s>."))
 
-st.subheader(f"Step {upto + 1}: the {len(trace.steps[upto].candidates)} best continuations")
+st.subheader(t("Step {step}: the {n} best continuations", step=upto + 1, n=len(trace.steps[upto].candidates)))
 st.dataframe(step_rows(trace, upto, tokenizer), hide_index=True, width="stretch", key="beam_step_table",
              column_config={name: st.column_config.NumberColumn(format="%.3f")
                             for name in ("log p(token)", "log p(prefix + token)", "score")})
 if upto == last and trace.stop_reason:
-    st.caption(f"The search stopped after step {last + 1}: {trace.stop_reason}.")
+    st.caption(t("The search stopped after step {step}: {reason}.", step=last + 1, reason=trace.stop_reason))
 
 # ---- n-best ---------------------------------------------------------------------------------------------
-st.header(f"The {len(rows)}-best list")
+st.header(t("The {n}-best list", n=len(rows)))
 st.dataframe(rows, hide_index=True, width="stretch", key="beam_nbest",
              column_config={name: st.column_config.NumberColumn(format="%.4f")
                             for name in ("log p", "lp(length)", "score")})
 
 # ---- attention of a hypothesis ----------------------------------------------------------------------------
-st.header("Cross-attention of a hypothesis")
-st.selectbox("Hypothesis", options=list(range(len(rows))), key="beam_hyp", on_change=forget_tree_click,
-             format_func=lambda i: f"#{i + 1}: {rows[i]['translation'] or '(empty)'} (score {rows[i]['score']:.3f})")
+st.header(t("Cross-attention of a hypothesis"))
+st.selectbox(t("Hypothesis"), options=list(range(len(rows))), key="beam_hyp", on_change=forget_tree_click,
+             format_func=lambda i: t("#{n}: {text} (score {score:.3f})", n=i + 1, text=rows[i]["translation"] or t("(empty)"),
+                                       score=rows[i]["score"]))
 sync_to_url("beam_hyp")
 if picked is not None and picked in tokens_of:
-    st.caption(f"Showing the node picked in the tree: {md_escape(' '.join(tokenizer.pieces(chosen_tokens)) or '<s>')}. "
-               "Choose a hypothesis above to go back to the n-best list.")
+    st.caption(t("Showing the node picked in the tree: {node}. Choose a hypothesis above to go back to the n-best list.",
+                 node=md_escape(" ".join(tokenizer.pieces(chosen_tokens)) or "<s>")))
 if not chosen_tokens:
-    st.info("The start node has produced nothing yet: pick another node.")
+    st.info(t("The start node has produced nothing yet: pick another node."))
     st.stop()
-attention = hypothesis_attention(selection.path, selection.device, selection.version, tuple(beam.source_ids),
-                                 tuple(chosen_tokens))
+attention = hypothesis_attention(selection, tuple(beam.source_ids), tuple(chosen_tokens))
 left, right = st.columns((1, 1))
 with left:
     layer = number_picker("Decoder layer", "beam_layer", config.n_decoder_layers)
 with right:
     url_default("beam_head", "mean", allowed=["mean"] + [str(h) for h in range(1, config.n_heads + 1)])
-    head = st.segmented_control("Head", ["mean"] + [str(h) for h in range(1, config.n_heads + 1)], key="beam_head",
-                                required=True, format_func=lambda h: "mean of heads" if h == "mean" else h)
-sync_to_url("beam_layer", "beam_head")
+    head = st.segmented_control(t("Head"), ["mean"] + [str(h) for h in range(1, config.n_heads + 1)], key="beam_head",
+                                required=True, format_func=lambda h: t("mean of heads") if h == "mean" else h)
+sync_to_url("beam_head")
 weights = (average_heads(attention.cross)[layer - 1] if head == "mean"
            else attention.cross[layer - 1, int(head) - 1])
-which = "mean over heads" if head == "mean" else f"head {head}"
+which = t("mean over heads") if head == "mean" else t("head {head}", head=head)
 show_figure(attention_heatmap(weights, tokenizer.pieces(chosen_tokens), beam.source_pieces,
-                              title=f"Cross-attention · layer {layer} · {which}", zmax=None,
-                              x_title="source (key)", y_title="hypothesis token produced (query)"),
+                              title=t("Cross-attention · layer {layer} · {which}", layer=layer, which=which), zmax=None,
+                              x_title=t("source (key)"), y_title=t("hypothesis token produced (query)")),
             f"Beam hypothesis cross-attention layer {layer} {which}", key="beam_attention")
-st.caption("Each row is a token of the hypothesis, each column a source token; colours run up to the largest "
-           "weight shown, so faint structure stays visible.")
+st.caption(t("Each row is a token of the hypothesis, each column a source token; colours run up to the largest "
+             "weight shown, so faint structure stays visible."))

@@ -8,15 +8,14 @@ from explorer.complexity.measure import measure_layers, rows_to_csv, sequence_le
 from explorer.complexity.table1 import crossover_n, table1_rows
 from explorer.figures.complexity import METRICS, measured_figure, n_grid, operations_figure, path_length_figure
 from explorer.figures.theme import download_config
-from ui.frame import ensure_frame
-
-ensure_frame()
+from ui.i18n import t
+from ui.urlstate import is_int_in, note_link_value
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def measured_rows(ns: tuple[int, ...], d: int, kernel: int, device: str) -> list[dict]:
     """Measurements per (ns, d, kernel, device); the progress bar is replayed finished on a cache hit."""
-    bar = st.progress(0.0, text="Measuring…")
+    bar = st.progress(0.0, text=t("Measuring…"))
     rows = measure_layers(ns, d, kernel=kernel, device=device, progress=lambda done, what: bar.progress(done, what))
     bar.empty()
     return rows
@@ -24,8 +23,8 @@ def measured_rows(ns: tuple[int, ...], d: int, kernel: int, device: str) -> list
 
 st.session_state.setdefault("complexity_measurement", None)
 
-st.title("Complexity: self-attention vs recurrent vs convolutional")
-st.markdown(
+st.title(t("Complexity: self-attention vs recurrent vs convolutional"))
+st.markdown(t(
     "Section 4 of the paper (*Why Self-Attention*) compares layers that map a sequence of **n** vectors of "
     "size **d** to another by three criteria, summarised in **Table 1**: the computation per layer, the "
     "number of operations that must run one after another, and the longest path a signal travels between "
@@ -33,17 +32,23 @@ st.markdown(
     "whenever n < d (true for sentences with d = 512), runs all positions at once, and joins any two "
     "positions in one step. Convolutions with kernel k cost O(k·n·d²) and need a stack of layers to connect "
     "distant positions; restricting self-attention to a neighbourhood of r positions costs O(r·n·d) but "
-    "lengthens the path to O(n/r)."
-)
+    "lengthens the path to O(n/r)."))
+
+
+
+def bound_slider(where, label: str, key: str, low: int, high: int, default: int, **options) -> int:
+    """A slider kept in the URL (?key=), with a note when a link's value is out of range."""
+    note_link_value(key, is_int_in(low, high), default)
+    return where.slider(label, min_value=low, max_value=high, value=default, key=key, bind="query-params", **options)
+
 
 left, right = st.columns(2)
-n = left.slider("Sequence length n", min_value=2, max_value=4096, value=128, key="complexity_n")
-d = right.slider("Representation dimension d", min_value=16, max_value=2048, value=512, step=16, key="complexity_d")
-k = left.slider("Kernel size k (convolution)", min_value=2, max_value=9, value=3, key="complexity_k")
-r = right.slider("Neighbourhood r (restricted self-attention)", min_value=1, max_value=256, value=16,
-                 key="complexity_r")
+n = bound_slider(left, t("Sequence length n"), "complexity_n", 2, 4096, 128)
+d = bound_slider(right, t("Representation dimension d"), "complexity_d", 16, 2048, 512, step=16)
+k = bound_slider(left, t("Kernel size k (convolution)"), "complexity_k", 2, 9, 3)
+r = bound_slider(right, t("Neighbourhood r (restricted self-attention)"), "complexity_r", 1, 256, 16)
 
-st.subheader("Table 1")
+st.subheader(t("Table 1"))
 st.dataframe(table1_rows(n, d, k, r), hide_index=True, width="stretch",
              column_config={"Operations": st.column_config.NumberColumn(format="localized")})
 st.caption(
@@ -54,7 +59,7 @@ st.caption(
 st.plotly_chart(operations_figure(n_grid(n, d), d, k, r, highlight_n=n), width="stretch",
                 config=download_config("Table 1 operations"))
 
-st.subheader("Measured on this machine")
+st.subheader(t("Measured on this machine"))
 device = str(st.session_state.get("device", "cpu"))
 st.markdown(
     f"Time and memory of one self-attention layer, one LSTM layer, one convolution and a stack of "
@@ -65,7 +70,7 @@ left, right = st.columns(2)
 measure_d = left.select_slider("Width d for the measurement", options=(32, 64, 128, 256, 512), value=128,
                                key="complexity_measure_d")
 n_max = right.select_slider("Largest n", options=(64, 128, 256, 512, 1024), value=512, key="complexity_n_max")
-if st.button("Measure on this machine", type="primary"):
+if st.button(t("Measure on this machine"), type="primary"):
     st.session_state["complexity_measurement"] = (sequence_lengths(n_max), measure_d, k, device)
 request = st.session_state["complexity_measurement"]
 if request is not None:
@@ -80,7 +85,7 @@ if request is not None:
 
 @st.fragment
 def path_length_section(n: int, k: int, r: int) -> None:
-    st.subheader("Maximum path length")
+    st.subheader(t("Maximum path length"))
     st.markdown("Pick two positions: how many layers (recurrent: time steps) does a signal cross between them?")
     left, right = st.columns(2)
     i = left.slider("Position i", min_value=0, max_value=n - 1, value=0)

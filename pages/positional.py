@@ -3,8 +3,6 @@ rotation, and how strongly position enters the loaded model next to the token em
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import streamlit as st
 
@@ -29,13 +27,11 @@ from explorer.figures.positional import (
 )
 from explorer.figures.step_by_step import values_heatmap
 from explorer.inference import encode_sources
+from ui.attention_controls import sentence_input
 from ui.figures import show_figure
-from ui.state import require_model
-from ui.translate_view import sentence_input
-from ui.urlstate import sync_to_url, url_default
-from ui.frame import ensure_frame
-
-ensure_frame()
+from ui.i18n import t
+from ui.model_cache import require_model
+from ui.urlstate import is_int_in, note_link_value, sync_to_url, url_default
 
 MAX_LENGTH = 400
 SHIFT_TOLERANCE = 1e-5
@@ -45,7 +41,7 @@ config = checkpoint.config
 d_model = config.d_model
 learned = config.positional == "learned"
 
-st.title("Positional encoding")
+st.title(t("Positional encoding"))
 st.markdown(
     "Self-attention treats its input as a set: permute the tokens and every output is permuted the same way. "
     "The Transformer therefore **adds** a position signal to each token embedding (Section 3.5). The paper "
@@ -58,14 +54,15 @@ model_line = (f"The loaded model **{selection.name}** has d_model = **{d_model}*
                  if learned else "the **sinusoidal** encoding."))
 st.markdown(model_line)
 
-url_default("pe_length", min(100, MAX_LENGTH), int, allowed=range(8, MAX_LENGTH + 1))
-length = st.slider("Number of positions shown", min_value=8, max_value=MAX_LENGTH, key="pe_length",
-                   help=f"The sinusoids exist for any position; this model reads at most {config.max_len}.")
-sync_to_url("pe_length")
+note_link_value("pe_length", is_int_in(8, MAX_LENGTH), 100)
+length = st.slider(t("Number of positions shown"), min_value=8, max_value=MAX_LENGTH, key="pe_length",
+                   value=None if "pe_length" in st.session_state else 100, bind="query-params",
+                   help=t("The sinusoids exist for any position; this model reads at most {max_len}.",
+                          max_len=config.max_len))
 table = sinusoid_table(length, d_model)
 
 # ---- 1. the table ---------------------------------------------------------------------------------------
-st.header("The encoding, position × dimension")
+st.header(t("The encoding, position × dimension"))
 if learned:
     rows = min(length, config.max_len)
     show_figure(pe_side_by_side(table[:rows], learned_table(checkpoint.model, rows),
@@ -83,26 +80,22 @@ else:
 # ---- 2. the waves ----------------------------------------------------------------------------------------
 @st.fragment
 def waves_section() -> None:
-    st.header("Selected dimensions as waves")
+    st.header(t("Selected dimensions as waves"))
     lengths = pair_wavelengths(d_model)
     options = list(range(d_model))
     default = dims_for_wavelengths(d_model)
 
-    def parse_dims(raw: str) -> list[int]:
-        dims = [int(part) for part in re.findall(r"\d+", raw)]
-        if not dims or max(dims) >= d_model or len(dims) > 8:
-            raise ValueError(f"dimensions must be 1 to 8 numbers below {d_model}")
-        return dims
-
-    url_default("pe_dims", default, parse_dims)
-    dims = st.multiselect("Dimensions", options, key="pe_dims", max_selections=8,
-                          help="Dimension 2i is sin, 2i + 1 is cos of the same frequency (pair i).")
-    st.query_params["pe_dims"] = ",".join(map(str, dims))
+    note_link_value("pe_dims", is_int_in(0, d_model - 1), ", ".join(map(str, default)))
+    if "pe_dims" in st.session_state:  # another model with a smaller d_model
+        st.session_state["pe_dims"] = [d for d in st.session_state["pe_dims"] if d < d_model]
+    dims = st.multiselect(t("Dimensions"), options, key="pe_dims", max_selections=8, bind="query-params",
+                          default=None if "pe_dims" in st.session_state else default,
+                          help=t("Dimension 2i is sin, 2i + 1 is cos of the same frequency (pair i)."))
     if dims:
         show_figure(pe_curves(table, dims, title="PE(pos, dim) against position"), "Positional encoding waves",
                     key="pe_curves")
     else:
-        st.info("Pick at least one dimension.")
+        st.info(t("Pick at least one dimension."))
     first, last = lengths[0], lengths[-1]
     left, middle, right = st.columns(3)
     left.metric("Shortest wavelength (pair 0)", f"{first:.2f} positions", help="2π")
@@ -120,10 +113,10 @@ waves_section()
 # ---- 3. similarity ---------------------------------------------------------------------------------------
 @st.fragment
 def similarity_section() -> None:
-    st.header("Similarity between positions depends on the offset")
+    st.header(t("Similarity between positions depends on the offset"))
     url_default("pe_metric", "cosine", allowed=METRICS)
     metric = st.segmented_control("Similarity", METRICS, key="pe_metric", required=True,
-                                  format_func={"cosine": "cosine", "dot": "dot product"}.get)
+                                  format_func=lambda m: t({"cosine": "cosine", "dot": "dot product"}[m]))
     sync_to_url("pe_metric")
     sim = similarity(table, metric)
     show_figure(similarity_heatmap(sim, metric=metric, title=f"{metric} similarity of PE(p) and PE(q)"),
@@ -151,16 +144,16 @@ similarity_section()
 # ---- 4. shift = rotation ---------------------------------------------------------------------------------
 @st.fragment
 def shift_section() -> None:
-    st.header("PE(pos + k) is a fixed linear function of PE(pos)")
+    st.header(t("PE(pos + k) is a fixed linear function of PE(pos)"))
     st.markdown(
         "The paper chose sinusoids because *“for any fixed offset k, PE(pos+k) can be represented as a linear "
         "function of PE(pos)”*. Each sin/cos pair is a point on a circle turning at speed ωᵢ, so moving k "
         "positions on is a rotation by k·ωᵢ in every pair: one block-diagonal matrix M_k that does not depend "
         "on pos. Computed below in float64 over every shown position."
     )
-    url_default("pe_offset", 3, int, allowed=range(-50, 51))
-    offset = st.slider("Offset k", min_value=-50, max_value=50, key="pe_offset")
-    sync_to_url("pe_offset")
+    note_link_value("pe_offset", is_int_in(-50, 50), 3)
+    offset = st.slider(t("Offset k"), min_value=-50, max_value=50, key="pe_offset", bind="query-params",
+                       value=None if "pe_offset" in st.session_state else 3)
     check = shift_linearity(offset, d_model, positions=length)
     left, middle, right = st.columns(3)
     left.metric("max |PE(pos+k) − PE(pos)·M_k|", f"{check.max_abs_error:.2e}",
@@ -188,16 +181,15 @@ shift_section()
 # ---- 5. how position enters the model ----------------------------------------------------------------------
 @st.fragment
 def norms_section() -> None:
-    st.header("How position enters the model")
+    st.header(t("How position enters the model"))
     st.markdown(
         f"The encoder's input at position pos is **E[token] · √d_model + PE(pos)** (Sections 3.4 and 3.5): "
         f"the embedding is scaled by √{d_model} = {np.sqrt(d_model):.1f} before the position is added. "
         "The bars compare the sizes of the two terms for a sentence, with this model's own embedding table."
     )
     sentence = sentence_input("pe_sentence", checkpoint.metadata)
-    sync_to_url("pe_sentence")
     if not sentence:
-        st.info("Type a sentence to see its embedding and position norms.")
+        st.info(t("Type a sentence to see its embedding and position norms."))
         return
     ids, truncated = encode_sources(checkpoint.tokenizer, [sentence], config.max_len, config.eos_id)
     if truncated[0]:

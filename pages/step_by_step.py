@@ -25,14 +25,14 @@ from explorer.figures.step_by_step import (
 )
 from explorer.figures.theme import escape_labels
 from explorer.inference import Translation
+from ui.attention_controls import family_picker, number_picker, sentence_input, show_translation
 from ui.attention_view import FAMILY_TITLES
 from ui.figures import show_figure
-from ui.state import load_model, require_model, translate_for
-from ui.translate_view import family_picker, md_escape, number_picker, sentence_input, show_translation
-from ui.urlstate import sync_to_url, url_default
-from ui.frame import ensure_frame
-
-ensure_frame()
+from ui.i18n import t
+from ui.markdown import md_escape
+from ui.model_cache import cached, require_model, translate_for
+from ui.model_picker import Selection
+from ui.urlstate import note_link_value, sync_to_url, url_default
 
 SHOWN_DIMS = 8  # long vectors are cut to their first dimensions, with a note
 DEMO_D_KS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
@@ -41,11 +41,11 @@ QUERY_HELP = {"encoder_self": "Queries of encoder self-attention are the source 
               "cross": "Queries of cross-attention are the decoder positions, named by the token each produces."}
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def inspected(path: str, device: str, version: float, translation: Translation, family: str,
+def inspected(selection: Selection, sentence: str, translation: Translation, family: str,
               layer: int) -> InspectedAttention:
     """Every intermediate of one attention module for one translation (cached per model and view)."""
-    return inspect_translation(load_model(path, device, version).model, translation, family, layer)
+    return cached("inspected", selection, (sentence, family, layer),
+                  lambda ck: inspect_translation(ck.model, translation, family, layer))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -60,7 +60,7 @@ def cut(width: int) -> str:
 selection, checkpoint = require_model()
 config = checkpoint.config
 
-st.title("Attention step by step")
+st.title(t("Attention step by step"))
 st.markdown(
     "Scaled dot-product attention (Eq. 1) with the loaded model's real numbers: pick a sentence, an attention "
     "module, a head and one query token, and follow that query from its projection to the module's output."
@@ -69,9 +69,8 @@ st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{QK^\top}{
          r"\mathrm{MultiHead} = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\,W^O")
 
 sentence = sentence_input("sbs_sentence", checkpoint.metadata)
-sync_to_url("sbs_sentence")
 if not sentence:
-    st.info("Type a sentence to look inside the attention.")
+    st.info(t("Type a sentence to look inside the attention."))
     st.stop()
 translation = translate_for(selection, [sentence], beam_size=1, with_attention=True)[0]
 show_translation(translation, config.max_len,
@@ -84,13 +83,15 @@ with left:
     layer = number_picker("Layer", "sbs_layer", n_layers)
 with right:
     head = number_picker("Head", "sbs_head", config.n_heads)
-view = inspected(selection.path, selection.device, selection.version, translation, family, layer - 1)
+view = inspected(selection, sentence, translation, family, layer - 1)
 queries = view.query_pieces
-url_default("sbs_query", min(1, len(queries) - 1), int, allowed=range(len(queries)))
-query = st.pills("Query token", options=list(range(len(queries))), key="sbs_query", required=True,
+positions = list(range(len(queries)))
+url_default("sbs_query", min(1, len(queries) - 1), int, allowed=positions)  # hand-kept: labels are tokens
+query = st.pills(t("Query token"), options=positions, key="sbs_query", required=True,
                  format_func=lambda i: f"{i}: {queries[i]}",  # unique labels: pills match by label
-                 help="The position whose attention row is followed through every stage. " + QUERY_HELP[family])
-sync_to_url("sbs_family", "sbs_layer", "sbs_head", "sbs_query")
+                 help=t("The position whose attention row is followed through every stage.") + " "
+                 + t(QUERY_HELP[family]))
+sync_to_url("sbs_query")
 steps = head_steps(view, head - 1, query)
 d_k, d_v = steps.d_k, steps.values.shape[1]
 where = f"{FAMILY_TITLES[family]} · layer {layer} · head {head}"
@@ -101,7 +102,7 @@ st.markdown(f"**{where}** · query **{md_escape(steps.query_piece)}** (position 
             f"{sources[family]}; $d_k$ = {d_k}, $d_v$ = {d_v}, $h$ = {view.n_heads}.")
 
 # ---- 1. projections -------------------------------------------------------------------------------------
-st.header("1 · Project to query, keys and values")
+st.header(t("1 · Project to query, keys and values"))
 st.markdown(f"Each head has its own $W^Q_i, W^K_i, W^V_i$ ($d_{{model}}$ = {config.d_model} → $d_k$ = {d_k}). "
             f"The query comes from position {query}; keys and values from every position it may look at.")
 dims = slice(0, SHOWN_DIMS)
@@ -116,7 +117,7 @@ with right:
                 "Step by step values", key="sbs_v")
 
 # ---- 2. scores to weights --------------------------------------------------------------------------------
-st.header("2 · Scores, scaling, mask, softmax")
+st.header(t("2 · Scores, scaling, mask, softmax"))
 hidden = int((~steps.allowed).sum())
 mask_note = {"encoder_self": "Only padding is masked (none in a single sentence).",
              "decoder_self": f"The causal mask hides the {hidden} later position{'s' if hidden != 1 else ''}: "
@@ -138,7 +139,7 @@ with st.expander("The whole head: every query at every stage", expanded=False):
                 "Step by step stages", key="sbs_stages")
 
 # ---- 3. weighted sum -------------------------------------------------------------------------------------
-st.header("3 · Weighted sum of the values")
+st.header(t("3 · Weighted sum of the values"))
 st.markdown(f"head {head} output $= \\sum_j w_j v_j$: each value row scaled by its weight, then summed."
             + (f" The {hidden} masked keys have weight 0 and are left out." if hidden else ""))
 visible = np.flatnonzero(steps.allowed)
@@ -148,7 +149,7 @@ show_figure(values_heatmap(rows, labels, title=f"w<sub>j</sub> · v<sub>j</sub> 
             "Step by step weighted values", key="sbs_weighted")
 
 # ---- 4. concat and W^O -----------------------------------------------------------------------------------
-st.header("4 · Concatenate the heads, project with $W^O$")
+st.header(t("4 · Concatenate the heads, project with $W^O$"))
 st.markdown(f"All {view.n_heads} heads run in parallel on the same query; their outputs ($d_v$ = {d_v} each) are "
             f"concatenated into one vector of {view.n_heads * d_v} numbers and multiplied by $W^O$ "
             f"({view.n_heads * d_v} × {config.d_model}).")
@@ -170,7 +171,7 @@ st.success(f"Recomputed stage by stage in float64 from q, K, V, the numbers matc
 # ---- why √d_k --------------------------------------------------------------------------------------------
 @st.fragment
 def why_sqrt_dk() -> None:
-    st.header("Why divide by √d_k?")
+    st.header(t("Why divide by √d_k?"))
     st.markdown(
         "Section 3.2.1: *“for large values of d_k, the dot products grow large in magnitude, pushing the softmax "
         "function into regions where it has extremely small gradients.”* If q and k have independent components "
@@ -178,11 +179,11 @@ def why_sqrt_dk() -> None:
         "reproducible:"
     )
     left, middle, right = st.columns(3)
-    url_default("sbs_demo_dk", 64, int, allowed=DEMO_D_KS)
-    d_k_demo = left.select_slider("d_k for the example", options=DEMO_D_KS, key="sbs_demo_dk")
+    note_link_value("sbs_demo_dk", [str(d) for d in DEMO_D_KS], 64)
+    d_k_demo = left.select_slider(t("d_k for the example"), options=DEMO_D_KS, key="sbs_demo_dk", bind="query-params",
+                                  value=None if "sbs_demo_dk" in st.session_state else 64)
     n_keys = middle.slider("Keys", min_value=2, max_value=32, value=10, key="sbs_demo_keys")
     seed = right.number_input("Seed", min_value=0, max_value=10_000, value=0, step=1, key="sbs_demo_seed")
-    sync_to_url("sbs_demo_dk")
     rows = demo_rows(n_keys, int(seed))
     unscaled, scaled = scaling_example(d_k_demo, n_keys, int(seed))
     show_figure(softmax_comparison(unscaled, scaled, d_k=d_k_demo), "Why sqrt dk example", key="sbs_demo_example")

@@ -9,16 +9,14 @@ from explorer.analysis.heads import head_summary
 from explorer.analysis.words import average_heads
 from explorer.figures.attention import attention_grid, attention_heatmap, head_view
 from explorer.inference import Translation
+from ui.attention_controls import family_picker, number_picker, sentence_input, show_translation
 from ui.attention_view import (MAX_UPLOAD_BYTES, MAX_UPLOAD_LINES, UNITS, attention_view, head_title,
                                result_rows, rows_to_delimited)
+from ui.batch_translate import read_upload, translate_batch, warn_truncated
 from ui.figures import file_stem, show_figure
-from ui.state import require_model, translate_for
-from ui.translate_view import (PERSIST, family_picker, number_picker, read_upload, sentence_input, show_translation,
-                               translate_batch, warn_truncated)
-from ui.frame import ensure_frame
-from ui.urlstate import sync_to_url, url_default
-
-ensure_frame()
+from ui.i18n import t
+from ui.model_cache import require_model, translate_for
+from ui.urlstate import note_link_value, sync_to_url, url_default
 
 INPUTS = {"type": "Type a sentence", "file": "Upload a text file"}
 MODES = {"head": "One head", "grid": "All layers and heads", "mean": "Mean over heads", "lines": "Head view"}
@@ -28,42 +26,42 @@ ALPHA = 0.6  # Section 6.1: beam size 4, length penalty alpha = 0.6
 selection, checkpoint = require_model()
 config = checkpoint.config
 
-st.title("Translate & attention")
-st.markdown(
+st.title(t("Translate & attention"))
+st.markdown(t(
     "Type a sentence and the model translates it; then look inside. Every layer has several attention "
     "**heads**, each a matrix of weights: row *i* says how much the token at position *i* (the **query**) "
-    "looks at every other token (the **keys**); each row sums to 1 (Eq. 1, softmax(QKᵀ/√dₖ)V)."
-)
+    "looks at every other token (the **keys**); each row sums to 1 (Eq. 1, softmax(QKᵀ/√dₖ)V)."))
 
 url_default("input", "type", allowed=tuple(INPUTS))
-url_default("beam", 1, int, allowed=BEAM_SIZES)
+note_link_value("beam", [str(b) for b in BEAM_SIZES], 1)
 left, right = st.columns((3, 2), gap="large")
-source = left.segmented_control("Input", tuple(INPUTS), key="input", required=True, format_func=INPUTS.get,
-                                persist_state=PERSIST)
-beam = right.select_slider("Beam size", BEAM_SIZES, key="beam", persist_state=PERSIST,
-                           help=f"1 is greedy decoding. The paper uses beam search with 4 beams and length "
-                                f"penalty \u03b1 = {ALPHA} (Section 6.1).")
+source = left.segmented_control(t("Input"), tuple(INPUTS), key="input", required=True,
+                                format_func=lambda k: t(INPUTS[k]))
+sync_to_url("input")
+beam = right.select_slider(t("Beam size"), BEAM_SIZES, value=None if "beam" in st.session_state else 1, key="beam",
+                           bind="query-params",
+                           help=t("1 is greedy decoding. The paper uses beam search with 4 beams and length "
+                                  "penalty α = {alpha} (Section 6.1).", alpha=ALPHA))
 options = dict(beam_size=beam, alpha=ALPHA)
-how = "greedy decoding" if beam == 1 else f"beam search, {beam} beams, \u03b1 = {ALPHA}"
+how = t("greedy decoding") if beam == 1 else t("beam search, {beam} beams, α = {alpha}", beam=beam, alpha=ALPHA)
 
 if source == "type":
     sentence = sentence_input("sentence", checkpoint.metadata)
-    sync_to_url("input", "beam", "sentence")
     if not sentence:
-        st.info("Type a sentence above, or click an example, to see its translation and its attention.",
+        st.info(t("Type a sentence above, or click an example, to see its translation and its attention."),
                 icon=":material/keyboard:")
         st.stop()
 else:
-    sync_to_url("input", "beam")
-    upload = st.file_uploader("A text file, one sentence per line (UTF-8)", key="upload")
-    st.caption(f"At most {MAX_UPLOAD_LINES} sentences and {MAX_UPLOAD_BYTES // 1024} KB. Blank lines are "
-               f"skipped; sentences longer than the model reads ({config.max_len} tokens) are cut.")
+    upload = st.file_uploader(t("A text file, one sentence per line (UTF-8)"), key="upload")
+    st.caption(t("At most {lines} sentences and {kb} KB. Blank lines are skipped; sentences longer than the model "
+                 "reads ({max_len} tokens) are cut.", lines=MAX_UPLOAD_LINES, kb=MAX_UPLOAD_BYTES // 1024,
+                 max_len=config.max_len))
     if upload is None:
-        st.info("Upload a .txt file to translate it as a batch.", icon=":material/upload_file:")
+        st.info(t("Upload a .txt file to translate it as a batch."), icon=":material/upload_file:")
         st.stop()
     sentences, problem = read_upload(upload.getvalue(), upload.name)
     if sentences is None:
-        st.error(f"Not translated: {problem}", icon=":material/error:")
+        st.error(t("Not translated: {problem}", problem=problem), icon=":material/error:")
         st.stop()
     batch = translate_batch(selection, sentences, with_attention=False, **options)
     warn_truncated(batch, config.max_len)
@@ -71,15 +69,15 @@ else:
     st.dataframe(rows, hide_index=True, width="stretch", height=min(420, 38 * len(rows) + 40),
                  column_config={"#": st.column_config.NumberColumn(width="small")})
     stem = file_stem(upload.name.rsplit(".", 1)[0] + "-translated")
-    csv_col, tsv_col, _ = st.columns((1, 1, 3))
-    csv_col.download_button("Download CSV", rows_to_delimited(rows, ","), file_name=f"{stem}.csv",
-                            mime="text/csv", icon=":material/download:", on_click="ignore", width="stretch")
-    tsv_col.download_button("Download TSV", rows_to_delimited(rows, "\t"), file_name=f"{stem}.tsv",
-                            mime="text/tab-separated-values", icon=":material/download:", on_click="ignore",
-                            width="stretch")
+    row = st.container(horizontal=True, gap="small")
+    row.download_button(t("Download CSV"), rows_to_delimited(rows, ","), file_name=f"{stem}.csv", mime="text/csv",
+                        icon=":material/download:", on_click="ignore", width="content")
+    row.download_button(t("Download TSV"), rows_to_delimited(rows, "\t"), file_name=f"{stem}.tsv",
+                        mime="text/tab-separated-values", icon=":material/download:", on_click="ignore",
+                        width="content")
     if st.session_state.get("row", 0) >= len(sentences):
         st.session_state["row"] = 0
-    pick = st.selectbox("Sentence to look at", range(len(sentences)), key="row",
+    pick = st.selectbox(t("Sentence to look at"), range(len(sentences)), key="row",
                         format_func=lambda i: f"{i + 1}. {sentences[i][:100]}")
     sentence = sentences[pick]
 
@@ -90,30 +88,30 @@ show_translation(translation, config.max_len, how=how)
 @st.fragment
 def attention_section(translation: Translation) -> None:
     """Pickers and the chosen view; a fragment, so changing a head reruns only this part."""
-    st.subheader("Attention")
+    st.subheader(t("Attention"))
     url_default("mode", "head", allowed=tuple(MODES))
     url_default("units", "pieces", allowed=UNITS)
     family = family_picker("family")
     left, right = st.columns((5, 2), gap="large")
-    mode = left.segmented_control("View", tuple(MODES), key="mode", required=True, format_func=MODES.get,
-                                  persist_state=PERSIST)
+    mode = left.segmented_control(t("View"), tuple(MODES), key="mode", required=True, format_func=lambda k: t(MODES[k]))
     units = right.segmented_control(
-        "Tokens", UNITS, key="units", required=True, format_func=str.capitalize, persist_state=PERSIST,
-        help="Sub-word pieces as the model reads them, or whole words: a word's attention is summed over "
-             "its pieces on the key side and averaged over them on the query side.")
+        t("Tokens"), UNITS, key="units", required=True, format_func=lambda u: t(u.capitalize()),
+        help=t("Sub-word pieces as the model reads them, or whole words: a word's attention is summed over its "
+               "pieces on the key side and averaged over them on the query side."))
+    sync_to_url("mode", "units")
     view = attention_view(translation, family, units)
     summary = head_summary(view.weights)
+    title = t(view.title)
 
     if mode == "grid":
-        sync_to_url("family", "units", "mode")
-        st.caption(f"Every head of every layer ({view.n_layers} \u00d7 {view.n_heads}), all on the same colour "
-                   "scale 0\u20131. Hover a cell for the exact weight.")
+        st.caption(t("Every head of every layer ({layers} × {heads}), all on the same colour scale 0–1. Hover a cell "
+                     "for the exact weight.", layers=view.n_layers, heads=view.n_heads))
         show_figure(attention_grid(view.weights, view.query_labels, view.key_labels,
-                                   title=f"{view.title}: all layers and heads"),
+                                   title=t("{family}: all layers and heads", family=title)),
                     f"{view.title} all heads", key="translate_grid")
-        with st.expander("What each head does", expanded=True):
-            st.dataframe([{"Layer": s["layer"], "Head": s["head"], "Pattern": s["pattern"],
-                           "Entropy (nats)": round(s["entropy"], 2), "Caption": s["caption"]} for s in summary],
+        with st.expander(t("What each head does"), expanded=True):
+            st.dataframe([{t("Layer"): s["layer"], t("Head"): s["head"], t("Pattern"): s["pattern"],
+                           t("Entropy (nats)"): round(s["entropy"], 2), t("Caption"): s["caption"]} for s in summary],
                          hide_index=True, width="stretch")
         return
 
@@ -123,50 +121,48 @@ def attention_section(translation: Translation) -> None:
         layer = number_picker("Layer", "layer", view.n_layers, default=view.n_layers)
     zmax = 1.0
     if mode in ("head", "mean"):
-        url_default("stretch", False, lambda raw: raw == "True", allowed=(True, False))
-        if st.toggle("Stretch the colours to this view's largest weight", key="stretch", persist_state=PERSIST,
-                     help="Off: 0 to 1, the same scale for every head. On: 0 to the largest weight shown, "
-                          "which brings out the structure of heads that spread their attention."):
+        if st.toggle(t("Stretch the colours to this view's largest weight"), key="stretch", bind="query-params",
+                     help=t("Off: 0 to 1, the same scale for every head. On: 0 to the largest weight shown, which "
+                            "brings out the structure of heads that spread their attention.")):
             zmax = None
-        sync_to_url("stretch")
     if mode == "head":
         with right:
             head = number_picker("Head", "head", view.n_heads)
-        sync_to_url("family", "units", "mode", "layer", "head")
         info = summary[(layer - 1) * view.n_heads + head - 1]
         st.markdown(f"**{info['caption']}**")
         show_figure(attention_heatmap(view.weights[layer - 1, head - 1], view.query_labels, view.key_labels,
                                       title=head_title(family, layer, head), x_title=view.key_title,
                                       y_title=view.query_title, zmax=zmax, show_values=len(view.key_labels) <= 12),
                     head_title(family, layer, head), key="translate_head")
-        st.caption(f"Entropy {info['entropy']:.2f} nats \u00b7 mean distance {info['mean_distance']:.1f} tokens "
-                   f"\u00b7 mean peak weight {info['max_weight']:.2f}. Rows are queries, columns are keys.")
+        st.caption(t("Entropy {entropy:.2f} nats · mean distance {distance:.1f} tokens · mean peak weight {peak:.2f}. "
+                     "Rows are queries, columns are keys.", entropy=info["entropy"], distance=info["mean_distance"],
+                     peak=info["max_weight"]))
     elif mode == "mean":
-        sync_to_url("family", "units", "mode", "layer")
         show_figure(attention_heatmap(average_heads(view.weights)[layer - 1], view.query_labels, view.key_labels,
                                       title=head_title(family, layer, None), x_title=view.key_title,
                                       y_title=view.query_title, zmax=zmax),
                     head_title(family, layer, None), key="translate_mean")
-        st.caption(f"The mean of the {view.n_heads} heads of layer {layer}; each row is still a distribution.")
+        st.caption(t("The mean of the {heads} heads of layer {layer}; each row is still a distribution.",
+                     heads=view.n_heads, layer=layer))
     else:
         all_heads = list(range(1, view.n_heads + 1))
-        url_default("heads", all_heads, lambda raw: [int(h) for h in raw.split(",") if h.strip()])
-        st.session_state["heads"] = [h for h in st.session_state["heads"] if h in all_heads]
+        note_link_value("heads", lambda raw: all(h.strip() in map(str, all_heads) for h in raw.split(",")), "all")
+        if "heads" in st.session_state:
+            st.session_state["heads"] = [h for h in st.session_state["heads"] if h in all_heads]
         with right:
-            heads = st.pills("Heads", all_heads, selection_mode="multi", key="heads", persist_state=PERSIST,
-                             format_func=lambda h: f"Head {h}", help="Toggle heads on and off.")
-        sync_to_url("family", "units", "mode", "layer")
-        st.query_params["heads"] = ",".join(map(str, sorted(heads)))
+            heads = st.pills(t("Heads"), all_heads, selection_mode="multi", key="heads", bind="query-params",
+                             default=None if "heads" in st.session_state else all_heads,
+                             help=t("Toggle heads on and off."))
         if not heads:
-            st.info("Switch on at least one head above.", icon=":material/toggle_on:")
+            st.info(t("Switch on at least one head above."), icon=":material/toggle_on:")
             return
         show_figure(head_view(view.weights[layer - 1], view.query_labels, view.key_labels,
-                              heads=[h - 1 for h in sorted(heads)], title=f"{view.title} \u00b7 layer {layer}",
+                              heads=[h - 1 for h in sorted(heads)], title=f"{title} · {t('layer')} {layer}",
                               query_title=view.query_title, key_title=view.key_title),
                     f"{view.title} layer {layer} head view", key="translate_lines")
-        st.caption("Lines join each query (left) to the keys it attends to (right); thicker and more opaque "
-                   "means more weight. Hover a token on the left for its strongest keys; click a head in the "
-                   "legend to hide it.")
+        st.caption(t("Lines join each query (left) to the keys it attends to (right); thicker and more opaque means "
+                     "more weight. Hover a token on the left for its strongest keys; click a head in the legend to "
+                     "hide it."))
 
 
 attention_section(translation)

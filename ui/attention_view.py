@@ -1,6 +1,6 @@
 """What the attention pages show, as plain data: one family of a translation as weights plus axis labels,
 example sentences that suit a checkpoint, and the batch-result table. No streamlit here, so it is
-tested directly; the pages and ui/translate_view.py render it.
+tested directly; the pages and ui/attention_controls.py render it.
 
 Label conventions follow `explorer.inference` (rows are queries, columns are keys):
 encoder self-attention is source × source, masked decoder self-attention is the decoder's input

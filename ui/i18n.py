@@ -1,6 +1,7 @@
 """The session's language for the app: `?lang=ko|en`, else the browser's preferred language, else English.
 
 `t("English text", **fields)` is what pages call for every visible string; the catalogue is explorer/i18n.py.
+`language_switch()` draws the English / 한국어 control in the sidebar and keeps `?lang=` in the URL.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import streamlit as st
 from explorer.i18n import LANGUAGES, normalize_language, translate
 
 _KEY = "lang"
+NAMES = {"en": "English", "ko": "한국어"}
 
 
 def current_language() -> str:
@@ -25,4 +27,15 @@ def t(message: str, **fields: object) -> str:
     return translate(message, current_language(), **fields)
 
 
-__all__ = ["LANGUAGES", "current_language", "t"]
+def language_switch() -> str:
+    """English / 한국어 in the sidebar. Not bound with `bind="query-params"`: that would put the label
+    ("한국어") in the URL; links say `?lang=ko`."""
+    current_language()
+    with st.sidebar:
+        lang = st.segmented_control("Language", LANGUAGES, key=_KEY, required=True, format_func=NAMES.get,
+                                    label_visibility="collapsed")
+    st.query_params[_KEY] = lang  # kept in the URL, also after a page switch cleared it
+    return str(lang)
+
+
+__all__ = ["LANGUAGES", "NAMES", "current_language", "language_switch", "t"]

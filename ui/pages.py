@@ -1,4 +1,8 @@
-"""The app's page list, in one place: app.py navigates over it and the tests run every page from it."""
+"""The app's page list, in one place: frame/app.py navigates over it and the tests open every page from it.
+
+To add a page, append a `PageSpec`. A spec whose file does not exist yet (a page another part of the
+project is still writing) is left out of the navigation until the file appears.
+"""
 
 from __future__ import annotations
 
@@ -11,14 +15,13 @@ APP_ROOT = Path(__file__).resolve().parents[1]
 @dataclass(frozen=True)
 class PageSpec:
     file: str  # relative to the app root
-    title: str
+    title: str  # English; shown through ui.i18n.t
     icon: str
-    group: str
+    group: str  # English section header; shown through ui.i18n.t
 
     @property
     def url_path(self) -> str:
-        # The file's stem: on a first visit Streamlit resolves the URL against pages/ file names, so any
-        # other path briefly shows "Page not found".
+        """The page's address: /translate for pages/translate.py."""
         return Path(self.file).stem
 
     @property
@@ -26,12 +29,17 @@ class PageSpec:
         return APP_ROOT / self.file
 
 
-PAGES: tuple[PageSpec, ...] = (
+ALL_PAGES: tuple[PageSpec, ...] = (
+    PageSpec("pages/tour.py", "Tour of the paper", ":material/school:", "Start here"),
     PageSpec("pages/translate.py", "Translate & attention", ":material/translate:", "Look inside"),
     PageSpec("pages/compare.py", "Compare heads", ":material/compare:", "Look inside"),
+    PageSpec("pages/heads.py", "Heads: ablation & roles", ":material/psychology:", "Look inside"),
     PageSpec("pages/step_by_step.py", "Attention step by step", ":material/calculate:", "Look inside"),
     PageSpec("pages/beam.py", "Beam search", ":material/account_tree:", "Look inside"),
     PageSpec("pages/positional.py", "Positional encoding", ":material/waves:", "The paper"),
     PageSpec("pages/complexity.py", "Complexity (Table 1)", ":material/speed:", "The paper"),
     PageSpec("pages/train.py", "Train", ":material/model_training:", "Train"),
 )
+
+# The pages that exist; the first is the start page, served at /.
+PAGES: tuple[PageSpec, ...] = tuple(spec for spec in ALL_PAGES if spec.path.is_file())

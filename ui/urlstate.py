@@ -1,19 +1,79 @@
-"""View state in the URL query string, so a lecture slide can link straight to a sentence/layer/head.
+"""What Streamlit's own URL binding (`bind="query-params"`) leaves to us: notes on bad links, and option keys.
 
-`url_default(key, default, cast)` seeds `st.session_state[key]` from `?key=...` once per session; after
-the widget ran, `sync_to_url(*keys)` writes the current values back.
+Plain values (sentences, numbers, sliders, toggles) are bound with `bind="query-params"` on the widget. Two
+things remain hand-written, here and nowhere else:
+
+- Streamlit drops a link value that does not fit the widget (an unknown option, a number out of range) and
+  cuts long text to `max_chars`, silently. A reader who followed a lecture link should be told:
+  `note_link_value` and `note_long_text` say which value was ignored or cut, once per session.
+- A bound option widget stores its *label* (its `format_func` text) in the URL, and labels are translated:
+  a Korean link would not open in English. Option widgets with labels keep language-independent keys in the
+  URL (`?mode=grid`) through `url_default` (seed once from the URL) and `sync_to_url` (write back).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable, Collection
+from typing import Any
 
 import streamlit as st
 
+from ui.i18n import t
+
+_NOTED = "_url_notes"
+
+
+def _first_sight(key: str) -> str | None:
+    """?key= from the link, when this session has not yet drawn the widget `key` (its first run), else None."""
+    if key in st.session_state:
+        return None
+    noted = st.session_state.setdefault(_NOTED, set())
+    if key in noted:
+        return None
+    noted.add(key)
+    return st.query_params.get(key)
+
+
+def note_link_value(key: str, valid: Callable[[str], bool] | Collection[str], fallback: Any) -> None:
+    """Before a bound widget: a note when the link's ?key= is not a value the widget accepts."""
+    raw = _first_sight(key)
+    if raw is None:
+        return
+    ok = valid(raw) if callable(valid) else raw in valid
+    if not ok:
+        st.caption(t("The link's {key}={value} is not a valid choice here; showing {fallback} instead.",
+                     key=key, value=raw[:40], fallback=fallback))
+
+
+def note_long_text(key: str, limit: int) -> None:
+    """Before a bound text box with max_chars=limit: a visible warning when the link's text is cut."""
+    raw = _first_sight(key)
+    if raw is not None and len(raw) > limit:
+        st.warning(t("The link's text was {length:,} characters long; only its first {limit:,} are used.",
+                     length=len(raw), limit=limit), icon=":material/content_cut:")
+
+
+def is_int_in(low: int, high: int) -> Callable[[str], bool]:
+    def check(raw: str) -> bool:
+        try:
+            return low <= int(raw) <= high
+        except ValueError:
+            return False
+    return check
+
+
+def is_float_in(low: float, high: float) -> Callable[[str], bool]:
+    def check(raw: str) -> bool:
+        try:
+            return low <= float(raw) <= high
+        except ValueError:
+            return False
+    return check
+
 
 def url_default(key: str, default: Any, cast: Callable[[str], Any] = str,
-                allowed: list | tuple | range | None = None) -> Any:
-    """Initialise a widget key from the URL (if valid) or `default`, only if the session has no value yet."""
+                allowed: Collection | None = None) -> Any:
+    """Seed an option widget's key from ?key= (if valid, else `default` with a note) once per session."""
     if key not in st.session_state:
         value = default
         raw = st.query_params.get(key)
@@ -21,9 +81,12 @@ def url_default(key: str, default: Any, cast: Callable[[str], Any] = str,
             try:
                 candidate = cast(raw)
             except (TypeError, ValueError):
-                candidate = default
-            if allowed is None or candidate in allowed:
+                candidate = None
+            if candidate is not None and (allowed is None or candidate in allowed):
                 value = candidate
+            else:
+                st.caption(t("The link's {key}={value} is not a valid choice here; showing {fallback} instead.",
+                             key=key, value=raw[:40], fallback=default))
         st.session_state[key] = value
     elif allowed is not None and st.session_state[key] not in allowed:
         st.session_state[key] = default
@@ -31,6 +94,7 @@ def url_default(key: str, default: Any, cast: Callable[[str], Any] = str,
 
 
 def sync_to_url(*keys: str) -> None:
+    """Write the option widgets' keys back to the URL, so the view can be linked."""
     for key in keys:
         if key in st.session_state and st.session_state[key] is not None:
             st.query_params[key] = str(st.session_state[key])

@@ -1,0 +1,52 @@
+"""Attention Explorer: the frame. Page list, sidebar (language, pages, checkpoint, device), shared model loading.
+
+Run with `streamlit run frame/app.py`. Pages live in pages/ and stay thin; the engine is explorer/.
+
+Why the main script is in its own folder: Streamlit treats a folder named `pages/` beside the main script
+as its old multipage layout, in which the first request to a fresh server for /beam runs pages/beam.py on
+its own, without this frame. Here the main script's folder has no `pages/`, so `st.navigation` decides
+every page from the first request on, and every page's URL (/translate?sentence=…) opens that page.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # ui/ and pages/ sit in the repository root, one folder up
+    sys.path.insert(0, str(ROOT))
+
+from ui.startup import preload_libraries  # noqa: E402
+
+preload_libraries()
+
+import streamlit as st  # noqa: E402
+
+from ui.i18n import language_switch, t  # noqa: E402
+from ui.model_picker import sidebar  # noqa: E402
+from ui.pages import PAGES  # noqa: E402
+
+st.set_page_config(page_title="Attention Explorer", page_icon=":material/visibility:", layout="wide")
+
+language_switch()
+pages = {spec.url_path: st.Page(str(spec.path), title=t(spec.title), icon=spec.icon, url_path=spec.url_path)
+         for spec in PAGES}
+# Streamlit serves its default page at / and nowhere else, so the start page is registered twice: as the
+# default (at /) and under its own name, which keeps /tour (or /translate) a working address too.
+start = st.Page(str(PAGES[0].path), title=t(PAGES[0].title), icon=PAGES[0].icon, url_path="start", default=True)
+navigation = st.navigation([start, *pages.values()], position="hidden")
+
+with st.sidebar:
+    groups: dict[str, list] = {}
+    for spec in PAGES:
+        groups.setdefault(spec.group, []).append(spec)
+    for group, specs in groups.items():
+        st.caption(t(group))
+        for spec in specs:
+            st.page_link(pages[spec.url_path])
+st.session_state["selection"] = sidebar()
+with st.sidebar:
+    st.caption(t("Vaswani et al., *Attention Is All You Need* (2017) — every figure here is computed from the "
+                 "loaded model or measured on this machine."))
+navigation.run()

@@ -1,0 +1,132 @@
+"""The sidebar's model choice: which checkpoint (shipped, trained, or uploaded by this session) on which device.
+
+The choice is `?model=` in the URL (the selectbox is bound to it). When the chosen checkpoint's folder
+disappears (deleted, renamed, a run cleaned up), the sidebar says which one is gone and what is shown instead.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+
+from explorer.checkpoint import WEIGHTS_FILE, CheckpointError, list_checkpoints
+from explorer.devices import available_devices
+from ui.i18n import t
+from ui.uploads import SessionUploads, remove_stale_folders
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+# Tests point the app at a folder of fixture checkpoints; users get the shipped ones.
+CHECKPOINT_ROOT = REPO_ROOT / "checkpoints"
+DEFAULT_CHECKPOINT = "multi30k-en-de"
+UPLOADED = "uploaded: "  # label prefix of this session's uploads
+MODEL_KEY, DEVICE_KEY, UPLOAD_KEY = "model", "device", "checkpoint_upload"
+_UPLOADS, _UPLOAD_ERROR = "_session_uploads", "_upload_error"
+
+
+@dataclass(frozen=True)
+class Selection:
+    path: str
+    device: str
+    version: float  # mtime of the weights: a checkpoint re-saved under the same name invalidates caches
+
+    @property
+    def name(self) -> str:
+        return Path(self.path).name
+
+
+def checkpoint_root() -> Path:
+    """$EXPLORER_CHECKPOINTS read at call time (tests set it after this module was imported), else checkpoints/."""
+    env = os.environ.get("EXPLORER_CHECKPOINTS")
+    return Path(env) if env else CHECKPOINT_ROOT
+
+
+@st.cache_resource
+def _clean_up_once() -> bool:
+    """At server start: remove upload folders of servers that were killed before they could."""
+    remove_stale_folders()
+    return True
+
+
+def session_uploads() -> SessionUploads:
+    """This session's uploads; the object (and with it the folder) goes when the session ends."""
+    if _UPLOADS not in st.session_state:
+        _clean_up_once()
+        st.session_state[_UPLOADS] = SessionUploads()
+    return st.session_state[_UPLOADS]
+
+
+def checkpoint_choices() -> dict[str, str]:
+    """label -> path: every checkpoint under checkpoints/, then those this session uploaded."""
+    choices = {p.name: str(p) for p in list_checkpoints(checkpoint_root())}
+    for p in session_uploads().checkpoints():
+        choices[f"{UPLOADED}{p.name}"] = str(p)
+    return choices
+
+
+def weights_version(path: str) -> float:
+    weights = Path(path) / WEIGHTS_FILE
+    return weights.stat().st_mtime if weights.exists() else 0.0
+
+
+def _load_upload() -> None:
+    """on_click of "Load uploaded checkpoint": a callback, so it may select the new checkpoint before the
+    selectbox is drawn in the rerun that follows."""
+    files = st.session_state.get(UPLOAD_KEY) or []
+    try:
+        saved = session_uploads().save({f.name: f.getvalue() for f in files})
+    except CheckpointError as error:
+        st.session_state[_UPLOAD_ERROR] = str(error)
+    else:
+        st.session_state.pop(_UPLOAD_ERROR, None)
+        st.session_state[MODEL_KEY] = f"{UPLOADED}{saved.name}"
+
+
+def _default(choices: dict[str, str]) -> str:
+    return DEFAULT_CHECKPOINT if DEFAULT_CHECKPOINT in choices else next(iter(choices))
+
+
+def _settle_choice(choices: dict[str, str]) -> None:
+    """Before the selectbox is drawn: replace a choice that no longer exists, saying so."""
+    wanted = st.session_state.get(MODEL_KEY)
+    if wanted is not None and wanted not in choices:
+        fallback = _default(choices)
+        st.warning(t("The checkpoint **{gone}** is gone (its folder was deleted or renamed); showing **{shown}** "
+                     "instead.", gone=wanted, shown=fallback), icon=":material/folder_off:")
+        st.session_state[MODEL_KEY] = fallback
+        return
+    raw = st.query_params.get(MODEL_KEY)
+    if wanted is None and raw is not None and raw not in choices:  # the session's first run, from a link
+        st.warning(t("The link asks for checkpoint **{wanted}**, which this server does not have; showing "
+                     "**{shown}**.", wanted=raw, shown=_default(choices)), icon=":material/link_off:")
+
+
+def sidebar() -> Selection | None:
+    """Checkpoint and device pickers, drawn in the sidebar; the current selection (None: no checkpoint)."""
+    choices = checkpoint_choices()
+    with st.sidebar:
+        st.markdown(t("### Model"))
+        if not choices:
+            st.warning(t("No checkpoint found in `checkpoints/`. Train one on the **Train** page or upload one."))
+        else:
+            _settle_choice(choices)
+            labels = list(choices)
+            st.selectbox(t("Checkpoint"), labels, index=labels.index(_default(choices)), key=MODEL_KEY,
+                         bind="query-params", help=t("Every folder in checkpoints/, plus checkpoints you uploaded."))
+        devices = available_devices()
+        if st.session_state.get(DEVICE_KEY) not in devices:
+            st.session_state[DEVICE_KEY] = devices[0]
+        st.selectbox(t("Device"), devices, key=DEVICE_KEY, help=t("CUDA is used automatically when present."))
+        with st.expander(t("Upload a checkpoint")):
+            files = st.file_uploader(t("config.json, model.safetensors and tokenizer.model"),
+                                     accept_multiple_files=True, key=UPLOAD_KEY)
+            st.button(t("Load uploaded checkpoint"), on_click=_load_upload, disabled=not files)
+            if st.session_state.get(_UPLOAD_ERROR):
+                st.error(t("Not loaded: {error}", error=st.session_state[_UPLOAD_ERROR]))
+            st.caption(t("Uploads are private to this browser tab and deleted when it closes."))
+    if not choices:
+        return None
+    path = choices[st.session_state[MODEL_KEY]]
+    return Selection(path, st.session_state[DEVICE_KEY], weights_version(path))
