@@ -8,8 +8,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from explorer.analysis.roles import (ROLE_RULES, ROLE_THRESHOLDS, SentencePieces, head_roles, is_punctuation,
-                                     measure_roles, rare_pieces, roles_table)
+from explorer.analysis.roles import (
+    ROLE_RULES,
+    ROLE_THRESHOLDS,
+    SentencePieces,
+    head_roles,
+    is_punctuation,
+    measure_roles,
+    rare_pieces,
+    roles_table,
+)
 from explorer.model import SentenceAttention
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -17,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def sentence(enc_heads: list[np.ndarray], n: int = 6) -> SentencePieces:
     """A source of n pieces (ending in </s>), and a tiny decoder side; encoder heads given per head."""
-    source = ["▁a", "▁big", "▁dog", "▁runs", "▁.", "</s>"][-n:] if n <= 6 else [f"▁w{i}" for i in range(n - 1)] + ["</s>"]
+    source = ["▁a", "▁big", "▁dog", "▁runs", "▁.", "</s>"][-n:]
     target_in, target_out = ["<s>", "▁x", "▁y"], ["▁x", "▁y", "</s>"]
     enc = np.stack(enc_heads)[None]  # (1, H, n, n)
     dec = np.tile(np.tril(np.ones((3, 3))) / np.arange(1, 4)[:, None], (1, len(enc_heads), 1, 1))

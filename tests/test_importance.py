@@ -10,9 +10,17 @@ import time
 import pytest
 import torch
 
-from explorer.analysis.importance import (ImportanceRun, ImportanceSettings, ImportanceTable, bleu_with,
-                                          checkpoint_hash, compute_importance, find_table, gradient_importance,
-                                          sample_pairs)
+from explorer.analysis.importance import (
+    ImportanceRun,
+    ImportanceSettings,
+    ImportanceTable,
+    bleu_with,
+    checkpoint_hash,
+    compute_importance,
+    find_table,
+    gradient_importance,
+    sample_pairs,
+)
 from explorer.checkpoint import load_checkpoint
 from explorer.model import HeadMask
 from explorer.model.head_mask import all_head_names

@@ -6,8 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explorer.analysis.rollout import (disagreements, encoder_rollout, last_layer_cross, output_attribution,
-                                       residual_attention)
+from explorer.analysis.rollout import (
+    disagreements,
+    encoder_rollout,
+    last_layer_cross,
+    output_attribution,
+    residual_attention,
+)
 
 # Layer 1: one head (duplicated so both layers have 2 heads); layer 2: two heads that average to uniform.
 ENCODER = np.array([

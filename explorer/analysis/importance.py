@@ -32,8 +32,8 @@ import torch
 from explorer.config import ModelConfig
 from explorer.evaluation import corpus_scores
 from explorer.inference import encode_sources, pad, translate
-from explorer.model import HeadMask, Transformer
-from explorer.model.head_mask import HEAD_FAMILIES, all_head_names, family_layers, parse_head_name
+from explorer.model import HeadMask, HeadMeans, Transformer
+from explorer.model.head_mask import FAMILY_FIELDS, HEAD_FAMILIES, all_head_names, family_layers, parse_head_name
 from explorer.model.masked import with_heads
 from explorer.tokenizer import Tokenizer
 
@@ -106,7 +106,7 @@ class ImportanceTable:
                 "pruning": {f: [asdict(s) for s in steps] for f, steps in self.pruning.items()}}
 
     @classmethod
-    def from_dict(cls, data: dict) -> "ImportanceTable":
+    def from_dict(cls, data: dict) -> ImportanceTable:
         if data.get("format_version") != FORMAT_VERSION:
             raise ValueError(f"importance table format {data.get('format_version')!r}, expected {FORMAT_VERSION}")
         return cls(data["checkpoint_hash"], ImportanceSettings(**data["settings"]), data["baseline_bleu"],
@@ -181,6 +181,33 @@ def gradient_importance(model: Transformer, tokenizer: Tokenizer, sources: Seque
     n = max(len(source_ids), 1)
     return {f"{f}.{layer}.{head}": float(total[f][layer, head]) / n for f in HEAD_FAMILIES
             for layer in range(total[f].shape[0]) for head in range(config.n_heads)}
+
+
+@torch.inference_mode()
+def head_means(model: Transformer, tokenizer: Tokenizer, sources: Sequence[str],
+               references: Sequence[str]) -> HeadMeans:
+    """Every head's mean output (before W^O) over the real positions of a reference set, for mean-ablation.
+
+    Teacher-forced on the references, so the decoder heads see the inputs they see in translation.
+    Returns (layers, heads, d_v) per family.
+    """
+    config = model.config
+    device = next(model.parameters()).device
+    source_ids, _ = encode_sources(tokenizer, sources, config.max_len, config.eos_id)
+    target_ids, _ = encode_sources(tokenizer, references, config.max_len, config.eos_id)
+    src = pad(source_ids, config.pad_id, device)
+    tgt_in = pad([[config.bos_id] + t[:-1] for t in target_ids], config.pad_id, device)
+    means = {}
+    for family in HEAD_FAMILIES:
+        real = (src if family == "enc" else tgt_in) != config.pad_id  # (batch, positions)
+        per_layer = []
+        for layer in range(family_layers(config, family)):
+            internals = model(src, tgt_in, inspect=(FAMILY_FIELDS[family], layer)).internals
+            heads = internals.head_outputs  # (batch, heads, positions, d_v)
+            weight = real[:, None, :, None].to(heads.dtype)
+            per_layer.append((heads * weight).sum(dim=(0, 2)) / weight.sum(dim=(0, 2)))
+        means[family] = torch.stack(per_layer).cpu()
+    return HeadMeans(**means)
 
 
 def _normalise_by_layer(raw: dict[str, float], config: ModelConfig) -> dict[str, float]:
@@ -293,7 +320,7 @@ def find_table(checkpoint: str | Path, settings: ImportanceSettings | None = Non
 
 def validation_pairs(metadata: dict, n: int, seed: int) -> tuple[list[str], list[str]]:
     """Validation sentences for the checkpoint's training data (its metadata "data"), n of them by seed."""
-    from explorer.data import load_multi30k, make_splits, TASKS
+    from explorer.data import TASKS, load_multi30k, make_splits
 
     data = metadata.get("data")
     if data == "multi30k":
@@ -324,7 +351,7 @@ class ImportanceRun:
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    def start(self) -> "ImportanceRun":
+    def start(self) -> ImportanceRun:
         with self._lock:
             if self.table is None and not self.running:
                 self._thread = threading.Thread(target=self._run, name="head-importance", daemon=True)

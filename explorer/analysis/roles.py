@@ -190,7 +190,8 @@ def _rules(family: str, s: SentencePieces) -> dict[str, tuple[np.ndarray, np.nda
     punct = known_punct if known_punct is not None else [is_punctuation(p) for p in keys]
     rules["punctuation"] = _keys_rule(q, np.array(punct, dtype=bool))
     known_rare = s.target_input_rare if family == "dec" else s.source_rare
-    rules["rare words"] = _keys_rule(q, np.array(known_rare, dtype=bool) if known_rare is not None else rare_pieces(keys))
+    rare = np.array(known_rare, dtype=bool) if known_rare is not None else rare_pieces(keys)
+    rules["rare words"] = _keys_rule(q, rare)
     return rules
 
 
