@@ -204,7 +204,7 @@ class RunManager:
         if self.status(name).live:  # type: ignore[union-attr]
             return "queued"
         # The process has ended (perhaps just now): whatever it did not take is done here.
-        if run.checkpoint_step is None and not (run.path / "latest").exists():
+        if run.checkpoint_step is None:
             for request in folder.glob("*.json"):
                 request.unlink(missing_ok=True)
             raise JobError(f"run {name!r} has no checkpoint to save yet")

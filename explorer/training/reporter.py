@@ -50,6 +50,9 @@ class FolderReporter(TrainingCallback):
             self.keep(AttentionSnapshot(event.step, tuple(event.samples)))
         self.write_progress()
 
+    def on_checkpoint(self, path: Path, step: int) -> None:
+        self.write_progress()  # the listing's step is never behind the checkpoint's
+
     def on_end(self, result: Any) -> None:
         self.write_progress()
 

@@ -215,10 +215,19 @@ class RunStatus:
         return text
 
 
+def latest_dir(run_dir: Path) -> Path | None:
+    """The run's resumable checkpoint: `latest/`, or the copy a kill mid-write left moved aside (the training
+    process puts that back with `recover_latest` before it resumes; readers only look)."""
+    if is_checkpoint(run_dir / "latest"):
+        return run_dir / "latest"
+    return next((p for p in sorted(run_dir.glob(".latest.old-*")) if is_checkpoint(p)), None)
+
+
 def checkpoint_step(run_dir: Path) -> int | None:
-    if not is_checkpoint(run_dir / "latest"):
+    latest = latest_dir(run_dir)
+    if latest is None:
         return None
-    state = read_json(run_dir / "latest" / "training.json", {})
+    state = read_json(latest / "training.json", {})
     return int(state.get("step", 0)) if isinstance(state, dict) else None
 
 
@@ -234,7 +243,8 @@ def read_run(run_dir: Path) -> RunStatus | None:
     state = read_json(run_dir / STATE_FILE, {}) or {}
     progress = read_json(run_dir / PROGRESS_FILE, {}) or {}
     saved_step = checkpoint_step(run_dir)
-    training = read_json(run_dir / "latest" / "training.json", {}) if saved_step is not None else {}
+    latest = latest_dir(run_dir)
+    training = read_json(latest / "training.json", {}) if latest is not None else {}
     spec = read_json(run_dir / SPEC_FILE, {}) or {}
     total = int(state.get("total_steps") or progress.get("total_steps") or
                 (training or {}).get("train_config", {}).get("steps") or spec.get("train_config", {}).get("steps")
@@ -326,10 +336,11 @@ def read_snapshot(run_dir: Path) -> RunSnapshot | None:
     if run is None:
         return None
     progress = read_json(run_dir / PROGRESS_FILE, {}) or {}
-    if not progress and run.checkpoint_step is not None:  # a run from before progress.json, or from the CLI
-        training = read_json(run_dir / "latest" / "training.json", {}) or {}
+    latest = latest_dir(run_dir)
+    if not progress and latest is not None:  # a run from before progress.json, or from `explorer train`
+        training = read_json(latest / "training.json", {}) or {}
         config = training.get("train_config", {})
-        model = (read_json(run_dir / "latest" / "config.json", {}) or {}).get("model", {})
+        model = (read_json(latest / "config.json", {}) or {}).get("model", {})
         progress = {"history": training.get("history", {}), "elapsed_s": training.get("elapsed_s", 0.0),
                     "resumed_from": run.checkpoint_step, "d_model": model.get("d_model"),
                     "warmup_steps": config.get("warmup_steps"), "lr_scale": config.get("lr_scale", 1.0),

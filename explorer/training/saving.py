@@ -12,6 +12,7 @@ from explorer.inference import translate
 from explorer.model import Transformer
 from explorer.tokenizer import Tokenizer
 from explorer.training.callbacks import SampleTranslation
+from explorer.training.run_folder import latest_dir
 from explorer.training.snapshots import AttentionSnapshot, load_snapshots, snapshot_files
 from explorer.training.trainer import Trainer
 
@@ -29,7 +30,7 @@ def export_run(run_dir: str | Path, target: str | Path) -> tuple[Path, int]:
     Returns the path and the step it holds.
     """
     run_dir = Path(run_dir)
-    checkpoint = load_checkpoint(run_dir / "latest")
+    checkpoint = load_checkpoint(latest_dir(run_dir) or run_dir / "latest")
     step = int((checkpoint.training or {}).get("step", 0))
     snapshots = [s for s in load_snapshots(run_dir) if s.step <= step]
     path = export_model(checkpoint.model, checkpoint.tokenizer, target, training=checkpoint.training,
