@@ -92,10 +92,8 @@ class ModelConfig:
             raise ValueError(f"norm_position must be one of {NORM_POSITIONS}, got {self.norm_position!r}")
         if not isinstance(self.share_embeddings, bool):
             raise ValueError(f"share_embeddings must be true or false, got {self.share_embeddings!r}")
-        if self.d_k is None and self.d_model % self.n_heads:
+        if (self.d_k is None or self.d_v is None) and self.d_model % self.n_heads:
             raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}; set d_k/d_v")
-        if (self.d_k is None) != (self.d_v is None):
-            raise ValueError(f"set both d_k and d_v or neither, got d_k={self.d_k} and d_v={self.d_v}")
         parameters = count_parameters(self)
         if parameters > MAX_PARAMETERS:
             raise ValueError(f"this config describes {parameters:,} parameters, more than the {MAX_PARAMETERS:,} "

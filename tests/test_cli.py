@@ -46,7 +46,10 @@ def test_translate_arguments_stdin_and_json(reverse_checkpoint, capsys, monkeypa
     code, out, _ = run_cli(["translate", "-c", str(reverse_checkpoint), "--json", "--n-best", "2"], capsys,
                            stdin="a b c d\n\ne f g\n", monkeypatch=monkeypatch)
     rows = [json.loads(line) for line in out.splitlines()]
-    assert [r["translation"] for r in rows] == expected
+    # The blank line keeps its place: row N answers input line N.
+    assert [r["translation"] for r in rows] == [expected[0], "", expected[1]]
+    assert rows[1]["source"] == "" and rows[1]["nbest"] == [] and set(rows[1]) == set(rows[0])
+    rows = [rows[0], rows[2]]
     assert rows[0]["source_pieces"][-1] == "</s>" and len(rows[0]["nbest"]) == 2
     assert rows[0]["nbest"][0]["score"] >= rows[0]["nbest"][1]["score"]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 from explorer.cli import evaluate, export, info, train, translate
 from explorer.cli.errors import run_guarded
@@ -25,14 +25,24 @@ def _configure_runtime() -> None:
     Owned by the performance work: fill in here. `main()` calls it first, before anything imports torch,
     because the OpenMP runtime reads its settings once, when torch loads.
     """
+    from explorer.runtime import configure_for
+
+    configure_for("cli")
 
 
 # The subcommands, in the order `explorer --help` lists them.
 COMMANDS = (train, translate, evaluate, info, export)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line (and status 2) instead of the whole usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="explorer", description="Attention Explorer: a paper-faithful Transformer")
+    parser = _Parser(prog="explorer", description="Attention Explorer: a paper-faithful Transformer")
     sub = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.add_parser(sub).set_defaults(run=command.run)

@@ -7,6 +7,7 @@ import json
 import time
 from pathlib import Path
 
+from explorer.cli.arguments import add_decoding_arguments, positive_int, resolve_decoding
 from explorer.cli.errors import UsageError
 
 
@@ -16,9 +17,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--source", help="source sentences, one per line")
     p.add_argument("--reference", required=True, help="reference translations, one per line")
     p.add_argument("--hypotheses", help="score this file instead of translating")
-    p.add_argument("--beam", type=int, default=4)
-    p.add_argument("--alpha", type=float, default=0.6)
-    p.add_argument("--limit", type=int, default=None, help="only the first N sentences")
+    add_decoding_arguments(p)
+    p.add_argument("--limit", type=positive_int, default=None, help="only the first N sentences")
     p.add_argument("--output", help="write the translations here")
     p.add_argument("--device", default="cpu")
     return p
@@ -34,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
 
     references = _read_lines(args.reference)[: args.limit]
     started = time.perf_counter()
+    beam = None
     if args.hypotheses:
         hypotheses = _read_lines(args.hypotheses)[: args.limit]
     else:
@@ -47,11 +48,12 @@ def run(args: argparse.Namespace) -> int:
         if len(sources) != len(references):
             raise UsageError(f"{args.source} has {len(sources)} lines but {args.reference} has {len(references)}")
         checkpoint = load_checkpoint(args.checkpoint, resolve_device(args.device))
+        beam, alpha = resolve_decoding(args, checkpoint.metadata)
         hypotheses = [t.output for t in translate(checkpoint.model, checkpoint.tokenizer, sources,
-                                                  beam_size=args.beam, alpha=args.alpha)]
+                                                  beam_size=beam, alpha=alpha)]
     if args.output:
         Path(args.output).write_text("\n".join(hypotheses) + "\n", encoding="utf-8")
     scores = corpus_scores(hypotheses, references)
-    print(json.dumps({**scores.as_dict(), "beam": args.beam if not args.hypotheses else None,
+    print(json.dumps({**scores.as_dict(), "beam": beam,
                       "seconds": round(time.perf_counter() - started, 1)}, indent=2))
     return 0

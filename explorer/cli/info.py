@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
+from explorer.cli.arguments import DEFAULT_ALPHA, DEFAULT_BEAM, positive_int
 from explorer.config import PRESETS, count_parameters, preset
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = subparsers.add_parser("info", help="parameter counts (paper's Table 3 side by side) or a checkpoint's card")
     p.add_argument("--preset", default="base", choices=sorted(PRESETS))
-    p.add_argument("--vocab", type=int, default=37000)
+    p.add_argument("--vocab", type=positive_int, default=37000)
     p.add_argument("--checkpoint", "-c", help="describe this checkpoint instead")
     p.add_argument("--json", action="store_true")
     return p
@@ -21,10 +23,14 @@ def run(args: argparse.Namespace) -> int:
     from explorer.table3 import table3_rows
 
     if args.checkpoint:
-        from explorer.checkpoint import read_config
+        from explorer.checkpoint import check_weights_match, decoding_settings, read_config
         config, metadata = read_config(args.checkpoint)
+        check_weights_match(Path(args.checkpoint), config)  # a card for weights that do not fit would mislead
+        stored = decoding_settings(metadata)
+        decoding = ({"beam": stored.beam, "alpha": stored.alpha, "from": "checkpoint"} if stored else
+                    {"beam": DEFAULT_BEAM, "alpha": DEFAULT_ALPHA, "from": "command-line defaults"})
         info = {"checkpoint": args.checkpoint, "parameters": count_parameters(config), "config": config.to_dict(),
-                "metadata": metadata}
+                "decoding": decoding, "metadata": metadata}
         print(json.dumps(info, indent=2, ensure_ascii=False))
         return 0
     config = preset(args.preset, vocab_size=args.vocab)

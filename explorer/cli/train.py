@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+from explorer.cli.arguments import non_negative_float, positive_int
 from explorer.cli.errors import UsageError
 from explorer.config import PRESETS, ModelConfig, preset
 
@@ -21,25 +22,26 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--out", required=True, help="run directory (latest/, best/, step-N/ are written inside)")
     p.add_argument("--resume", action="store_true", help="continue the run in --out from its latest/ checkpoint")
     p.add_argument("--preset", default="tiny", choices=sorted(PRESETS))
-    p.add_argument("--vocab", type=int, default=None, help="SentencePiece vocabulary size (joint)")
+    p.add_argument("--vocab", type=positive_int, default=None, help="SentencePiece vocabulary size (joint)")
+    # Ranges are checked by ModelConfig itself, before any data is read (see `_model_config`).
     for flag, kind in (("--layers", int), ("--d-model", int), ("--heads", int), ("--d-ff", int),
                        ("--dropout", float), ("--max-len", int)):
         p.add_argument(flag, type=kind, default=None)
     p.add_argument("--positional", choices=["sinusoidal", "learned"], default=None)
     p.add_argument("--norm", choices=["post", "pre"], default=None)
-    p.add_argument("--steps", type=int, default=2000)
-    p.add_argument("--batch-tokens", type=int, default=4096)
-    p.add_argument("--warmup", type=int, default=4000)
-    p.add_argument("--lr-scale", type=float, default=1.0)
-    p.add_argument("--label-smoothing", type=float, default=0.1)
+    p.add_argument("--steps", type=positive_int, default=2000)
+    p.add_argument("--batch-tokens", type=positive_int, default=4096)
+    p.add_argument("--warmup", type=positive_int, default=4000)
+    p.add_argument("--lr-scale", type=non_negative_float, default=1.0)
+    p.add_argument("--label-smoothing", type=non_negative_float, default=0.1)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--log-every", type=int, default=10, help="record the loss every N steps")
-    p.add_argument("--eval-every", type=int, default=500)
-    p.add_argument("--save-every", type=int, default=500)
-    p.add_argument("--keep-last", type=int, default=5)
-    p.add_argument("--bleu-sentences", type=int, default=200)
+    p.add_argument("--log-every", type=positive_int, default=10, help="record the loss every N steps")
+    p.add_argument("--eval-every", type=positive_int, default=500)
+    p.add_argument("--save-every", type=positive_int, default=500)
+    p.add_argument("--keep-last", type=positive_int, default=5)
+    p.add_argument("--bleu-sentences", type=positive_int, default=200)
     p.add_argument("--device", default="auto")
-    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    p.add_argument("--threads", type=positive_int, default=None, help="torch CPU threads (default: torch's choice)")
     p.add_argument("--quiet", action="store_true", help="no progress output at all")
     return p
 
@@ -59,25 +61,33 @@ def run(args: argparse.Namespace) -> int:
     import torch
     import torch.distributed as dist
 
+    from explorer.data.corpus import require_training_pairs
     from explorer.training.datasets import is_synthetic, load_corpora, train_tokenizer
     from explorer.training.progress import ProgressBar
     from explorer.training.trainer import TrainConfig, Trainer, resume_trainer
 
+    # Everything the user can get wrong is checked before a tokenizer or model is built: the run folder,
+    # the model flags (ModelConfig validates them; the real vocabulary size comes later) and the corpus.
     out = Path(args.out)
     if not args.resume and (out / "latest").exists():
         raise UsageError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
+    if args.label_smoothing >= 1:
+        raise UsageError(f"--label-smoothing must be below 1, got {args.label_smoothing}")
+    default_vocab = 64 if is_synthetic(args.data) else 8000
+    if not args.resume:
+        _model_config(args, args.vocab or default_vocab)
     if args.threads:
         torch.set_num_threads(args.threads)
     distributed = "RANK" in os.environ
     if distributed and not dist.is_initialized():
         dist.init_process_group("nccl" if torch.cuda.is_available() and args.device != "cpu" else "gloo")
     train, val = load_corpora(args.data, seed=args.seed, multi30k_root=args.multi30k_root)
+    require_training_pairs(train, val)
     callbacks = [] if args.quiet else [ProgressBar()]
     if args.resume:
         trainer = resume_trainer(out, (train, val), callbacks, steps=args.steps)
     else:
         started = time.perf_counter()
-        default_vocab = 64 if is_synthetic(args.data) else 8000
         tokenizer = train_tokenizer(train, args.vocab or default_vocab, synthetic=is_synthetic(args.data))
         print(f"tokenizer: {tokenizer.vocab_size} pieces in {time.perf_counter() - started:.1f}s; "
               f"{len(train)} training pairs, {len(val)} validation pairs", file=sys.stderr)

@@ -1,47 +1,121 @@
-"""`explorer translate`: translate sentences given as arguments, or stdin one per line."""
+"""`explorer translate`: sentences from arguments, a file or stdin, one per line, in streaming batches.
+
+Output line N is the translation of input line N (a blank line gives a blank line), written and flushed
+batch by batch, so a 200,000-line file needs the memory of one batch, and a pipe sees results as they come.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from typing import Iterable, Iterator
+
+from explorer.cli.arguments import add_decoding_arguments, check_utf8_arguments, positive_int, resolve_decoding
+from explorer.cli.errors import UsageError
+
+BATCH_LINES = 256  # lines read, translated and written per batch; memory is bounded by this
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    p = subparsers.add_parser("translate", help="translate sentences (arguments, or stdin one per line)")
-    p.add_argument("sentences", nargs="*")
+    p = subparsers.add_parser("translate", help="translate sentences (arguments, a file, or stdin one per line)")
+    p.add_argument("sentences", nargs="*", help="sentences to translate (default: read --input or stdin)")
     p.add_argument("--checkpoint", "-c", required=True)
-    p.add_argument("--beam", type=int, default=4)
-    p.add_argument("--alpha", type=float, default=0.6, help="length penalty α (Section 6.1)")
-    p.add_argument("--n-best", type=int, default=1)
+    p.add_argument("--input", "-i", help="read sentences from this UTF-8 file, one per line ('-' for stdin)")
+    add_decoding_arguments(p)
+    p.add_argument("--n-best", type=positive_int, default=1)
     p.add_argument("--json", action="store_true", help="one JSON object per line with pieces and scores")
+    p.add_argument("--batch-lines", type=positive_int, default=BATCH_LINES, help=argparse.SUPPRESS)
     p.add_argument("--device", default="cpu")
     return p
 
 
+def _batches(lines: Iterable[str], size: int) -> Iterator[list[str]]:
+    """Lists of `size` lines; when reading fails (a line that is not UTF-8), the lines before it come first."""
+    from explorer.data.corpus import CorpusError
+
+    batch: list[str] = []
+    try:
+        for line in lines:
+            batch.append(line)
+            if len(batch) == size:
+                yield batch
+                batch = []
+    except CorpusError:
+        if batch:
+            yield batch
+        raise
+    if batch:
+        yield batch
+
+
+def _input_lines(args: argparse.Namespace) -> Iterator[str]:
+    from explorer.data.corpus import iter_lines
+
+    if args.sentences:
+        if args.input:
+            raise UsageError("give sentences as arguments or with --input, not both")
+        check_utf8_arguments(args.sentences, "sentence argument")
+        yield from args.sentences
+    elif args.input and args.input != "-":
+        with open(args.input, "rb") as stream:
+            yield from iter_lines(stream, args.input)
+    else:
+        if sys.stdin.isatty():
+            print("reading sentences from the terminal, one per line; end with Ctrl-D", file=sys.stderr)
+        stream = getattr(sys.stdin, "buffer", None)
+        if stream is None:  # stdin replaced by a text stream (tests, embedding): already decoded
+            yield from (line.rstrip("\n").rstrip("\r") for line in sys.stdin)
+        else:
+            yield from iter_lines(stream, "standard input")
+
+
+def _json_row(t, tokenizer) -> dict:
+    return {"source": t.source, "translation": t.output, "source_pieces": t.source_pieces,
+            "output_pieces": t.target_output_pieces, "score": t.score, "log_prob": t.log_prob,
+            "finished": t.finished, "truncated": t.truncated,
+            "nbest": [{"translation": tokenizer.decode(h.tokens), "score": h.score, "log_prob": h.log_prob,
+                       "tokens": list(h.tokens)} for h in t.nbest]}
+
+
+def _blank_row(source: str) -> dict:
+    """A blank input line in --json mode: same keys, nothing translated."""
+    return {"source": source, "translation": "", "source_pieces": [], "output_pieces": [], "score": None,
+            "log_prob": None, "finished": True, "truncated": False, "nbest": []}
+
+
 def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
     from explorer.checkpoint import load_checkpoint
     from explorer.devices import resolve_device
     from explorer.inference import translate
 
-    sentences = args.sentences or [line.rstrip("\n") for line in sys.stdin]
-    sentences = [s for s in sentences if s.strip()]
-    if not sentences:
-        print("error: nothing to translate (give sentences as arguments or on stdin)", file=sys.stderr)
-        return 2
+    # The checkpoint first: a bad one is reported before anyone types or pipes sentences in.
     checkpoint = load_checkpoint(args.checkpoint, resolve_device(args.device))
-    results = translate(checkpoint.model, checkpoint.tokenizer, sentences, beam_size=args.beam, alpha=args.alpha,
-                        n_best=args.n_best)
-    for t in results:
-        if t.truncated:
-            print(f"warning: input cut to {checkpoint.config.max_len} pieces: {t.source[:60]!r}", file=sys.stderr)
-        if args.json:
-            print(json.dumps({"source": t.source, "translation": t.output, "source_pieces": t.source_pieces,
-                              "output_pieces": t.target_output_pieces, "score": t.score, "log_prob": t.log_prob,
-                              "finished": t.finished, "truncated": t.truncated,
-                              "nbest": [{"translation": checkpoint.tokenizer.decode(h.tokens), "score": h.score,
-                                         "log_prob": h.log_prob, "tokens": list(h.tokens)} for h in t.nbest]},
-                             ensure_ascii=False))
-        else:
-            print(t.output)
+    beam, alpha = resolve_decoding(args, checkpoint.metadata)
+    out = sys.stdout
+    line_number = 0
+    with tqdm(total=len(args.sentences) or None, unit=" lines", file=sys.stderr, dynamic_ncols=True,
+              disable=not sys.stderr.isatty()) as bar:
+        for batch in _batches(_input_lines(args), args.batch_lines):
+            wanted = [i for i, line in enumerate(batch) if line.strip()]
+            done = translate(checkpoint.model, checkpoint.tokenizer, [batch[i] for i in wanted], beam_size=beam,
+                             alpha=alpha, n_best=args.n_best) if wanted else []
+            results = dict(zip(wanted, done))
+            for i, source in enumerate(batch, start=line_number + 1):
+                t = results.get(i - line_number - 1)
+                if t is not None and t.truncated:
+                    print(f"warning: line {i} cut to {checkpoint.config.max_len} pieces: {t.source[:60]!r}",
+                          file=sys.stderr)
+                if args.json:
+                    row = _json_row(t, checkpoint.tokenizer) if t is not None else _blank_row(source)
+                    out.write(json.dumps(row, ensure_ascii=False) + "\n")
+                else:
+                    out.write((t.output if t is not None else "") + "\n")
+            out.flush()
+            line_number += len(batch)
+            bar.update(len(batch))
+    if line_number == 0:
+        raise UsageError("nothing to translate (give sentences as arguments, with --input, or on stdin)")
     return 0

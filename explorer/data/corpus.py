@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO, Iterator
 
 _BOM = b"\xef\xbb\xbf"
 _BINARY_SAMPLE = 64 * 1024  # bytes inspected for control characters
 _BINARY_CONTROL_SHARE = 0.10  # more control characters than this in the sample: not text
 _TEXT_CONTROLS = frozenset(b"\t\n\r\f\v")
+MAX_LINE_BYTES = 1024 * 1024  # one sentence per line: a longer "line" is a file in another format
+MIN_TRAINING_PAIRS = 2  # one to train on, one held out for validation
 
 
 class CorpusError(ValueError):
@@ -71,12 +74,7 @@ def decode_text(data: bytes, name: str, max_bytes: int | None = None) -> list[st
         offset = skip + err.start  # byte offset in the file
         line_start = data.rfind(b"\n", 0, offset) + 1
         line = data.count(b"\n", 0, offset) + 1
-        raise CorpusError(
-            f"{name} is not valid UTF-8: line {line}, byte {offset - line_start + 1} of that line "
-            f"(byte {offset} of the file, value 0x{data[offset]:02x}) cannot be decoded. The file is probably "
-            "in another encoding such as Latin-1 or Windows-1252; re-save it as UTF-8 "
-            "(e.g. `iconv -f latin1 -t utf-8`, or 'Save as... UTF-8' in an editor)."
-        ) from None
+        raise CorpusError(_not_utf8(name, line, offset - line_start + 1, offset, data[offset])) from None
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()  # the newline that ends the last line does not start another
@@ -84,6 +82,42 @@ def decode_text(data: bytes, name: str, max_bytes: int | None = None) -> list[st
     if not any(line.strip() for line in lines):
         raise CorpusError(f"{name} is empty")
     return lines
+
+
+def _not_utf8(name: str, line: int, column: int, offset: int, value: int) -> str:
+    """One line saying where the first byte that is not UTF-8 sits, and how to convert the file."""
+    return (
+        f"{name} is not valid UTF-8: line {line}, byte {column} of that line (byte {offset} of the file, "
+        f"value 0x{value:02x}) cannot be decoded. The file is probably in another encoding such as Latin-1 "
+        "or Windows-1252; re-save it as UTF-8 (e.g. `iconv -f latin1 -t utf-8`, or 'Save as... UTF-8' in an editor)."
+    )
+
+
+def iter_lines(stream: BinaryIO, name: str, max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[str]:
+    """Lines of a UTF-8 byte stream (stdin, a file), decoded one at a time so memory stays flat.
+
+    Like `decode_text`: a BOM and CRLF line ends are accepted and item i is line i+1, blank lines included.
+    Bytes that are not UTF-8, a NUL byte (binary data) or a line longer than `max_line_bytes` raise a
+    CorpusError naming the line; the lines before it have already been yielded.
+    """
+    offset = 0  # bytes of the stream before the current line
+    for number, raw in enumerate(iter(lambda: stream.readline(max_line_bytes + 1), b""), start=1):
+        if len(raw) > max_line_bytes:
+            raise CorpusError(f"{name} line {number} is longer than {_size(max_line_bytes)}; expected plain text "
+                              "with one sentence per line")
+        nul = raw.find(0)
+        if nul >= 0:
+            raise CorpusError(f"{name} line {number} contains a NUL byte (byte {offset + nul} of the file): this "
+                              "looks like a binary file, not UTF-8 text with one sentence per line")
+        skip = len(_BOM) if number == 1 and raw.startswith(_BOM) else 0
+        try:
+            text = raw[skip:].decode("utf-8")
+        except UnicodeDecodeError as err:
+            column = skip + err.start
+            raise CorpusError(_not_utf8(name, number, column + 1, offset + column, raw[column])) from None
+        offset += len(raw)
+        text = text[:-1] if text.endswith("\n") else text
+        yield text[:-1] if text.endswith("\r") else text
 
 
 def is_placeholder(sentence: str) -> bool:
@@ -125,12 +159,30 @@ def parallel_from_bytes(
         # Blank lines at the end are often an editor's doing, not a missing sentence: forgive those.
         source, target = _trim_blank_tail(source), _trim_blank_tail(target)
     if len(source) != len(target):
+        longer, shorter = (src_name, tgt_name) if len(source) > len(target) else (tgt_name, src_name)
+        first_unpaired = min(len(source), len(target)) + 1
         raise CorpusError(
             f"{src_name} has {len(source)} lines but {tgt_name} has {len(target)} (not counting blank lines "
-            "at the end): the two files must be aligned line by line (line i of one translates line i of "
-            "the other)"
+            f"at the end): from line {first_unpaired} on, {longer} has lines with no partner in {shorter}. The "
+            "two files must be aligned line by line (line i of one translates line i of the other)"
         )
     return _pairs(name or f"{src_name} + {tgt_name}", source, target)
+
+
+def require_training_pairs(train: ParallelCorpus, validation: ParallelCorpus) -> None:
+    """Refuse a corpus too small to train on, before a tokenizer or model is built for it.
+
+    Training needs at least one pair to learn from and one held out to measure it (`MIN_TRAINING_PAIRS`).
+    """
+    total = len(train) + len(validation)
+    if len(train) >= 1 and len(validation) >= 1:
+        return
+    name = train.name.removesuffix(" (train)")
+    dropped = f" ({train.dropped} more had an empty or placeholder side)" if train.dropped else ""
+    raise CorpusError(
+        f"{name} has {total} usable sentence pair{'' if total == 1 else 's'}{dropped}; training needs at least "
+        f"{MIN_TRAINING_PAIRS}: one to learn from and one held out to measure it"
+    )
 
 
 def _trim_blank_tail(lines: list[str]) -> list[str]:

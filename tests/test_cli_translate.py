@@ -1,0 +1,186 @@
+"""`explorer translate` on real input: line count kept, any bytes refused in one line, streaming batches
+(issue 12, section 3, items 1-3), and the checkpoint's own decoding defaults."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from explorer.checkpoint import load_checkpoint
+from explorer.cli import main
+from explorer.inference import translate
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _stdin(monkeypatch, data: bytes) -> None:
+    """Stdin as a real process has it: a text wrapper over bytes, read through `.buffer`."""
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
+
+
+def _run(args, capsys):
+    code = main(args)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _expected(checkpoint_path, sentences):
+    checkpoint = load_checkpoint(checkpoint_path)
+    return [t.output for t in translate(checkpoint.model, checkpoint.tokenizer, sentences, beam_size=4)]
+
+
+def test_blank_lines_keep_their_place(reverse_checkpoint, capsys, monkeypatch):
+    _stdin(monkeypatch, b"a b c\n\n   \nd e f g\n\n")
+    code, out, err = _run(["translate", "-c", str(reverse_checkpoint)], capsys)
+    first, second = _expected(reverse_checkpoint, ["a b c", "d e f g"])
+    assert code == 0 and err == ""
+    assert out.split("\n") == [first, "", "", second, "", ""]  # five lines in, five lines out
+
+
+def test_blank_argument_gives_a_blank_line(reverse_checkpoint, capsys):
+    code, out, _ = _run(["translate", "-c", str(reverse_checkpoint), "a b c", "", "d e f g"], capsys)
+    assert code == 0 and out.splitlines()[1] == "" and len(out.splitlines()) == 3
+
+
+def test_crlf_and_bom_are_accepted(reverse_checkpoint, capsys, monkeypatch):
+    _stdin(monkeypatch, b"\xef\xbb\xbfa b c\r\n\r\nd e f g\r\n")
+    code, out, _ = _run(["translate", "-c", str(reverse_checkpoint)], capsys)
+    first, second = _expected(reverse_checkpoint, ["a b c", "d e f g"])
+    assert code == 0 and out.splitlines() == [first, "", second]
+
+
+@pytest.mark.parametrize("source", ["stdin", "file"])
+def test_latin1_input_names_line_and_byte_and_the_fix(reverse_checkpoint, tmp_path, capsys, monkeypatch, source):
+    data = "a b c\nd e f\nun caf\xe9 cr\xe8me\n".encode("latin-1")
+    args = ["translate", "-c", str(reverse_checkpoint)]
+    if source == "stdin":
+        _stdin(monkeypatch, data)
+        name = "standard input"
+    else:
+        (tmp_path / "in.txt").write_bytes(data)
+        args += ["--input", str(tmp_path / "in.txt")]
+        name = str(tmp_path / "in.txt")
+    code, out, err = _run(args, capsys)
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith(f"error: {name} is not valid UTF-8: line 3, byte 7 of that line "
+                                                   "(byte 18 of the file, value 0xe9)")
+    assert "iconv -f latin1 -t utf-8" in err
+    assert out.splitlines() == _expected(reverse_checkpoint, ["a b c", "d e f"]), "lines before the bad one"
+
+
+def _binary_inputs():
+    rng = random.Random(12)
+    yield bytes(range(256))
+    yield b"\x00" * 64
+    yield b"PK\x03\x04" + bytes(rng.randrange(256) for _ in range(4000))
+    yield "a b\n".encode("utf-16")
+    yield b"\xff" * 10
+    yield b"a b c\n" + b"x" * (1024 * 1024 + 10) + b"\n"  # a "line" of more than 1 MB
+    for _ in range(20):
+        yield bytes(rng.randrange(256) for _ in range(rng.randrange(1, 300)))
+
+
+@pytest.mark.parametrize("data", list(_binary_inputs()), ids=lambda d: f"{len(d)}-bytes")
+def test_any_bytes_on_stdin_end_in_one_line_or_a_translation(reverse_checkpoint, capsys, monkeypatch, data):
+    _stdin(monkeypatch, data)
+    code, out, err = _run(["translate", "-c", str(reverse_checkpoint)], capsys)
+    assert code in (0, 2), err
+    if code == 2:
+        assert err.startswith("error: standard input") and err.count("\n") == 1, err
+    else:  # random bytes that happen to be UTF-8 text: translated, one output line per input line
+        lines_in = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+        assert out.count("\n") == lines_in
+
+
+def test_a_real_process_prints_no_traceback(reverse_checkpoint):
+    result = subprocess.run([sys.executable, "-m", "explorer", "translate", "-c", str(reverse_checkpoint)],
+                            input="caf\xe9\n".encode("latin-1"), capture_output=True, cwd=REPO_ROOT, timeout=120,
+                            env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"})
+    err = result.stderr.decode()
+    assert result.returncode == 2 and "Traceback" not in err and err.count("\n") == 1, err
+    assert "line 1, byte 4" in err
+
+
+class _WatchedStdin:
+    """Stdin whose reads check how much output was already written: streaming means earlier batches are out
+    (and flushed) before later lines are even read."""
+
+    def __init__(self, lines: list[bytes], stdout: "_CountingStdout", batch: int) -> None:
+        self.buffer, self.lines, self.stdout, self.batch, self.served = self, lines, stdout, batch, 0
+        self.seen: list[tuple[int, int]] = []  # (lines served, lines flushed to stdout)
+
+    def isatty(self) -> bool:
+        return False
+
+    def readline(self, limit: int = -1) -> bytes:
+        self.seen.append((self.served, self.stdout.flushed_lines))
+        if self.served == len(self.lines):
+            return b""
+        self.served += 1
+        return self.lines[self.served - 1]
+
+
+class _CountingStdout(io.StringIO):
+    flushed_lines = 0
+
+    def flush(self) -> None:
+        self.flushed_lines = self.getvalue().count("\n")
+
+
+def test_translation_streams_in_batches(reverse_checkpoint, monkeypatch):
+    out = _CountingStdout()
+    stdin = _WatchedStdin([b"a b c\n", b"d e\n", b"\n", b"f g h\n", b"a a b\n", b"c\n", b"d d\n"], out, batch=3)
+    monkeypatch.setattr(sys, "stdin", stdin)
+    monkeypatch.setattr(sys, "stdout", out)
+    assert main(["translate", "-c", str(reverse_checkpoint), "--batch-lines", "3", "--beam", "1"]) == 0
+    # Before line 4 is read, lines 1-3 are written and flushed; before line 7, lines 1-6.
+    assert (3, 3) in stdin.seen and (6, 6) in stdin.seen, stdin.seen
+    assert out.getvalue().count("\n") == 7
+
+
+def test_progress_bar_only_on_a_terminal(reverse_checkpoint, capsys, monkeypatch):
+    _stdin(monkeypatch, b"a b c\nd e f\n")
+    code, _, err = _run(["translate", "-c", str(reverse_checkpoint)], capsys)
+    assert code == 0 and err == ""
+    _stdin(monkeypatch, b"a b c\nd e f\n")
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    code, out, err = _run(["translate", "-c", str(reverse_checkpoint)], capsys)
+    assert code == 0 and "2 lines" in err and "lines" not in out
+
+
+def test_empty_input_is_an_error(reverse_checkpoint, capsys, monkeypatch):
+    _stdin(monkeypatch, b"")
+    code, _, err = _run(["translate", "-c", str(reverse_checkpoint)], capsys)
+    assert code == 2 and err.startswith("error: nothing to translate")
+
+
+def test_decoding_defaults_come_from_the_checkpoint(reverse_checkpoint, tmp_path, capsys, monkeypatch):
+    import shutil
+
+    import explorer.inference
+
+    path = tmp_path / "ckpt"
+    shutil.copytree(reverse_checkpoint, path)
+    data = json.loads((path / "config.json").read_text())
+    data["metadata"]["decoding"] = {"beam": 2, "alpha": 1.25}
+    (path / "config.json").write_text(json.dumps(data))
+    calls = []
+    real = explorer.inference.translate
+
+    def recording(*args, **kwargs):
+        calls.append((kwargs["beam_size"], kwargs["alpha"]))
+        return real(*args, **kwargs)
+    monkeypatch.setattr(explorer.inference, "translate", recording)
+    assert _run(["translate", "-c", str(path), "a b c"], capsys)[0] == 0
+    assert _run(["translate", "-c", str(path), "--beam", "3", "a b c"], capsys)[0] == 0
+    assert _run(["translate", "-c", str(reverse_checkpoint), "a b c"], capsys)[0] == 0
+    assert calls == [(2, 1.25), (3, 1.25), (4, 0.6)]
+    code, out, _ = _run(["info", "-c", str(path)], capsys)
+    assert code == 0 and json.loads(out)["decoding"] == {"beam": 2, "alpha": 1.25, "from": "checkpoint"}
