@@ -28,11 +28,16 @@ translation = tour_translation(selection, sentence)
 exercises = tour_exercises(selection, sentence)
 committed = guesses(exercises)
 
+# The paper's formulas at body-text size, so they fit the text column at 1280 px beside the sidebar; a formula
+# that still does not fit scrolls instead of being cut.
+st.html("<style>.st-key-tour_formulas .katex { font-size: 1em; } "
+        ".st-key-tour_formulas .katex-display { overflow-x: auto; overflow-y: hidden; }</style>")
+
 header, pager = st.columns((3, 2), vertical_alignment="center")
 number = pager.pagination(len(STOPS), key=STOP_KEY, bind="query-params", max_visible_pages=None, width="stretch")
 stop = STOPS[number - 1]
 right, answered = score(exercises, committed)
-header.markdown(f"#### {t('Tour of the paper')} \u00b7 {number}/{len(STOPS)} \u00b7 {t(stop.title)}")
+header.markdown(f"##### {number}/{len(STOPS)} \u00b7 {t(stop.title)}")
 st.caption(f"{t(stop.section)} \u00b7 {t('Sentence')}: \u201c{sentence}\u201d \u2192 \u201c{translation.output}\u201d"
            + (f" \u00b7 {t('Score {right}/{answered}', right=right, answered=answered)}" if answered else ""))
 
@@ -42,8 +47,9 @@ with figure_column:
     layer, head = STOP_VIEWS[stop.key](context)
 with text_column:
     st.markdown(t(stop.text))
-    for formula in stop.formulas:
-        st.latex(formula)
+    with st.container(key="tour_formulas"):
+        for formula in stop.formulas:
+            st.latex(formula)
     if stop.page:
         link = full_page_link(stop.page, sentence, model=st.session_state.get("model"), lang=lang, layer=layer,
                               head=head)

@@ -56,6 +56,7 @@ def _figure(fig, name: str, stop: str, **kwargs):
 def architecture_view(ctx: TourContext) -> tuple[int | None, int | None]:
     config = ctx.config
     layers = min(config.n_encoder_layers, config.n_decoder_layers)
+    slot = st.container()
     layer = _pick(t("Layer"), "tour_arch_layer", layers)
     blocks = computed("blocks", ctx.selection, ctx.sentence,
                       lambda ck, tr: numbers.block_tensors(ck.model, tr, layer - 1), layer)
@@ -65,8 +66,9 @@ def architecture_view(ctx: TourContext) -> tuple[int | None, int | None]:
         numbers.ENCODER_BLOCKS, numbers.DECODER_BLOCKS, {k: v.shape for k, v in blocks.items()},
         n_encoder=config.n_encoder_layers, n_decoder=config.n_decoder_layers,
         selected=st.session_state["tour_block"], lang=ctx.lang)
-    event = _figure(fig, t("Figure 1, live"), "architecture", on_select="rerun", selection_mode="points",
-                    downloads=False)
+    with slot:
+        event = _figure(fig, t("Figure 1, live"), "architecture", on_select="rerun", selection_mode="points",
+                        downloads=False)
     points = (event or {}).get("selection", {}).get("points", []) if event else []
     clicked = next((p.get("customdata") for p in points if p.get("customdata") in blocks), None)
     if clicked and clicked != st.session_state["tour_block"]:
@@ -87,18 +89,20 @@ def architecture_view(ctx: TourContext) -> tuple[int | None, int | None]:
 # ---- 2 -------------------------------------------------------------------------------------------------
 
 def scaled_dot_product_view(ctx: TourContext) -> tuple[int | None, int | None]:
+    slot = st.container()
+    scaled = st.toggle(t("Divide by \u221ad_k"), value=True, key="tour_sdp_scaled")
     left, right = st.columns(2)
     with left:
         layer = _pick(t("Layer"), "tour_sdp_layer", ctx.config.n_encoder_layers)
     with right:
         head = _pick(t("Head"), "tour_sdp_head", ctx.config.n_heads)
-    scaled = st.toggle(t("Divide by \u221ad_k"), value=True, key="tour_sdp_scaled")
     head_data = computed("scaled_head", ctx.selection, ctx.sentence,
                          lambda ck, tr: numbers.scaled_head(ck.model, tr, layer - 1, head - 1), layer, head)
     weights = head_data.scaled_weights if scaled else head_data.unscaled_weights
-    _figure(tour_attention.scaling_heatmap(weights, head_data.tokens, scaled=scaled, layer=layer, head=head,
-                                           d_k=head_data.d_k, lang=ctx.lang), t("Scaled dot-product attention"),
-            "scaled_dot_product")
+    with slot:
+        _figure(tour_attention.scaling_heatmap(weights, head_data.tokens, scaled=scaled, layer=layer, head=head,
+                                               d_k=head_data.d_k, lang=ctx.lang), t("Scaled dot-product attention"),
+                "scaled_dot_product")
     rows = sqrt_dk_demo(SATURATION_D_KS)
     show_figure(tour_attention.saturation_figure(
         [r.d_k for r in rows], [r.max_weight_unscaled for r in rows], [r.max_weight_scaled for r in rows],
@@ -118,25 +122,40 @@ def scaled_dot_product_view(ctx: TourContext) -> tuple[int | None, int | None]:
 
 def multi_head_view(ctx: TourContext) -> tuple[int | None, int | None]:
     layers = min(ctx.config.n_encoder_layers, ctx.config.n_decoder_layers)
+    slot = st.container()
+    families = {"encoder_self": t("Encoder self-attention"), "decoder_self": t("Masked decoder self-attention"),
+                "cross": t("Encoder-decoder attention")}
+    if st.session_state.get("tour_mh_family") not in families:
+        # The masked one first: the mask is what is new here, and cross-attention is the exercise's answer.
+        st.session_state["tour_mh_family"] = "decoder_self"
+    family = st.segmented_control(t("Use"), list(families), key="tour_mh_family", required=True,
+                                  format_func=families.get)
     layer = _pick(t("Layer"), "tour_mh_layer", layers, default=layers)
-    attention = ctx.translation.attention
     tr = ctx.translation
-    _figure(tour_attention.three_uses_figure(attention.encoder_self[layer - 1], attention.decoder_self[layer - 1],
-                                             attention.cross[layer - 1], tr.source_pieces, tr.target_input_pieces,
-                                             tr.target_output_pieces, layer=layer, lang=ctx.lang),
-            t("Multi-head attention and its three uses"), "multi_head")
-    st.caption(t("Grey cells are hidden by the decoder's mask: position i may only attend to positions up to i."))
+    weights = tr.attention.family(family)[layer - 1]
+    rows, cols = {"encoder_self": (tr.source_pieces, tr.source_pieces),
+                  "decoder_self": (tr.target_input_pieces, tr.target_input_pieces),
+                  "cross": (tr.target_output_pieces, tr.source_pieces)}[family]
+    with slot:
+        _figure(tour_attention.heads_figure(weights, rows, cols, masked=family == "decoder_self",
+                                            title=f"{families[family]} \u00b7 {t('layer {layer}', layer=layer)}",
+                                            lang=ctx.lang),
+                t("Multi-head attention and its three uses"), "multi_head")
+    if family == "decoder_self":
+        st.caption(t("Grey cells are hidden by the decoder's mask: position i may only attend to positions up to i."))
     return layer, None
 
 
 # ---- 4 -------------------------------------------------------------------------------------------------
 
 def ffn_embeddings_view(ctx: TourContext) -> tuple[int | None, int | None]:
+    slot = st.container()
     layer = _pick(t("Layer"), "tour_ffn_layer", ctx.config.n_encoder_layers)
     activity = computed("ffn", ctx.selection, ctx.sentence,
                         lambda ck, tr: numbers.feed_forward_activity(ck.model, tr, layer - 1), layer)
-    _figure(tour_embeddings.ffn_figure(activity.hidden, activity.tokens, layer=layer, lang=ctx.lang),
-            t("Feed-forward network"), "ffn_embeddings")
+    with slot:
+        _figure(tour_embeddings.ffn_figure(activity.hidden, activity.tokens, layer=layer, lang=ctx.lang),
+                t("Feed-forward network"), "ffn_embeddings")
     show_figure(tour_embeddings.norms_figure(activity.tokens, activity.embedding_norm, activity.scaled_norm,
                                              activity.positional_norm, d_model=ctx.config.d_model, lang=ctx.lang),
                 t("Embedding lengths"), key="tour_norms", downloads=False)
@@ -260,6 +279,7 @@ def variations_view(ctx: TourContext) -> tuple[int | None, int | None]:
 # ---- 10 ------------------------------------------------------------------------------------------------
 
 def beyond_view(ctx: TourContext) -> tuple[int | None, int | None]:
+    slot = st.container()
     left, right = st.columns(2)
     with left:
         layer = _pick(t("Layer"), "tour_mask_layer", ctx.config.n_encoder_layers)
@@ -267,8 +287,10 @@ def beyond_view(ctx: TourContext) -> tuple[int | None, int | None]:
         head = _pick(t("Head"), "tour_mask_head", ctx.config.n_heads)
     both = computed("masks", ctx.selection, ctx.sentence,
                     lambda ck, tr: numbers.mask_comparison(ck.model, tr, layer - 1), layer)
-    _figure(tour_attention.mask_figure(both.bidirectional[head - 1], both.causal[head - 1], both.tokens, layer=layer,
-                                       head=head, lang=ctx.lang), t("Encoder mask and causal mask"), "beyond")
+    with slot:
+        _figure(tour_attention.mask_figure(both.bidirectional[head - 1], both.causal[head - 1], both.tokens,
+                                           layer=layer, head=head, lang=ctx.lang),
+                t("Encoder mask and causal mask"), "beyond")
     st.caption(t("Mean attention distance: {bidirectional} tokens with the encoder mask, {causal} with the causal "
                  "mask. The model was trained with the encoder mask here; the causal run shows what the mask alone "
                  "changes.", bidirectional=f"{numbers.attention_distance(both.bidirectional):.2f}",

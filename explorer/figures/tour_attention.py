@@ -15,7 +15,7 @@ from plotly.subplots import make_subplots
 from explorer.figures.theme import PALETTE, WEIGHT_COLORSCALE, apply_theme, colorbar, escape_labels
 from explorer.i18n import translate
 
-MASKED_GREY = "rgba(150, 150, 150, 0.55)"
+MASKED_GREY = "rgba(150, 150, 150, 0.75)"
 
 
 def _labels(pieces: Sequence[str]) -> list[str]:
@@ -42,8 +42,15 @@ def _token_axes(fig: go.Figure, rows: Sequence[str], cols: Sequence[str], row: i
                 show_rows: bool = True) -> None:
     fig.update_xaxes(tickmode="array", tickvals=list(range(len(cols))), ticktext=list(cols), tickangle=-60,
                      row=row, col=col)
-    fig.update_yaxes(tickmode="array", tickvals=list(range(len(rows))), ticktext=list(rows) if show_rows else [],
-                     autorange="reversed", row=row, col=col)
+    fig.update_yaxes(tickmode="array", tickvals=list(range(len(rows))), ticktext=list(rows),
+                     showticklabels=show_rows, autorange="reversed", row=row, col=col)
+
+
+def compact(fig: go.Figure, title: str | None, height: int) -> go.Figure:
+    """The lecture theme with a title sized for the tour's half-width column (long titles would be cut)."""
+    apply_theme(fig, title=title, height=height)
+    return fig.update_layout(title=dict(font=dict(size=18), x=0, xanchor="left"),
+                             margin=dict(t=70 if title else 30, l=60, r=20, b=60))
 
 
 def scaling_heatmap(weights: np.ndarray, tokens: Sequence[str], *, scaled: bool, layer: int, head: int,
@@ -58,12 +65,11 @@ def scaling_heatmap(weights: np.ndarray, tokens: Sequence[str], *, scaled: bool,
     fig.update_yaxes(title_text=translate("query", lang), tickmode="array", tickvals=list(range(len(labels))),
                      ticktext=labels, autorange="reversed")
     formula = "softmax(QK\u1d40/\u221ad_k)" if scaled else "softmax(QK\u1d40)"
-    title = translate("{formula}, encoder layer {layer}, head {head}, d_k = {d_k}", lang, formula=formula,
-                      layer=layer, head=head, d_k=d_k)
-    subtitle = translate("mean row entropy {entropy} nats \u00b7 mean largest weight {peak}", lang,
+    title = translate("{formula} \u00b7 layer {layer}, head {head}", lang, formula=formula, layer=layer, head=head)
+    subtitle = translate("row entropy {entropy} nats \u00b7 largest weight {peak} (means)", lang,
                          entropy=f"{entropy:.2f}", peak=f"{w.max(-1).mean():.2f}")
-    apply_theme(fig, title=f"{title}<br><sup>{subtitle}</sup>", height=460)
-    return fig.update_layout(margin=dict(t=90))
+    compact(fig, f"{title}<br><sup>{subtitle}</sup>", 440)
+    return fig.update_layout(margin=dict(t=80))
 
 
 def saturation_figure(d_ks: Sequence[int], max_unscaled: Sequence[float], max_scaled: Sequence[float],
@@ -78,52 +84,44 @@ def saturation_figure(d_ks: Sequence[int], max_unscaled: Sequence[float], max_sc
                                         (scaled, translate("with \u00f7\u221ad_k (Eq. 1)", lang), PALETTE[0], "dash")):
             fig.add_trace(go.Scatter(x=list(d_ks), y=list(values), name=name, legendgroup=name, showlegend=col == 1,
                                      mode="lines+markers", line=dict(color=hue, width=3, dash=dash)), row=1, col=col)
-        fig.add_vline(x=model_d_k, line=dict(color="gray", dash="dot"), row=1, col=col)
+        # A shape on a log axis takes log10 of the value.
+        fig.add_shape(type="line", x0=np.log10(model_d_k), x1=np.log10(model_d_k), y0=0, y1=1,
+                      xref=f"x{'' if col == 1 else col}", yref=f"y{'' if col == 1 else col} domain",
+                      line=dict(color="gray", dash="dot"))
         fig.update_xaxes(type="log", title_text="d_k", row=1, col=col)
-    apply_theme(fig, title=translate("Random q, k: the softmax saturates as d_k grows (this model: d_k = {d_k})",
-                                     lang, d_k=model_d_k), height=380)
+    compact(fig, translate("Random q, k: saturation as d_k grows", lang), 400)
     return fig.update_layout(legend=dict(orientation="h", y=-0.3, x=0), margin=dict(t=90))
 
 
-def three_uses_figure(encoder_self: np.ndarray, decoder_self: np.ndarray, cross: np.ndarray,
-                      source: Sequence[str], target_in: Sequence[str], target_out: Sequence[str], *, layer: int,
-                      lang: str = "en") -> go.Figure:
-    """One layer's heads side by side for each use of attention (Section 3.2.3).
-
-    encoder_self (heads, src, src), decoder_self (heads, tgt, tgt), cross (heads, tgt, src); the decoder's
-    causal mask is drawn in grey over the positions it hides.
-    """
-    heads = encoder_self.shape[0]
-    families = ((translate("Encoder self-attention", lang), encoder_self, source, source),
-                (translate("Masked decoder self-attention", lang), decoder_self, target_in, target_in),
-                (translate("Encoder-decoder attention", lang), cross, target_out, source))
-    fig = make_subplots(rows=3, cols=heads, horizontal_spacing=0.02, vertical_spacing=0.14)
-    for row, (name, weights, rows, cols) in enumerate(families, start=1):
-        r, c = _labels(rows), _labels(cols)
-        for h in range(heads):
-            fig.add_trace(_heatmap(weights[h], r, c, show_scale=row == 1 and h == 0), row=row, col=h + 1)
-            if row == 2:
-                fig.add_trace(_mask_overlay(np.tril(np.ones_like(weights[h], dtype=bool))), row=row, col=h + 1)
-            _token_axes(fig, r, c, row, h + 1, show_rows=h == 0)
-        top = fig.get_subplot(row, 1).yaxis.domain[1]
-        heads_text = translate("heads 1–{heads}, left to right", lang, heads=heads)
-        fig.add_annotation(x=0, y=top, xref="paper", yref="paper", xanchor="left", yanchor="bottom", showarrow=False,
-                           text=f"<b>{name}</b> · {translate('layer {layer}', lang, layer=layer)} · {heads_text}")
-    apply_theme(fig, height=250 * 3 + 100)
-    fig.update_annotations(font_size=16)
+def heads_figure(weights: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, masked: bool, title: str,
+                 lang: str = "en") -> go.Figure:
+    """Every head of one attention module, two per row: weights (heads, q, k). With `masked`, the cells the
+    causal mask hides (key after query) are drawn in grey (Section 3.2.3)."""
+    heads = weights.shape[0]
+    per_row = min(2, heads)
+    grid_rows = -(-heads // per_row)
+    r, c = _labels(rows), _labels(cols)
+    fig = make_subplots(rows=grid_rows, cols=per_row, horizontal_spacing=0.04, vertical_spacing=0.16 / grid_rows,
+                        subplot_titles=[translate("head {head}", lang, head=h + 1) for h in range(heads)])
+    for h in range(heads):
+        row, col = h // per_row + 1, h % per_row + 1
+        fig.add_trace(_heatmap(weights[h], r, c, show_scale=h == 0), row=row, col=col)
+        if masked:
+            fig.add_trace(_mask_overlay(np.tril(np.ones_like(weights[h], dtype=bool))), row=row, col=col)
+        _token_axes(fig, r, c, row, col, show_rows=col == 1)
+        fig.update_xaxes(showticklabels=row == grid_rows, row=row, col=col)
     fig.update_xaxes(tickfont=dict(size=14))
     fig.update_yaxes(tickfont=dict(size=14))
-    fig.update_layout(margin=dict(t=40, l=60, r=20, b=40))
-    return fig.update_traces(colorbar=dict(len=0.3, y=0.87), selector=dict(type="heatmap", showscale=True))
+    compact(fig, title, min(460, 120 + 170 * grid_rows))
+    return fig.update_annotations(font_size=15)
 
 
 def mask_figure(bidirectional: np.ndarray, causal: np.ndarray, tokens: Sequence[str], *, layer: int, head: int,
                 lang: str = "en") -> go.Figure:
     """One head of an encoder layer under both masks: (n, n) each; the causal mask's hidden half in grey."""
     labels = _labels(tokens)
-    titles = [translate("Encoder mask (BERT-like): sees everything", lang),
-              translate("Causal mask (GPT-like): sees only the past", lang)]
-    fig = make_subplots(rows=1, cols=2, subplot_titles=titles, horizontal_spacing=0.08)
+    titles = [translate("Encoder mask (BERT-like)", lang), translate("Causal mask (GPT-like)", lang)]
+    fig = make_subplots(rows=1, cols=2, subplot_titles=titles, horizontal_spacing=0.06)
     fig.add_trace(_heatmap(bidirectional, labels, labels, show_scale=True), row=1, col=1)
     fig.add_trace(_heatmap(causal, labels, labels, show_scale=False), row=1, col=2)
     fig.add_trace(_mask_overlay(np.tril(np.ones_like(causal, dtype=bool))), row=1, col=2)
@@ -131,6 +129,5 @@ def mask_figure(bidirectional: np.ndarray, causal: np.ndarray, tokens: Sequence[
         _token_axes(fig, labels, labels, 1, col, show_rows=col == 1)
     fig.update_xaxes(title_text=translate("key", lang))
     fig.update_yaxes(title_text=translate("query", lang), row=1, col=1)
-    apply_theme(fig, title=translate("Encoder layer {layer}, head {head}, on this sentence", lang, layer=layer,
-                                     head=head), height=460)
-    return fig.update_annotations(font_size=16)
+    compact(fig, translate("Encoder layer {layer}, head {head}", lang, layer=layer, head=head), 440)
+    return fig.update_annotations(font_size=15)

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.figures.theme import DIVERGING_COLORSCALE, WEIGHT_COLORSCALE, apply_theme, colorbar, escape_labels
+from explorer.figures.theme import DIVERGING_COLORSCALE, WEIGHT_COLORSCALE, colorbar, escape_labels
+from explorer.figures.tour_attention import compact
 from explorer.i18n import translate
 
 
@@ -27,11 +28,11 @@ def ffn_figure(hidden: np.ndarray, tokens: Sequence[str], *, layer: int, units: 
                                hovertemplate=translate("unit", lang) + " %{x}: %{z:.3f}<extra></extra>"))
     fig.update_yaxes(tickmode="array", tickvals=list(range(len(labels))), ticktext=labels, autorange="reversed",
                      title_text=translate("token", lang))
-    fig.update_xaxes(title_text=translate("inner unit of the FFN (first {units} of {d_ff})", lang, units=shown.shape[1],
+    fig.update_xaxes(title_text=translate("inner unit (first {units} of d_ff = {d_ff})", lang, units=shown.shape[1],
                                           d_ff=h.shape[1]))
-    title = translate("max(0, xW\u2081 + b\u2081) in encoder layer {layer}: {zero}% of the values are zero", lang,
-                      layer=layer, zero=f"{zero:.0f}")
-    return apply_theme(fig, title=title, height=420)
+    title = translate("max(0, xW\u2081 + b\u2081), encoder layer {layer}: {zero}% zeros", lang, layer=layer,
+                      zero=f"{zero:.0f}")
+    return compact(fig, title, 420)
 
 
 def norms_figure(tokens: Sequence[str], embedding: np.ndarray, scaled: np.ndarray, positional: np.ndarray, *,
@@ -44,8 +45,8 @@ def norms_figure(tokens: Sequence[str], embedding: np.ndarray, scaled: np.ndarra
         go.Bar(x=labels, y=positional, name="\u2016PE(pos)\u2016"),
     ])
     fig.update_yaxes(title_text=translate("vector length", lang))
-    apply_theme(fig, title=translate("Embedding and positional vector lengths", lang), height=380)
-    return fig.update_layout(barmode="group", legend=dict(orientation="h", y=1.02, yanchor="bottom", x=0))
+    compact(fig, translate("Vector lengths per token", lang), 400)
+    return fig.update_layout(barmode="group", legend=dict(orientation="h", y=-0.25, yanchor="top", x=0))
 
 
 def positional_figure(table: np.ndarray, tokens: Sequence[str], *, lang: str = "en") -> go.Figure:
@@ -58,5 +59,4 @@ def positional_figure(table: np.ndarray, tokens: Sequence[str], *, lang: str = "
     fig.update_yaxes(tickmode="array", tickvals=list(range(len(labels))), ticktext=labels, autorange="reversed",
                      title_text=translate("position: token", lang))
     fig.update_xaxes(title_text=translate("dimension i (even: sin, odd: cos)", lang))
-    return apply_theme(fig, title=translate("PE(pos) for the positions of this sentence, d_model = {d}", lang,
-                                            d=t.shape[1]), height=420)
+    return compact(fig, translate("PE(pos) of this sentence, d_model = {d}", lang, d=t.shape[1]), 420)

@@ -7,10 +7,21 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.figures.theme import PALETTE, apply_theme, escape_labels
+from explorer.figures.theme import PALETTE, escape_labels
+from explorer.figures.tour_attention import compact
 from explorer.i18n import translate
 
-LEGEND_BELOW = dict(orientation="h", yanchor="top", y=-0.22, x=0)
+LEGEND_BELOW = dict(orientation="h", yanchor="top", y=-0.25, x=0)
+
+
+def log_marker(fig: go.Figure, x: float, text: str, hue: str, dash: str, *, top: bool) -> None:
+    """A vertical line at x on a log x-axis: shapes and annotations there take log10(x), which add_vline
+    does not do for its annotation."""
+    position = float(np.log10(x))
+    fig.add_shape(type="line", xref="x", yref="paper", x0=position, x1=position, y0=0, y1=1,
+                  line=dict(color=hue, dash=dash, width=2))
+    fig.add_annotation(xref="x", yref="paper", x=position, y=1 if top else 0, text=text, showarrow=False,
+                       xanchor="left", yanchor="top" if top else "bottom", font=dict(size=15))
 
 
 def operations_figure(n_sentence: int, d: int, *, kernel: int = 3, lang: str = "en") -> go.Figure:
@@ -24,15 +35,13 @@ def operations_figure(n_sentence: int, d: int, *, kernel: int = 3, lang: str = "
     for name, ops, hue in curves:
         fig.add_trace(go.Scatter(x=ns, y=ops, name=name, mode="lines", line=dict(color=hue, width=4),
                                  hovertemplate="n = %{x:.0f}: %{y:.3s}<extra>" + name + "</extra>"))
-    fig.add_vline(x=d, line=dict(color="gray", dash="dash"),
-                  annotation_text=translate("n = d = {d}", lang, d=d), annotation_position="top left")
-    fig.add_vline(x=n_sentence, line=dict(color=PALETTE[1], width=3),
-                  annotation_text=translate("this sentence: n = {n}", lang, n=n_sentence),
-                  annotation_position="bottom right")
+    log_marker(fig, d, translate("n = d = {d}", lang, d=d), "gray", "dash", top=True)
+    log_marker(fig, n_sentence, translate("this sentence: n = {n}", lang, n=n_sentence), PALETTE[1], "solid",
+               top=False)
     fig.update_xaxes(type="log", title_text=translate("sequence length n", lang))
     fig.update_yaxes(type="log", title_text=translate("operations per layer", lang))
-    apply_theme(fig, title=translate("Table 1 for this model: d = {d}", lang, d=d), height=440)
-    return fig.update_layout(legend=LEGEND_BELOW)
+    compact(fig, translate("Table 1 for this model: d = {d}", lang, d=d), 440)
+    return fig.update_layout(legend=LEGEND_BELOW, margin=dict(b=130))
 
 
 def measured_figure(rows: Sequence[dict], d: int, *, lang: str = "en") -> go.Figure:
@@ -42,11 +51,11 @@ def measured_figure(rows: Sequence[dict], d: int, *, lang: str = "en") -> go.Fig
         mine = [r for r in rows if r["label"] == label]
         fig.add_trace(go.Scatter(x=[r["n"] for r in mine], y=[r["forward_ms"] for r in mine], name=label,
                                  mode="lines+markers", line=dict(color=PALETTE[i % len(PALETTE)], width=3)))
-    fig.add_vline(x=d, line=dict(color="gray", dash="dash"))
+    log_marker(fig, d, f"n = d = {d}", "gray", "dash", top=True)
     fig.update_xaxes(type="log", title_text=translate("sequence length n", lang))
     fig.update_yaxes(type="log", title_text=translate("forward time (ms)", lang))
-    apply_theme(fig, title=translate("Measured on this machine, d = {d}", lang, d=d), height=440)
-    return fig.update_layout(legend=LEGEND_BELOW)
+    compact(fig, translate("Measured on this machine, d = {d}", lang, d=d), 440)
+    return fig.update_layout(legend=LEGEND_BELOW, margin=dict(b=130))
 
 
 def schedule_figure(steps: np.ndarray, rates: np.ndarray, *, warmup_steps: int, d_model: int,
@@ -63,7 +72,7 @@ def schedule_figure(steps: np.ndarray, rates: np.ndarray, *, warmup_steps: int, 
                       annotation_position="bottom right")
     fig.update_xaxes(title_text=translate("training step", lang))
     fig.update_yaxes(title_text=translate("learning rate", lang), exponentformat="e")
-    return apply_theme(fig, title=translate("Eq. 3 for d_model = {d}", lang, d=d_model), height=400)
+    return compact(fig, translate("Eq. 3 for d_model = {d}", lang, d=d_model), 400)
 
 
 def smoothing_figure(top_tokens: Sequence[str], top_probs: Sequence[float], word: str, *, smoothed_target: float,
@@ -79,9 +88,9 @@ def smoothing_figure(top_tokens: Sequence[str], top_probs: Sequence[float], word
         go.Bar(x=labels, y=list(top_probs), name=translate("this model", lang), marker_color=PALETTE[0]),
     ])
     fig.update_yaxes(title_text=translate("probability", lang), range=[0, 1.05])
-    apply_theme(fig, title=translate("The target for \u201c{word}\u201d and the model's prediction", lang,
-                                     word=escape_labels([word.replace("\u2581", "")])[0]), height=380)
-    return fig.update_layout(barmode="group", legend=LEGEND_BELOW)
+    compact(fig, translate("The target for \u201c{word}\u201d and the model's prediction", lang,
+                                     word=escape_labels([word.replace("\u2581", "")])[0]), 380)
+    return fig.update_layout(barmode="group", legend=LEGEND_BELOW, margin=dict(b=130))
 
 
 def beam_figure(rows: Sequence, *, lang: str = "en") -> go.Figure:
@@ -96,8 +105,8 @@ def beam_figure(rows: Sequence, *, lang: str = "en") -> go.Figure:
             hovertemplate="beam %{x}: %{y:.3f}<br>%{text} (%{customdata} tokens)<extra></extra>"))
     fig.update_xaxes(title_text=translate("beam size", lang), type="log", tickvals=sorted({r.beam for r in rows}))
     fig.update_yaxes(title_text=translate("score log P / lp(Y)", lang))
-    apply_theme(fig, title=translate("The best translation's score by beam size and \u03b1", lang), height=400)
-    return fig.update_layout(legend=LEGEND_BELOW)
+    compact(fig, translate("The best translation's score by beam size and \u03b1", lang), 400)
+    return fig.update_layout(legend=LEGEND_BELOW, margin=dict(b=130))
 
 
 def table3_figure(rows: Sequence[dict], *, lang: str = "en") -> go.Figure:
@@ -112,5 +121,5 @@ def table3_figure(rows: Sequence[dict], *, lang: str = "en") -> go.Figure:
     ])
     fig.update_xaxes(title_text=translate("parameters (millions)", lang))
     fig.update_yaxes(autorange="reversed")
-    apply_theme(fig, title=translate("Table 3: parameter counts", lang), height=460)
-    return fig.update_layout(barmode="group", legend=LEGEND_BELOW)
+    compact(fig, translate("Table 3: parameter counts", lang), 460)
+    return fig.update_layout(barmode="group", legend=LEGEND_BELOW, margin=dict(b=130))

@@ -25,11 +25,11 @@ from explorer.training.schedule import noam_learning_rate
 # ---- stop 1: the tensors of Figure 1 ---------------------------------------------------------------------
 
 # Blocks of Figure 1, bottom to top, as (id, label); the diagram draws them and the page shows their tensor.
-ENCODER_BLOCKS = (("src_embedding", "Input embedding + positional encoding"),
+ENCODER_BLOCKS = (("src_embedding", "Input embedding + PE"),
                   ("enc_self_attention", "Multi-head attention"), ("enc_norm_1", "Add & Norm"),
                   ("enc_ffn", "Feed forward"), ("enc_norm_2", "Add & Norm"))
-DECODER_BLOCKS = (("tgt_embedding", "Output embedding + positional encoding"),
-                  ("dec_self_attention", "Masked multi-head attention"), ("dec_norm_1", "Add & Norm"),
+DECODER_BLOCKS = (("tgt_embedding", "Output embedding + PE"),
+                  ("dec_self_attention", "Masked multi-head"), ("dec_norm_1", "Add & Norm"),
                   ("dec_cross_attention", "Multi-head attention"), ("dec_norm_2", "Add & Norm"),
                   ("dec_ffn", "Feed forward"), ("dec_norm_3", "Add & Norm"),
                   ("linear", "Linear"), ("softmax", "Softmax"))

@@ -34,29 +34,34 @@ STOPS: tuple[Stop, ...] = (
          "The output is the weighted sum of the values. "
          "Without the division the dot products grow with d_k and the softmax saturates: one weight takes almost "
          "everything and the gradients vanish (footnote 4).",
-         (r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right) V",
-          r"q \cdot k = \sum_{i=1}^{d_k} q_i k_i,\quad \mathrm{Var}(q \cdot k) = d_k"), "step_by_step"),
+         (r"\begin{aligned}&\mathrm{Attention}(Q, K, V) \\ "
+          r"&\quad = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right) V\end{aligned}",
+          r"\mathrm{Var}(q \cdot k) = \mathrm{Var}\!\left(\textstyle\sum_{i=1}^{d_k} q_i k_i\right) = d_k"),
+         "step_by_step"),
     Stop(3, "multi_head", "Multi-head attention and its three uses", "Section 3.2.2, 3.2.3, Figure 2 (right)",
          "Instead of one attention, the model runs h heads in parallel, each with its own projections of Q, K and V. "
          "Their outputs are concatenated and projected again. "
          "The Transformer uses attention in three places: encoder self-attention, masked decoder self-attention and "
          "encoder-decoder attention. "
          "The mask stops a decoder position from looking at later positions.",
-         (r"\mathrm{MultiHead}(Q, K, V) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h) W^O",
-          r"\mathrm{head}_i = \mathrm{Attention}(Q W_i^Q, K W_i^K, V W_i^V)"), "compare"),
+         (r"\begin{aligned}&\mathrm{MultiHead}(Q, K, V) \\ &\quad = \mathrm{Concat}(\mathrm{head}_1, \dots, "
+          r"\mathrm{head}_h) W^O\end{aligned}",
+          r"\begin{aligned}&\mathrm{head}_i \\ &\quad = \mathrm{Attention}(Q W_i^Q, K W_i^K, V W_i^V)"
+          r"\end{aligned}"), "compare"),
     Stop(4, "ffn_embeddings", "Feed-forward network and embeddings", "Sections 3.3 and 3.4, Eq. 2",
          "After attention, every position goes through the same two-layer network with a ReLU in between. "
          "The inner layer is wider (d_ff) and the ReLU sets many of its units to zero. "
          "Tokens become vectors through an embedding matrix, multiplied by the square root of d_model. "
          "The same matrix is shared by both embeddings and the output projection before the softmax.",
-         (r"\mathrm{FFN}(x) = \max(0, x W_1 + b_1) W_2 + b_2",
-          r"\mathrm{input} = E[\mathrm{token}] \cdot \sqrt{d_{\mathrm{model}}} + PE(\mathrm{pos})"), "positional"),
+         (r"\begin{aligned}&\mathrm{FFN}(x) \\ &\quad = \max(0, x W_1 + b_1) W_2 + b_2\end{aligned}",
+          r"\begin{aligned}&x = E[\mathrm{token}] \cdot \sqrt{d_{\mathrm{model}}} \\ "
+          r"&\quad + PE(\mathrm{pos})\end{aligned}"), "positional"),
     Stop(5, "positional", "Positional encoding", "Section 3.5",
          "Attention itself ignores word order, so a positional encoding is added to each embedding. "
          "Each pair of dimensions is a sine and a cosine with its own wavelength, from 2π to 10000·2π. "
          "For any fixed offset k, PE(pos+k) is a linear function of PE(pos): a rotation of each pair. "
          "The paper hoped this would let the model attend by relative position.",
-         (r"PE_{(pos, 2i)} = \sin\!\left(pos / 10000^{2i/d_{\mathrm{model}}}\right),\quad "
+         (r"PE_{(pos, 2i)} = \sin\!\left(pos / 10000^{2i/d_{\mathrm{model}}}\right)",
           r"PE_{(pos, 2i+1)} = \cos\!\left(pos / 10000^{2i/d_{\mathrm{model}}}\right)",
           r"PE(pos + k) = PE(pos)\, M_k"), "positional"),
     Stop(6, "why_self_attention", "Why self-attention (Table 1)", "Section 4, Table 1",
@@ -64,9 +69,9 @@ STOPS: tuple[Stop, ...] = (
          "Self-attention costs n²·d operations per layer, a recurrent layer n·d². "
          "Self-attention needs no sequential steps and connects any two positions in one step. "
          "It is cheaper than recurrence while n is smaller than d, which holds for most sentences.",
-         (r"\text{Self-attention: } O(n^2 \cdot d),\ O(1),\ O(1)",
-          r"\text{Recurrent: } O(n \cdot d^2),\ O(n),\ O(n)",
-          r"\text{Convolutional: } O(k \cdot n \cdot d^2),\ O(1),\ O(\log_k n)"), "complexity"),
+         (r"\begin{array}{lccc} & \text{ops} & \text{seq.} & \text{path} \\ \hline "
+          r"\text{Self-attn.} & O(n^2 d) & O(1) & O(1) \\ \text{RNN} & O(n d^2) & O(n) & O(n) \\ "
+          r"\text{CNN} & O(k n d^2) & O(1) & O(\log_k n) \end{array}",), "complexity"),
     Stop(7, "training", "Training: schedule and label smoothing", "Section 5.3, 5.4, Eq. 3",
          "The learning rate rises linearly for warmup_steps steps and then decays with the inverse square root of "
          "the step. "
@@ -74,7 +79,8 @@ STOPS: tuple[Stop, ...] = (
          "words. "
          "The paper notes that this hurts perplexity, because the model learns to be more unsure, but improves "
          "BLEU.",
-         (r"lrate = d_{\mathrm{model}}^{-0.5} \cdot \min(step^{-0.5},\ step \cdot warmup\_steps^{-1.5})",
+         (r"\begin{aligned}&lrate = d_{\mathrm{model}}^{-0.5} \cdot {} \\ &\min(step^{-0.5},\ "
+          r"step \cdot warmup\_steps^{-1.5})\end{aligned}",
           r"y_{\mathrm{smooth}} = (1 - \varepsilon_{ls})\, y + \varepsilon_{ls} / V"), "train"),
     Stop(8, "beam_search", "Beam search and Table 2", "Section 6.1, Table 2",
          "To translate, the model keeps the best few partial translations (the beam) at every step. "
@@ -82,7 +88,7 @@ STOPS: tuple[Stop, ...] = (
          "The paper uses a beam of 4 and α = 0.6. "
          "Our model is trained on Multi30k, short image captions, while the paper's scores are on WMT 2014 news: "
          "the BLEU numbers cannot be compared directly.",
-         (r"lp(Y) = \frac{(5 + |Y|)^\alpha}{(5 + 1)^\alpha},\quad s(Y) = \frac{\log P(Y \mid X)}{lp(Y)}",), "beam"),
+         (r"lp(Y) = \frac{(5 + |Y|)^\alpha}{(5 + 1)^\alpha}", r"s(Y) = \frac{\log P(Y \mid X)}{lp(Y)}"), "beam"),
     Stop(9, "variations", "Model variations (Table 3)", "Section 6.2, Table 3",
          "Table 3 changes one thing at a time in the base model and measures BLEU on the development set. "
          "Row (A) varies the number of heads while keeping the computation constant. "
@@ -95,7 +101,8 @@ STOPS: tuple[Stop, ...] = (
          "With only the padding mask, every token sees the whole sentence: this is an encoder like BERT. "
          "With only the causal mask, every token sees itself and what came before: this is a decoder like GPT. "
          "Below, the same encoder layer of this model runs on this sentence under both masks.",
-         (r"\mathrm{mask}_{ij} = \begin{cases} 0 & \text{allowed} \\ -\infty & j > i \text{ (causal)} \end{cases}",),
+         (r"\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right) V",
+          r"M_{ij} = \begin{cases} -\infty & j > i \text{ (causal)} \\ 0 & \text{else} \end{cases}"),
          "translate"),
 )
 
