@@ -1,9 +1,12 @@
-"""The train page through app.py: train the reverse task from the page and use the saved model, keep one
-job through reruns, page switches and a second session, reject bad uploads; and its figure builders."""
+"""The train page through the app's frame: train the reverse task from the page (in a process of its own) and
+use the saved model; one run through reruns, page switches and a second session, stopped from that session;
+a crashed run shown with its log; bad uploads rejected; and the page's figure builders."""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import time
 from pathlib import Path
 
@@ -17,7 +20,9 @@ from explorer.inference import translate
 from explorer.training.estimates import planned_schedule
 from explorer.training.snapshots import load_snapshots
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.apptest_helpers import open_app as open_frame
+from tests.apptest_helpers import open_page
+
 PAGE = "pages/train.py"
 TINY = {"train_pairs": 1000, "train_seq_len": 6, "train_d_model": 32, "train_heads": 2, "train_d_ff": 64,
         "train_layers": 2, "train_warmup": 40, "train_batch_tokens": 512, "train_eval_every": 50}
@@ -37,15 +42,7 @@ def folders(tmp_path, monkeypatch) -> tuple[Path, Path]:
 
 
 def open_app(page: str | None = PAGE):
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
-    at.session_state["device"] = "cpu"
-    at.run()
-    if page is not None:
-        at.switch_page(page).run()
-    assert not at.exception, at.exception
-    return at
+    return open_page(page) if page is not None else open_frame()
 
 
 def set_widgets(at, values: dict) -> None:
@@ -70,7 +67,7 @@ def start_from_page(at, name: str, steps: int):
 
 
 def manager():
-    from ui.train_jobs import manager as shared
+    from ui.train_runs import manager as shared
 
     return shared()
 
@@ -97,8 +94,9 @@ def test_train_reverse_from_the_page_and_use_the_model(folders):
     assert {m.label: m.value for m in at.metric}["Parameters"] != tiny_params, "the count must follow the knobs"
 
     start_from_page(at, "page-reverse", steps=300)
+    assert manager().status("page-reverse").pid != os.getpid(), "the run trains in a process of its own"
     snap = manager().wait("page-reverse", 300)
-    assert snap.status == "finished", snap.error
+    assert snap.status == "finished", (snap.error, snap.log)
     at.run()
     assert not at.exception, at.exception
     assert "Finished" in texts(at) and "Saved at step 300 as checkpoint **page-reverse**" in texts(at)
@@ -129,11 +127,14 @@ def test_reruns_page_switches_and_a_second_session_keep_one_job(folders):
     start_from_page(at, "page-long", steps=1_000_000)
     jobs = manager()
     try:
-        first = jobs.snapshot("page-long")
+        deadline = time.monotonic() + 120
+        while (first := jobs.snapshot("page-long")).step < 1:
+            assert time.monotonic() < deadline and first.live, (first.status, first.log)
+            time.sleep(0.1)
         for _ in range(3):
             at.run()
-        at.switch_page("pages/complexity.py").run()
-        at.switch_page(PAGE).run()
+        at.switch_page("../pages/complexity.py").run()
+        at.switch_page("../" + PAGE).run()
         assert not at.exception, at.exception
         other = open_app()  # a second browser session reattaches to the same run
         assert other.session_state["train_view"] == "watch"
@@ -145,7 +146,7 @@ def test_reruns_page_switches_and_a_second_session_keep_one_job(folders):
             time.sleep(0.1)
         assert "Training" in texts(other)
         other.button(key="train_stop_page-long").click().run()
-        stopped = jobs.wait("page-long", 60)
+        stopped = jobs.wait("page-long", 120)
         assert stopped.status == "stopped"
         at.run()
         assert "Stopped" in texts(at)
@@ -153,12 +154,36 @@ def test_reruns_page_switches_and_a_second_session_keep_one_job(folders):
         at.number_input(key="train_resume_steps_page-long").set_value(stopped.step + 5)
         at.button(key="train_resume_page-long").click().run()
         assert not at.exception, at.exception
-        resumed = jobs.wait("page-long", 60)
+        resumed = jobs.wait("page-long", 120)
         assert (resumed.status, resumed.resumed_from, resumed.step) == ("finished", stopped.step, stopped.step + 5)
     finally:
         for name in jobs.live_names():
             jobs.stop(name)
-            jobs.wait(name, 60)
+            jobs.wait(name, 120)
+
+
+def test_a_crashed_run_is_shown_with_its_log_and_can_be_resumed(folders):
+    at = open_app()
+    start_from_page(at, "page-crash", steps=1_000_000)
+    jobs = manager()
+    try:
+        deadline = time.monotonic() + 120
+        while jobs.snapshot("page-crash").step < 5:
+            assert time.monotonic() < deadline, jobs.snapshot("page-crash")
+            time.sleep(0.1)
+        os.kill(jobs.status("page-crash").pid, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while jobs.status("page-crash").status != "crashed":
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        fresh = open_app()  # a restarted server: the run is listed again, as crashed
+        assert any(o.startswith("page-crash (crashed at step") for o in fresh.selectbox(key="train_run").options)
+        assert "Crashed" in texts(fresh) and "The training process crashed at step" in texts(fresh)
+        assert any(b.key == "train_resume_page-crash" for b in fresh.button)
+    finally:
+        for name in jobs.live_names():
+            jobs.stop(name)
+            jobs.wait(name, 120)
 
 
 def test_multi30k_is_offered_from_the_local_copy(folders, multi30k_root, monkeypatch):
