@@ -169,7 +169,8 @@ class RunManager:
             command = [*self.worker, str(run_dir), "--threads", str(self.threads), "--nice", str(self.nice)]
             if steps is not None:
                 command += ["--steps", str(steps)]
-            env = {**os.environ, "OMP_NUM_THREADS": str(self.threads),
+            # PASSIVE: a lower-priority trainer never spins a core waiting for work.
+            env = {**os.environ, "OMP_NUM_THREADS": str(self.threads), "OMP_WAIT_POLICY": "PASSIVE",
                    "PYTHONPATH": os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p)}
             with open(run_dir / rf.LOG_FILE, "ab") as log:
                 # A session of its own: the run outlives a server restart (and a Ctrl-C in the server's terminal).

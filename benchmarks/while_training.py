@@ -1,0 +1,123 @@
+"""A second user's translation while a Multi30k run trains, against the same translation on an idle server.
+
+What is timed is what the Translate page computes for one sentence: `explorer.inference.translate(...,
+with_attention=True)` with the page's defaults (greedy, α = 0.6) on the shipped Multi30k model. The training
+run is started the way the Train page starts one (`RunManager.start_new`: its own process, lower priority,
+a bounded number of torch threads) on the Multi30k training set with the page's Multi30k defaults (small
+preset, 4096 tokens per batch). In one run: idle, training, idle again; the ratio is p95 while training
+over p95 of both idle phases together, so a drift in background load shows in the two idle figures.
+
+    python -m benchmarks.while_training            # about two minutes
+    python -m benchmarks.while_training --quick    # a smoke test: a few calls per phase
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+from benchmarks.common import SHIPPED_CHECKPOINT, Options, Result, apply_threads, percentile, print_table, threads_text
+from explorer.checkpoint import load_checkpoint
+from explorer.config import PRESETS
+from explorer.data import load_multi30k
+from explorer.inference import translate
+from explorer.training.launcher import RunManager
+from explorer.training.trainer import TrainConfig
+
+NAME = "while_training"
+TITLE = "Translation latency while a run trains"
+SENTENCE = "Two young men in red jackets are playing football together on a large green field ."
+GOAL = 2.0  # p95 while training ÷ p95 idle
+
+
+def _timed(call, n: int) -> list[float]:
+    times = []
+    for _ in range(n):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def _start_training(root: Path, tokenizer, quick: bool) -> tuple[RunManager, str]:
+    train, val = load_multi30k("train"), load_multi30k("val")
+    config = PRESETS["small"].replace(vocab_size=tokenizer.vocab_size)
+    train_config = TrainConfig(steps=1_000_000, batch_tokens=1024 if quick else 4096, warmup_steps=1000,
+                               eval_every=0, save_every=0, bleu_sentences=0, device="cpu", max_len=config.max_len,
+                               log_every=1)
+    manager = RunManager(root)
+    name = manager.start_new("while-training", model_config=config, train_config=train_config, tokenizer=tokenizer,
+                             train=train, val=val)
+    return manager, name
+
+
+def run(opts: Options) -> Result:
+    result = Result(NAME, TITLE)
+    if opts.device.startswith("cuda"):
+        result.skipped = "CPU only (the question is sharing a CPU with a training process)"
+        return result
+    apply_threads(opts)
+    checkpoint = load_checkpoint(opts.checkpoint)
+    model, tokenizer = checkpoint.model.eval(), checkpoint.tokenizer
+
+    def call() -> object:
+        return translate(model, tokenizer, [SENTENCE], beam_size=1, alpha=0.6, with_attention=True)
+
+    calls = opts.n_rounds(80, 5)
+    _timed(call, opts.n_warmup(5, 1))
+    idle_before = _timed(call, calls)
+    with tempfile.TemporaryDirectory(prefix="while-training-") as folder:
+        manager, name = _start_training(Path(folder), tokenizer, opts.quick)
+        try:
+            deadline = time.monotonic() + 300
+            while (snap := manager.snapshot(name)).step < 2:  # training for real, not importing torch
+                if not snap.live or time.monotonic() > deadline:
+                    raise RuntimeError(f"the training run did not start: {snap.status} {snap.error}\n{snap.log}")
+                time.sleep(0.2)
+            first = snap.step
+            training = _timed(call, calls)
+            trained = manager.snapshot(name).step - first
+        finally:
+            manager.stop(name)
+            manager.wait(name, 300)
+    idle_after = _timed(call, calls)
+    idle = idle_before + idle_after
+    ratio = percentile(training, 95) / percentile(idle, 95)
+    rows = [(phase, f"{statistics.median(t) * 1e3:.1f} ms", f"{percentile(t, 95) * 1e3:.1f} ms", len(t))
+            for phase, t in (("idle, before", idle_before), ("while training", training),
+                             ("idle, after", idle_after))]
+    print_table(("phase", "median", "p95", "calls"), rows)
+    print(f"  p95 while training ÷ p95 idle: {ratio:.2f} (goal ≤ {GOAL}); the run trained {trained} steps "
+          f"meanwhile", flush=True)
+    result.add("translate + all attention, p95 while a Multi30k run trains ÷ p95 idle", f"{ratio:.2f}",
+               f"≤ {GOAL}", ratio <= GOAL if not opts.quick else None)
+    result.note(f"{Path(opts.checkpoint).name}, greedy with all attention maps; {calls} calls per phase; server "
+                f"{threads_text()}; the run: small preset, its own process (nice 10, 1 torch thread on 2 cores), "
+                f"{trained} steps during the training phase")
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.while_training", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="a few calls per phase (the smoke test)")
+    parser.add_argument("--rounds", type=int, default=None, help="calls per phase (default 80, quick 5)")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads of this (server) process")
+    parser.add_argument("--checkpoint", default=str(SHIPPED_CHECKPOINT))
+    args = parser.parse_args(argv)
+    opts = Options(quick=args.quick, rounds=args.rounds, threads=args.threads, checkpoint=args.checkpoint)
+    result = run(opts)
+    for row in result.rows:
+        print(f"  {row.measure}: {row.value} {row.goal} {row.verdict}".rstrip())
+    return 0 if result.skipped is None else 1
+
+
+if __name__ == "__main__":
+    torch.set_grad_enabled(False)
+    sys.exit(main())
