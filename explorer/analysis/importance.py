@@ -31,10 +31,10 @@ import torch
 
 from explorer.config import ModelConfig
 from explorer.evaluation import corpus_scores
-from explorer.inference import encode_sources, pad, translate
+from explorer.inference import encode_sources, pad
 from explorer.model import HeadMask, HeadMeans, Transformer
 from explorer.model.head_mask import FAMILY_FIELDS, HEAD_FAMILIES, all_head_names, family_layers, parse_head_name
-from explorer.model.masked import with_heads
+from explorer.model.masked import translate_with_heads
 from explorer.tokenizer import Tokenizer
 
 SHIPPED_FILE = "head_importance.json"
@@ -152,7 +152,7 @@ def sample_pairs(sources: Sequence[str], references: Sequence[str], n: int, seed
 def bleu_with(model: Transformer, tokenizer: Tokenizer, sources: Sequence[str], references: Sequence[str],
               mask: HeadMask | None, beam_size: int = 1) -> tuple[float, str]:
     """Corpus BLEU of the model's translations with `mask`'s heads off, and the sacreBLEU signature."""
-    outputs = translate(with_heads(model, mask), tokenizer, list(sources), beam_size=beam_size)
+    outputs = translate_with_heads(model, tokenizer, list(sources), mask, beam_size=beam_size)
     scores = corpus_scores([o.output for o in outputs], list(references))
     return scores.bleu, scores.bleu_signature
 

@@ -111,8 +111,7 @@ def run_ablate(args: argparse.Namespace) -> int:
     from explorer.checkpoint import load_checkpoint
     from explorer.cli.arguments import resolve_decoding
     from explorer.cli.translate import _batches, _input_lines
-    from explorer.inference import translate
-    from explorer.model.masked import with_heads
+    from explorer.model.masked import translate_with_heads
 
     mask = _head_mask(args.heads, args.checkpoint)
     checkpoint = load_checkpoint(args.checkpoint)
@@ -124,15 +123,14 @@ def run_ablate(args: argparse.Namespace) -> int:
         except ValueError as error:
             raise UsageError(f"--mode mean: {error}") from None
         mask = mask.with_means(head_means(checkpoint.model, checkpoint.tokenizer, sources, references))
-    model = with_heads(checkpoint.model, mask)
     beam, alpha = resolve_decoding(args, checkpoint.metadata)
     if not mask.is_empty:
         print(f"heads off: {', '.join(mask.off())}", file=sys.stderr)
     lines = 0
     for batch in _batches(_input_lines(args), args.batch_lines):
         wanted = [i for i, line in enumerate(batch) if line.strip()]
-        done = translate(model, checkpoint.tokenizer, [batch[i] for i in wanted], beam_size=beam,
-                         alpha=alpha) if wanted else []
+        done = translate_with_heads(checkpoint.model, checkpoint.tokenizer, [batch[i] for i in wanted], mask,
+                                    beam_size=beam, alpha=alpha) if wanted else []
         results = dict(zip(wanted, done))
         for i in range(len(batch)):
             sys.stdout.write((results[i].output if i in results else "") + "\n")

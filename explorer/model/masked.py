@@ -29,17 +29,24 @@ class MaskedModel:
     def parameters(self) -> Iterator[torch.nn.Parameter]:
         return self.model.parameters()
 
+    def _mask(self, kwargs: dict) -> HeadMask:
+        """A caller that passes its own head_mask must pass this view's (or None)."""
+        given = kwargs.pop("head_mask", None)
+        if given is not None and given is not self.head_mask:
+            raise ValueError("a MaskedModel already carries a head mask; do not pass another one")
+        return self.head_mask
+
     def encode(self, src: torch.Tensor, **kwargs) -> EncoderOutput:
-        return self.model.encode(src, head_mask=self.head_mask, **kwargs)
+        return self.model.encode(src, head_mask=self._mask(kwargs), **kwargs)
 
     def start_decoding(self, encoded: EncoderOutput) -> DecoderCache:
         return self.model.start_decoding(encoded)
 
     def decode_step(self, tokens: torch.Tensor, cache: DecoderCache, **kwargs) -> tuple[torch.Tensor, DecoderCache]:
-        return self.model.decode_step(tokens, cache, head_mask=self.head_mask, **kwargs)
+        return self.model.decode_step(tokens, cache, head_mask=self._mask(kwargs), **kwargs)
 
     def __call__(self, src: torch.Tensor, tgt_in: torch.Tensor, **kwargs) -> ModelOutput:
-        return self.model(src, tgt_in, head_mask=self.head_mask, **kwargs)
+        return self.model(src, tgt_in, head_mask=self._mask(kwargs), **kwargs)
 
 
 def with_heads(model: Transformer, head_mask: HeadMask | None) -> Transformer | MaskedModel:
@@ -47,3 +54,21 @@ def with_heads(model: Transformer, head_mask: HeadMask | None) -> Transformer | 
     if head_mask is None or head_mask.is_empty:
         return model
     return MaskedModel(model, head_mask)
+
+
+def translate_with_heads(model: Transformer, tokenizer, sentences, head_mask: HeadMask | None, **options):
+    """`explorer.inference.translate` with `head_mask`'s heads off; nothing masked = exactly `translate`.
+
+    Passes the mask to `translate` when it takes one (the decoding code's own argument), else decodes through
+    a `MaskedModel` view.
+    """
+    import inspect
+
+    from explorer.inference import translate
+
+    mask = None if head_mask is None or head_mask.is_empty else head_mask.check(model.config)
+    if mask is None:
+        return translate(model, tokenizer, sentences, **options)
+    if "head_mask" in inspect.signature(translate).parameters:
+        return translate(model, tokenizer, sentences, head_mask=mask, **options)
+    return translate(MaskedModel(model, mask), tokenizer, sentences, **options)

@@ -1,0 +1,122 @@
+"""Figures for what heads do: importance heatmaps, pruning curves, rollout next to plain cross-attention,
+and one layer's heads with the switched-off ones blanked. Pure functions: arrays and labels in, a plotly
+figure out; user-visible text goes through `explorer.i18n.translate(…, lang)`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from explorer.figures.attention import _check, _pair_labels, index_axis
+from explorer.figures.theme import DIVERGING_COLORSCALE, WEIGHT_COLORSCALE, apply_theme, color, colorbar
+from explorer.i18n import translate
+
+FAMILY_NAMES = {"enc": "Encoder self-attention", "dec": "Decoder self-attention", "cross": "Cross-attention"}
+
+
+def importance_heatmaps(grids: Mapping[str, np.ndarray], *, value_title: str = "BLEU drop",
+                        lang: str = "en") -> go.Figure:
+    """One layer × head heatmap per family, grids[family] (layers, heads), values written in the cells.
+
+    Signed values (a BLEU drop can be negative: the model did better without the head) use a diverging
+    scale centred on 0, shared by all panels so equal colours mean equal values.
+    """
+    families = list(grids)
+    assert families, "no family to draw"
+    values = [np.asarray(grids[f], dtype=float) for f in families]
+    for f, v in zip(families, values):
+        assert v.ndim == 2, f"{f}: expected (layers, heads), got shape {v.shape}"
+    bound = max(float(np.nanmax(np.abs(v))) for v in values) or 1.0
+    fig = make_subplots(rows=1, cols=len(families), horizontal_spacing=0.08,
+                        subplot_titles=[translate(FAMILY_NAMES.get(f, f), lang) for f in families])
+    head_word, layer_word = translate("Head", lang), translate("Layer", lang)
+    for col, (family, v) in enumerate(zip(families, values), start=1):
+        layers, heads = v.shape
+        fig.add_trace(go.Heatmap(
+            z=v, x=np.arange(heads), y=np.arange(layers), coloraxis="coloraxis", texttemplate="%{z:.1f}",
+            name=family, meta=dict(family=family),
+            hovertemplate=f"{family}.%{{y}}.%{{x}}<br>{value_title}: %{{z:.2f}}<extra></extra>"), row=1, col=col)
+        fig.update_xaxes(title_text=head_word, tickmode="array", tickvals=list(range(heads)),
+                         ticktext=[str(h) for h in range(heads)], row=1, col=col)
+        fig.update_yaxes(title_text=layer_word if col == 1 else None, tickmode="array",
+                         tickvals=list(range(layers)), ticktext=[str(layer) for layer in range(layers)],
+                         range=[layers - 0.5, -0.5], row=1, col=col)
+    fig.update_layout(coloraxis=dict(colorscale=DIVERGING_COLORSCALE, cmin=-bound, cmax=bound,
+                                     colorbar=colorbar(value_title)))
+    rows = max(v.shape[0] for v in values)
+    return apply_theme(fig, title=translate("{value} when one head is switched off", lang, value=value_title),
+                       height=max(320, 70 * rows + 200))
+
+
+def pruning_curves(curves: Mapping[str, Sequence[tuple[int, float]]], baseline: float, *,
+                   lang: str = "en") -> go.Figure:
+    """BLEU against the number of heads removed, one line per family (Michel et al., 2019, Figure 3).
+
+    curves[family] = [(removed, bleu), …] starting at (0, baseline); the full model's BLEU is a dashed line.
+    """
+    fig = go.Figure()
+    for i, (family, points) in enumerate(curves.items()):
+        removed = [p[0] for p in points]
+        bleu = [p[1] for p in points]
+        fig.add_trace(go.Scatter(x=removed, y=bleu, mode="lines+markers", name=translate(FAMILY_NAMES[family], lang),
+                                 line=dict(color=color(i), width=3),
+                                 hovertemplate="%{x}: BLEU %{y:.2f}<extra>" + family + "</extra>"))
+    fig.add_hline(y=baseline, line_dash="dash", line_color="gray",
+                  annotation_text=translate("all heads", lang), annotation_position="top right")
+    fig.update_xaxes(title_text=translate("heads removed (least important first)", lang), dtick=1)
+    fig.update_yaxes(title_text="BLEU", rangemode="tozero")
+    return apply_theme(fig, title=translate("Pruning heads one family at a time", lang), height=460)
+
+
+def rollout_comparison(rollout: np.ndarray, plain: np.ndarray, output_labels: Sequence[str],
+                       source_labels: Sequence[str], *, lang: str = "en") -> go.Figure:
+    """Output → source attribution through all layers (left) beside the top layer's mean cross-attention
+    (right), both (tgt, src) with rows summing to one, on one colour scale."""
+    left = _check(rollout, 2, output_labels, source_labels, "(tgt, src)")
+    right = _check(plain, 2, output_labels, source_labels, "(tgt, src)")
+    assert left.shape == right.shape, f"rollout {left.shape} and cross-attention {right.shape} differ"
+    titles = [translate("Flow through all layers (rollout)", lang), translate("Top layer, mean of heads", lang)]
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06, subplot_titles=titles)
+    pairs = _pair_labels(output_labels, source_labels)
+    for col, (w, name) in enumerate(zip((left, right), ("rollout", "last layer")), start=1):
+        fig.add_trace(go.Heatmap(z=w, x=np.arange(w.shape[1]), y=np.arange(w.shape[0]), customdata=pairs,
+                                 coloraxis="coloraxis", name=name,
+                                 hovertemplate="%{customdata[0]} → %{customdata[1]}: %{z:.3f}<extra></extra>"),
+                      row=1, col=col)
+        fig.update_xaxes(title_text=translate("source", lang), **index_axis(source_labels), row=1, col=col)
+    fig.update_yaxes(title_text=translate("output", lang), **index_axis(output_labels, reverse=True), row=1, col=1)
+    fig.update_layout(coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=1.0,
+                                     colorbar=colorbar(translate("share", lang))))
+    return apply_theme(fig, height=max(380, 34 * left.shape[0] + 200))
+
+
+def layer_heads(weights: np.ndarray, off: Sequence[bool], query_labels: Sequence[str], key_labels: Sequence[str],
+                *, title: str | None = None, lang: str = "en") -> go.Figure:
+    """One layer's heads side by side, weights (heads, q, k); a switched-off head is drawn empty, titled "off".
+
+    The weights of an ablated head are still computed (only its output is removed), so they are hidden
+    rather than shown: they no longer reach the translation.
+    """
+    w = _check(weights, 3, query_labels, key_labels, "(heads, q, k)")
+    heads, q, k = w.shape
+    assert len(off) == heads, f"expected {heads} on/off flags, got {len(off)}"
+    head_word, off_word = translate("Head", lang), translate("off", lang)
+    titles = [f"{head_word} {h} · {off_word}" if off[h] else f"{head_word} {h}" for h in range(heads)]
+    fig = make_subplots(rows=1, cols=heads, shared_yaxes=True, horizontal_spacing=min(0.03, 0.3 / max(heads - 1, 1)),
+                        subplot_titles=titles)
+    pairs = _pair_labels(query_labels, key_labels)
+    for h in range(heads):
+        z = np.full((q, k), np.nan) if off[h] else w[h]
+        fig.add_trace(go.Heatmap(z=z, x=np.arange(k), y=np.arange(q), customdata=pairs, coloraxis="coloraxis",
+                                 name=titles[h], meta=dict(head=h, off=bool(off[h])),
+                                 hovertemplate="%{customdata[0]} → %{customdata[1]}: %{z:.3f}<extra></extra>"),
+                      row=1, col=h + 1)
+        fig.update_xaxes(**index_axis(key_labels), row=1, col=h + 1)
+    fig.update_yaxes(**index_axis(query_labels, reverse=True), row=1, col=1)
+    fig.update_layout(coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=1.0,
+                                     colorbar=colorbar(translate("weight", lang))))
+    return apply_theme(fig, title=title, height=max(360, 30 * q + 220))
+

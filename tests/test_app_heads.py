@@ -1,0 +1,95 @@
+"""The heads page: untick heads in the grid and the translation is re-decoded without them (changed words
+marked, the mask in the URL); the importance tab shows a shipped table without computing anything."""
+
+from __future__ import annotations
+
+import threading
+
+from explorer.analysis.importance import (
+    SHIPPED_FILE,
+    HeadScore,
+    ImportanceSettings,
+    ImportanceTable,
+    PruningStep,
+    checkpoint_hash,
+)
+from explorer.checkpoint import read_config
+from explorer.model.head_mask import all_head_names
+from tests.apptest_helpers import chart, open_page, query_value
+
+PAGE = "pages/heads.py"
+SENTENCE = "a b c d e f g"
+
+
+def translations(at) -> list[str]:
+    """The two '###' translations: every head on, then with heads off."""
+    return [m.value.removeprefix("### ") for m in at.main.markdown if m.value.startswith("### ")]
+
+
+def table_with(at, column: str):
+    """The one dataframe on the page that has `column`."""
+    (found,) = [d.value for d in at.dataframe if column in d.value.columns]
+    return found
+
+
+def test_unticking_heads_changes_the_translation_and_the_link(checkpoint_root, one_torch_thread):
+    at = open_page(PAGE, model="reverse-fixture", h_sentence=SENTENCE)
+    before = translations(at)
+    assert len(before) == 2 and before[0] == before[1], "nothing switched off yet"
+    assert query_value(at, "heads") is None
+    for name in ("hm_cross_0_0", "hm_cross_0_1", "hm_cross_1_0", "hm_cross_1_1"):
+        at.checkbox(key=name).uncheck()
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    original, ablated = translations(at)
+    assert original == before[0]
+    assert ":orange-background[" in ablated, "changed words are marked"
+    assert query_value(at, "heads") == "cross.0.0,cross.0.1,cross.1.0,cross.1.1"
+    assert any("4 heads off" in c.value for c in at.caption)
+    # The remaining heads of the chosen layer are redrawn, the switched-off ones blank.
+    figure = chart(at, "heads_remaining")
+    assert [trace["meta"]["off"] for trace in figure["data"]] == [True, True]
+
+
+def test_a_link_switches_heads_off_and_a_bad_one_says_why(checkpoint_root, one_torch_thread):
+    at = open_page(PAGE, model="reverse-fixture", h_sentence=SENTENCE, heads="enc.1.0")
+    assert at.checkbox(key="hm_enc_1_0").value is False
+    assert at.checkbox(key="hm_enc_1_1").value is True
+    bad = open_page(PAGE, model="reverse-fixture", h_sentence=SENTENCE, heads="cross.7.0")
+    warnings = " ".join(w.value for w in bad.warning)
+    assert "cross.7.0" in warnings and "enc.0-1.0-1, dec.0-1.0-1, cross.0-1.0-1" in warnings
+
+
+def test_importance_tab_shows_the_shipped_table_without_computing(checkpoint_root, one_torch_thread, tmp_path,
+                                                                 monkeypatch):
+    monkeypatch.setenv("EXPLORER_CACHE", str(tmp_path))  # an empty cache: only the shipped file can answer
+    folder = checkpoint_root / "words-fixture"
+    config, _ = read_config(folder)
+    names = all_head_names(config)
+    heads = [HeadScore(name, 40.0 - i, float(i), 0.1 * i, 0.05 * i) for i, name in enumerate(names)]
+    pruning = {"cross": [PruningStep(0, "", 40.0), PruningStep(1, "cross.0.0", 38.5)]}
+    table = ImportanceTable(checkpoint_hash(folder), ImportanceSettings(sentences=7), 40.0, "sig", heads, pruning)
+    (folder / SHIPPED_FILE).write_text(table.to_json())
+    try:
+        at = open_page(PAGE, model="words-fixture", h_sentence="a dog sees the man .")
+        assert not [t for t in threading.enumerate() if t.name == "head-importance"], "nothing was computed"
+        assert not [b for b in at.button if b.key == "heads_importance_start"]
+        shown = table_with(at, "BLEU drop")
+        assert len(shown) == len(names) and shown.iloc[3, 2] == 3.0
+        heat = chart(at, "heads_importance")
+        assert [trace["meta"]["family"] for trace in heat["data"]] == ["enc", "dec", "cross"]
+        curve = chart(at, "heads_pruning")
+        assert [p for p in curve["data"][0]["y"]] == [40.0, 38.5]
+        assert any("on 7 validation sentences" in c.value for c in at.caption)
+        # The rollout and roles tabs render on the same page.
+        assert chart(at, "heads_rollout")["data"][0]["name"] == "rollout"
+        assert len(table_with(at, "evidence")) == len(names)
+    finally:
+        (folder / SHIPPED_FILE).unlink()
+
+
+def test_without_a_table_the_tab_offers_a_background_run(checkpoint_root, one_torch_thread, tmp_path, monkeypatch):
+    monkeypatch.setenv("EXPLORER_CACHE", str(tmp_path))
+    at = open_page(PAGE, model="reverse-fixture", h_sentence=SENTENCE)
+    assert [b for b in at.button if b.key == "heads_importance_start"]
+    assert any("No importance table" in i.value for i in at.info)

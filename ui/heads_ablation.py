@@ -1,0 +1,156 @@
+"""Switching heads off in the app: the layer × head grid (kept in the URL as ?heads=cross.2.0,…), the
+translation re-decoded with the same search, the changed words marked, and the remaining heads redrawn.
+
+Reusable: the Translate and Compare pages can call `head_mask_grid` and `ablated_translation` too.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+import streamlit as st
+
+from explorer.checkpoint import Checkpoint
+from explorer.config import ModelConfig
+from explorer.figures.heads import layer_heads
+from explorer.inference import Translation, translate
+from explorer.model import HeadMask, HeadNameError
+from explorer.model.head_mask import FAMILY_FIELDS, HEAD_FAMILIES, family_layers, head_name
+from explorer.model.masked import translate_with_heads
+from ui.attention_view import attention_view, example_sentences
+from ui.figures import show_figure
+from ui.i18n import current_language, t
+from ui.markdown import md_escape
+from ui.model_cache import cached
+from ui.model_picker import Selection
+
+URL_KEY = "heads"
+FAMILY_LABELS = {"enc": "Encoder self-attention", "dec": "Decoder self-attention", "cross": "Cross-attention"}
+MODES = {"zero": "Zero (Michel et al.)", "mean": "Mean output"}
+MEAN_REFERENCE_SENTENCES = 50
+
+
+def _key(family: str, layer: int, head: int) -> str:
+    return f"hm_{family}_{layer}_{head}"
+
+
+def _seed_from_url(config: ModelConfig) -> None:
+    """Once per session: the link's ?heads= switches those heads off (a bad name is shown, not fatal)."""
+    if "hm_seeded" in st.session_state:
+        return
+    st.session_state["hm_seeded"] = True
+    raw = st.query_params.get(URL_KEY)
+    if not raw:
+        return
+    try:
+        mask = HeadMask.parse(raw, config)
+    except HeadNameError as error:
+        st.warning(t("The link's heads={value} was ignored: {error}", value=raw[:80], error=str(error)),
+                   icon=":material/link_off:")
+        return
+    for name in mask.off():
+        family, layer, head = name.split(".")
+        st.session_state[_key(family, int(layer), int(head))] = False
+
+
+def _all_on(config: ModelConfig) -> None:
+    for name in [head_name(f, layer, h) for f in HEAD_FAMILIES for layer in range(family_layers(config, f))
+                 for h in range(config.n_heads)]:
+        family, layer, head = name.split(".")
+        st.session_state[_key(family, int(layer), int(head))] = True
+
+
+def head_mask_grid(config: ModelConfig) -> HeadMask:
+    """One checkbox per head, a row per layer, a block per family; unticked = switched off. Returns the mask
+    and writes it to the URL."""
+    _seed_from_url(config)
+    blocks = st.columns(len(HEAD_FAMILIES), gap="medium", border=True)
+    off = []
+    for block, family in zip(blocks, HEAD_FAMILIES):
+        with block:
+            st.markdown(f"**{t(FAMILY_LABELS[family])}** · `{family}`")
+            for layer in range(family_layers(config, family)):
+                row = st.container(horizontal=True, gap="small", vertical_alignment="center")
+                row.caption(f"{t('Layer')} {layer}")
+                for head in range(config.n_heads):
+                    key = _key(family, layer, head)
+                    if key not in st.session_state:
+                        st.session_state[key] = True
+                    if not row.checkbox(str(head), key=key, help=head_name(family, layer, head)):
+                        off.append(head_name(family, layer, head))
+    st.button(t("Switch every head back on"), on_click=_all_on, args=(config,), icon=":material/restart_alt:")
+    if off:
+        st.query_params[URL_KEY] = ",".join(off)
+    elif URL_KEY in st.query_params:
+        del st.query_params[URL_KEY]
+    return HeadMask.from_names(off, config)
+
+
+def _reference_sources(checkpoint: Checkpoint, n: int) -> list[str]:
+    from explorer.analysis.importance import validation_pairs
+
+    try:
+        return validation_pairs(checkpoint.metadata, n, 0)[0]
+    except (ValueError, OSError):
+        return list(example_sentences(checkpoint.metadata))
+
+
+def _means(checkpoint: Checkpoint):
+    """Mean head outputs over reference sentences, teacher-forced on the model's own greedy translations."""
+    from explorer.analysis.importance import head_means
+
+    sources = _reference_sources(checkpoint, MEAN_REFERENCE_SENTENCES)
+    outputs = [o.output for o in translate(checkpoint.model, checkpoint.tokenizer, sources)]
+    return head_means(checkpoint.model, checkpoint.tokenizer, sources, outputs)
+
+
+def ablated_translation(selection: Selection, sentence: str, mask: HeadMask, *, beam_size: int = 1,
+                        mode: str = "zero") -> Translation:
+    """`sentence` decoded with the same search as the plain translation, `mask`'s heads off; cached."""
+    def compute(checkpoint: Checkpoint) -> Translation:
+        used = mask
+        if mode == "mean" and not mask.is_empty:
+            used = mask.with_means(cached("head_means", selection, MEAN_REFERENCE_SENTENCES, _means))
+        return translate_with_heads(checkpoint.model, checkpoint.tokenizer, [sentence], used, beam_size=beam_size,
+                                    with_attention=True)[0]
+
+    return cached("ablate", selection, (sentence, beam_size, mode, tuple(mask.off())), compute)
+
+
+def marked_changes(original: str, ablated: str) -> tuple[str, int]:
+    """Markdown of `ablated` with words that differ from `original` highlighted, and how many words changed."""
+    before, after = original.split(), ablated.split()
+    parts, changed = [], 0
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=before, b=after, autojunk=False).get_opcodes():
+        if op == "equal":
+            parts += [md_escape(w) for w in after[j1:j2]]
+            continue
+        changed += max(i2 - i1, j2 - j1)
+        parts += [f":orange-background[**{md_escape(w)}**]" for w in after[j1:j2]]
+        if op == "delete":
+            parts.append(":gray[~~" + " ".join(md_escape(w) for w in before[i1:i2]) + "~~]")
+    return " ".join(parts), changed
+
+
+def show_side_by_side(original: Translation, ablated: Translation, mask: HeadMask) -> None:
+    left, right = st.columns(2, gap="large", border=True)
+    with left:
+        st.caption(t("Every head on"))
+        st.markdown(f"### {md_escape(original.output) or t('(empty)')}")
+    with right:
+        off = mask.off()
+        st.caption(t("{n} heads off: {names}", n=len(off), names=", ".join(off)) if off else t("Every head on"))
+        marked, changed = marked_changes(original.output, ablated.output)
+        st.markdown(f"### {marked or t('(empty)')}")
+        st.caption(t("{n} words changed", n=changed) if changed else t("Same translation"))
+
+
+def remaining_heads(translation: Translation, mask: HeadMask, family: str, layer: int) -> None:
+    """The ablated translation's attention in one layer, switched-off heads blanked."""
+    view = attention_view(translation, FAMILY_FIELDS[family], "pieces")
+    gates = getattr(mask, family)
+    off = [bool(gates is not None and gates[layer, h] == 0) for h in range(view.weights.shape[1])]
+    title = t("{family}, layer {layer}, after switching heads off", family=t(FAMILY_LABELS[family]), layer=layer)
+    figure = layer_heads(view.weights[layer], off, view.query_labels, view.key_labels, title=title,
+                         lang=current_language())
+    show_figure(figure, f"heads {family} layer {layer} ablated", key="heads_remaining")
