@@ -22,8 +22,15 @@ from explorer.training.estimates import measure_step_time, planned_schedule
 from explorer.training.launcher import JobError, RunManager
 from explorer.training.run_folder import list_runs, validate_run_name
 from explorer.training.schedule import noam_learning_rate
-from explorer.training.snapshots import (SNAPSHOT_JSON, SNAPSHOT_NPZ, AttentionSnapshot, SnapshotError, load_snapshots,
-                                         save_snapshots, thin_snapshots)
+from explorer.training.snapshots import (
+    SNAPSHOT_JSON,
+    SNAPSHOT_NPZ,
+    AttentionSnapshot,
+    SnapshotError,
+    load_snapshots,
+    save_snapshots,
+    thin_snapshots,
+)
 from explorer.training.trainer import TrainConfig
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

@@ -109,7 +109,7 @@ def test_small_model_learns_reverse_to_99_percent_on_held_out_sequences():
                                             label_smoothing=0.0, log_every=50), tokenizer, train, val, None)
     trainer.run()
     outputs = translate(trainer.model.eval(), tokenizer, list(val.source), batch_size=200)
-    exact = sum(o.output == t for o, t in zip(outputs, val.target)) / len(val)
+    exact = sum(o.output == t for o, t in zip(outputs, val.target, strict=True)) / len(val)
     assert trainer.history["loss"][-1] < trainer.history["loss"][0] / 10
     assert exact >= 0.99, f"exact match {exact:.3f} on held-out sequences"
 

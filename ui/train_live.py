@@ -218,9 +218,9 @@ def charts(snap: RunSnapshot) -> None:
                     f"{snap.name} learning rate", key=f"train_lr_{snap.name}")
     left, right = st.columns(2)
     with left:
-        points = [(s, b) for s, b in zip(h["eval_step"], h["val_bleu"]) if b is not None]
+        points = [(s, b) for s, b in zip(h["eval_step"], h["val_bleu"], strict=True) if b is not None]
         if len(points) > 1:
-            steps, bleu = zip(*points)
+            steps, bleu = zip(*points, strict=True)
             show_figure(bleu_curve(steps, bleu, title=t("Validation BLEU")), f"{snap.name} BLEU",
                         key=f"train_bleu_{snap.name}")
         elif points:
@@ -251,7 +251,8 @@ def attention_section(snap: RunSnapshot) -> None:
     index = cols[0].selectbox(t("Sentence"), range(len(sentences)), key=f"train_att_sentence_{name}",
                               format_func=lambda i: sentences[i])
     shape = snap.attention[-1].samples[index].cross_attention.shape  # (layers, heads, output, source)
-    layer = cols[1].selectbox(t("Layer"), range(shape[0]), key=f"train_att_layer_{name}", format_func=lambda i: str(i + 1),
+    layer = cols[1].selectbox(t("Layer"), range(shape[0]), key=f"train_att_layer_{name}",
+                              format_func=lambda i: str(i + 1),
                               index=shape[0] - 1)
     head = cols[2].selectbox(t("Head"), range(shape[1]), key=f"train_att_head_{name}", format_func=lambda i: str(i + 1))
     follow_key, step_key = f"train_att_follow_{name}", f"train_att_step_{name}"

@@ -415,11 +415,10 @@ def start_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConfig,
         if (runs_root() / name).exists() and name != auto:
             problems.append(t("A run named {name} exists already: resume it under **Watch runs**, or choose another "
                               "name.", name=repr(name)))
-        if save and checkpoint_target(name).exists():
-            if not right.checkbox(t("Replace the existing checkpoint {name} when this run finishes", name=repr(name)),
-                                  key="train_replace"):
-                problems.append(t("A checkpoint named {name} exists; tick the box to replace it or choose another "
-                                  "name.", name=repr(name)))
+        replace = t("Replace the existing checkpoint {name} when this run finishes", name=repr(name))
+        if save and checkpoint_target(name).exists() and not right.checkbox(replace, key="train_replace"):
+            problems.append(t("A checkpoint named {name} exists; tick the box to replace it or choose another name.",
+                              name=repr(name)))
     for problem in problems:
         st.error(problem, icon=":material/error:")
     error = st.session_state.pop("train_start_error", None)

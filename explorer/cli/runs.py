@@ -25,7 +25,7 @@ def _add_root(p: argparse.ArgumentParser) -> None:
     p.add_argument("--root", type=Path, default=None, help="runs folder (default: $EXPLORER_RUNS or runs/app)")
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     p = subparsers.add_parser("runs", help="list training runs: running, finished, stopped, crashed")
     _add_root(p)
     p.add_argument("--json", action="store_true", help="one JSON object per run")
@@ -55,7 +55,7 @@ class stop:  # noqa: N801 - a second subcommand in this module, registered like 
     """`explorer stop RUN`: ask a training run to stop after its current step (it keeps its checkpoint)."""
 
     @staticmethod
-    def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
         p = subparsers.add_parser("stop", help="stop a training run after its current step (it can be resumed)")
         p.add_argument("name", metavar="RUN", help="the run's name (see `explorer runs`)")
         _add_root(p)
@@ -76,7 +76,8 @@ class stop:  # noqa: N801 - a second subcommand in this module, registered like 
         print(f"asked {args.name} to stop after its current step")
         if args.wait:
             try:
-                print(f"{args.name}: {manager.wait(args.name).status} at step {manager.status(args.name).step:,}")
+                done = manager.wait(args.name)
+                print(f"{args.name}: {done.status} at step {done.step:,}")
             except JobError as error:
                 raise UsageError(str(error)) from None
         return 0

@@ -18,7 +18,8 @@ def is_synthetic(data: str) -> bool:
     return data in TASKS
 
 
-def split_off_validation(corpus: ParallelCorpus, share: float = VALIDATION_SHARE) -> tuple[ParallelCorpus, ParallelCorpus]:
+def split_off_validation(corpus: ParallelCorpus,
+                         share: float = VALIDATION_SHARE) -> tuple[ParallelCorpus, ParallelCorpus]:
     """Hold out the last `share` of pairs (at least 1 pair, and never the whole corpus)."""
     n_val = min(max(1, int(len(corpus) * share)), max(len(corpus) - 1, 0))
     cut = len(corpus) - n_val

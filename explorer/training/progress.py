@@ -9,10 +9,14 @@ from __future__ import annotations
 import math
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
 from explorer.training.callbacks import EvalEvent, StepEvent, TrainingCallback
+
+if TYPE_CHECKING:
+    from explorer.training.trainer import Trainer, TrainResult
 
 
 class ProgressBar(TrainingCallback):
@@ -21,7 +25,7 @@ class ProgressBar(TrainingCallback):
         self.interactive = sys.stderr.isatty()
         self.log_seconds, self.last_line = log_seconds, 0.0
 
-    def on_start(self, trainer) -> None:
+    def on_start(self, trainer: Trainer) -> None:
         self.bar = tqdm(total=trainer.config.steps, initial=trainer.step, unit="step", dynamic_ncols=True,
                         file=sys.stderr, mininterval=1.0, disable=not self.interactive)
 
@@ -44,6 +48,6 @@ class ProgressBar(TrainingCallback):
             tqdm.write(f"  {sample.source} -> {sample.output}", file=sys.stderr)
         sys.stderr.flush()
 
-    def on_end(self, result) -> None:
+    def on_end(self, result: TrainResult) -> None:
         if self.bar is not None:
             self.bar.close()

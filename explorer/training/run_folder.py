@@ -297,7 +297,7 @@ class RunSnapshot:
     total_steps: int
     resumed_from: int
     elapsed_s: float
-    history: dict[str, tuple]
+    history: dict[str, tuple[Any, ...]]
     attention: tuple[AttentionSnapshot, ...]
     saved: tuple[tuple[str, int], ...]  # (checkpoint folder, step) for every model this run saved
     error: str | None

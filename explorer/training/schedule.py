@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import torch
 
 
@@ -14,6 +16,7 @@ def noam_learning_rate(step: int, d_model: int, warmup_steps: int, scale: float 
     return scale * d_model ** -0.5 * min(step ** -0.5, step * warmup_steps ** -1.5)
 
 
-def make_optimizer(parameters, betas: tuple[float, float] = (0.9, 0.98), eps: float = 1e-9) -> torch.optim.Adam:
+def make_optimizer(parameters: Iterable[torch.nn.Parameter], betas: tuple[float, float] = (0.9, 0.98),
+                   eps: float = 1e-9) -> torch.optim.Adam:
     """Adam with β1 = 0.9, β2 = 0.98, ε = 1e-9 (Section 5.3); the rate is set every step by the schedule."""
     return torch.optim.Adam(parameters, lr=0.0, betas=betas, eps=eps)

@@ -54,7 +54,7 @@ def snapshot_files(snapshots: Sequence[AttentionSnapshot]) -> dict[str, bytes]:
                             "source_pieces": list(sample.source_pieces), "output_pieces": list(sample.output_pieces)})
         entries.append({"step": snap.step, "samples": samples})
     buffer = io.BytesIO()
-    np.savez_compressed(buffer, **arrays)
+    np.savez_compressed(buffer, **arrays)  # type: ignore[arg-type]  # numpy's stub reads a key as allow_pickle
     labels = {"format": SNAPSHOT_FORMAT, "version": 1,
               "attention": "cross-attention, array shape (layers, heads, output pieces, source pieces)",
               "snapshots": entries}

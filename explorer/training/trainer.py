@@ -23,7 +23,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from explorer.checkpoint import load_checkpoint, save_checkpoint
 from explorer.config import ModelConfig
-from explorer.data.batching import collate, token_budget_batches
+from explorer.data.batching import Batch, collate, token_budget_batches
 from explorer.data.corpus import ParallelCorpus
 from explorer.devices import resolve_device
 from explorer.model import Transformer
@@ -73,7 +73,7 @@ class TrainResult:
     step: int
     stopped_early: bool
     checkpoint: Path | None
-    history: dict[str, list] = field(default_factory=dict)
+    history: dict[str, list[Any]] = field(default_factory=dict)
 
 
 class StopSignal(Protocol):
@@ -127,10 +127,11 @@ class Trainer:
                                         train_config.adam_eps)
         self.train_ids = encode_pairs(tokenizer, train_corpus, train_config.max_len)
         self.val_corpus = val_corpus
-        self.val_ids = encode_pairs(tokenizer, val_corpus, train_config.max_len) if val_corpus is not None and len(val_corpus) else None
+        self.val_ids = (encode_pairs(tokenizer, val_corpus, train_config.max_len)
+                        if val_corpus is not None and len(val_corpus) > 0 else None)
         self.step = 0
         self.epoch, self.batch_in_epoch = 0, 0
-        self.history: dict[str, list] = {"step": [], "loss": [], "lr": [], "tokens_per_s": [], "eval_step": [],
+        self.history: dict[str, list[Any]] = {"step": [], "loss": [], "lr": [], "tokens_per_s": [], "eval_step": [],
                                          "val_loss": [], "val_bleu": []}
         self.best_bleu = -1.0
         self.started = time.perf_counter()
@@ -149,7 +150,7 @@ class Trainer:
             torch.set_rng_state(self.generator.get_state())
             if cuda and self._cuda_rng is None:
                 torch.cuda.manual_seed(self.config.seed)
-            elif cuda:
+            elif cuda and self._cuda_rng is not None:
                 torch.cuda.set_rng_state(self._cuda_rng, self.device)
             try:
                 yield
@@ -165,7 +166,7 @@ class Trainer:
                                     self.config.batch_tokens * self.world, shuffle=True,
                                     seed=self.config.seed * 100003 + epoch)
 
-    def _batch(self, indices: Sequence[int], ids: tuple[list[list[int]], list[list[int]]]):
+    def _batch(self, indices: Sequence[int], ids: tuple[list[list[int]], list[list[int]]]) -> Batch:
         src = [ids[0][i] + [self.model_config.eos_id] for i in indices]
         tgt = [ids[1][i] for i in indices]
         return collate(src, tgt, pad_id=self.model_config.pad_id, bos_id=self.model_config.bos_id,
@@ -197,7 +198,7 @@ class Trainer:
 
     def run(self, stop: StopSignal | None = None) -> TrainResult:
         """Train until `config.steps` or until `stop` is set; always leaves a resumable `latest/` checkpoint."""
-        model = self.model
+        model: torch.nn.Module = self.model
         if self.world > 1:
             model = DistributedDataParallel(self.model)
         cfg, pad_id = self.config, self.model_config.pad_id

@@ -44,7 +44,7 @@ def try_device_lock(device: str, owner: str) -> IO[str] | None:
     kernel's (flock): it goes away with the process, however that process ends."""
     path = device_lock_path(device)
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle = open(path, "a+", encoding="utf-8")
+    handle = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held open: the lock lives as long as the file
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
