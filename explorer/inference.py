@@ -15,7 +15,8 @@ from typing import Callable, Sequence
 import torch
 
 from explorer.decoding.search import BeamTrace, Hypothesis, beam_search, greedy_search
-from explorer.model import DecoderCache, SentenceAttention, Transformer
+from explorer.model import DecoderCache, HeadMask, SentenceAttention, Transformer
+from explorer.model.packed_decoding import PackedCache, PackedDecoder, packed_decoder, supports_packed
 from explorer.tokenizer import Tokenizer
 
 EXTRA_OUTPUT_TOKENS = 50  # Section 6.1: maximum output length = input length + 50
@@ -42,16 +43,40 @@ class Translation:
 class ModelScorer:
     """The `StepScorer` the search functions drive: one `decode_step` per call, cache reordered by row."""
 
-    def __init__(self, model: Transformer, cache: DecoderCache) -> None:
-        self.model, self.cache = model, cache
+    def __init__(self, model: Transformer, cache: DecoderCache, head_mask: HeadMask | None = None) -> None:
+        self.model, self.cache, self.head_mask = model, cache, head_mask
 
     def step(self, last_tokens: torch.Tensor, step: int) -> torch.Tensor:
         # The search keeps its tokens on the CPU; the cache may live on the GPU.
-        log_probs, self.cache = self.model.decode_step(last_tokens.to(self.cache.src_mask.device), self.cache)
+        log_probs, self.cache = self.model.decode_step(last_tokens.to(self.cache.src_mask.device), self.cache,
+                                                       head_mask=self.head_mask)
         return log_probs
 
     def reorder(self, rows: torch.Tensor) -> None:
         self.cache = self.cache.select(rows.to(self.cache.src_mask.device))
+
+
+class PackedScorer:
+    """The same steps as `ModelScorer` through the packed decoder (fewer operations; no head mask)."""
+
+    def __init__(self, decoder: PackedDecoder, cache: PackedCache) -> None:
+        self.decoder, self.cache = decoder, cache
+
+    def step(self, last_tokens: torch.Tensor, step: int) -> torch.Tensor:
+        log_probs, self.cache = self.decoder.step(last_tokens.to(self.cache.src_mask.device), self.cache)
+        return log_probs
+
+    def reorder(self, rows: torch.Tensor) -> None:
+        self.cache = self.cache.select(rows.to(self.cache.src_mask.device))
+
+
+def scorer_for(model: Transformer, src: torch.Tensor, head_mask: HeadMask | None = None) -> ModelScorer | PackedScorer:
+    """Encode `src` (batch, src) and return the scorer that decodes it: packed unless heads are masked."""
+    encoded = model.encode(src, head_mask=head_mask)
+    if head_mask is None and supports_packed(model):
+        decoder = packed_decoder(model)
+        return PackedScorer(decoder, decoder.start(encoded))
+    return ModelScorer(model, model.start_decoding(encoded), head_mask)
 
 
 def encode_sources(tokenizer: Tokenizer, sentences: Sequence[str], max_len: int,
@@ -75,13 +100,14 @@ def pad(sequences: Sequence[Sequence[int]], pad_id: int, device: torch.device) -
 
 @torch.inference_mode()
 def attention_for(model: Transformer, source_ids: Sequence[Sequence[int]],
-                  output_ids: Sequence[Sequence[int]]) -> list[SentenceAttention]:
+                  output_ids: Sequence[Sequence[int]], head_mask: HeadMask | None = None) -> list[SentenceAttention]:
     """Teacher-forced pass over finished outputs, returning each pair's attention without padding."""
     config = model.config
     device = next(model.parameters()).device
     # Row t reads <s> y1 … y(t-1) and produces y_t, so the input is the output shifted right by one.
     target_in = [([config.bos_id] + list(out[:-1]))[: config.max_len] for out in output_ids]
-    result = model(pad(source_ids, config.pad_id, device), pad(target_in, config.pad_id, device), need_weights=True)
+    result = model(pad(source_ids, config.pad_id, device), pad(target_in, config.pad_id, device), need_weights=True,
+                   head_mask=head_mask)
     assert result.attention is not None
     return [result.attention.sentence(i, len(s), len(t)) for i, (s, t) in enumerate(zip(source_ids, target_in))]
 
@@ -90,8 +116,12 @@ def attention_for(model: Transformer, source_ids: Sequence[Sequence[int]],
 def translate(model: Transformer, tokenizer: Tokenizer, sentences: Sequence[str], *, beam_size: int = 1,
               alpha: float = 0.6, n_best: int = 1, with_attention: bool = False, with_trace: bool = False,
               batch_size: int = 32, max_extra_tokens: int = EXTRA_OUTPUT_TOKENS,
-              progress: Callable[[int, int], None] | None = None) -> list[Translation]:
-    """Translate `sentences`; greedy when beam_size == 1. Order of results = order of inputs."""
+              progress: Callable[[int, int], None] | None = None,
+              head_mask: HeadMask | None = None) -> list[Translation]:
+    """Translate `sentences`; greedy when beam_size == 1. Order of results = order of inputs.
+
+    head_mask switches attention heads off for the search and the attention maps alike.
+    """
     if beam_size < 1:
         raise ValueError(f"beam_size must be >= 1, got {beam_size}")
     config = model.config
@@ -103,20 +133,18 @@ def translate(model: Transformer, tokenizer: Tokenizer, sentences: Sequence[str]
     for start in range(0, len(order), batch_size):
         chunk = order[start:start + batch_size]
         ids = [source_ids[i] for i in chunk]
-        encoded = model.encode(pad(ids, config.pad_id, device))
+        scorer = scorer_for(model, pad(ids, config.pad_id, device), head_mask)
         limits = [min(len(s) + max_extra_tokens, config.max_len) for s in ids]
         if beam_size == 1 and not with_trace:
-            scorer = ModelScorer(model, model.start_decoding(encoded))
             best = [[h] for h in greedy_search(scorer, len(chunk), config.bos_id, config.eos_id, limits)]
             traces: list[BeamTrace | None] = [None] * len(chunk)
         else:
             # One row per sentence to start; the search grows them into beams through `reorder`.
-            scorer = ModelScorer(model, model.start_decoding(encoded))
             found = beam_search(scorer, len(chunk), beam_size, config.bos_id, config.eos_id, limits, alpha=alpha,
                                 n_best=max(n_best, 1), trace=with_trace)
             best = [r.hypotheses for r in found]
             traces = [r.trace for r in found]
-        attentions = attention_for(model, ids, [list(h[0].tokens) for h in best]) if with_attention else [None] * len(chunk)
+        attentions = attention_for(model, ids, [list(h[0].tokens) for h in best], head_mask) if with_attention else [None] * len(chunk)
         for position, index in enumerate(chunk):
             top = best[position][0]
             tokens = list(top.tokens)

@@ -203,33 +203,38 @@ def greedy_search(
 
     `alpha` only sets the reported `score`. Sentences that end are dropped from the scorer's rows.
     """
-    limits = _max_lens(max_len, batch_size)
-    tokens: list[list[int]] = [[] for _ in range(batch_size)]
-    token_lps: list[list[float]] = [[] for _ in range(batch_size)]
-    totals = [0.0] * batch_size
-    results: list[Hypothesis | None] = [None] * batch_size
-    active = list(range(batch_size))  # sentence of each scorer row
+    limits = torch.tensor(_max_lens(max_len, batch_size), dtype=torch.long)
+    longest = int(limits.max())
+    # Per sentence, as tensors over all rows at once: no per-sentence Python inside the step loop.
+    tokens = torch.zeros((batch_size, longest), dtype=torch.long)
+    token_lps = torch.zeros((batch_size, longest), dtype=torch.float64)
+    totals = torch.zeros(batch_size, dtype=torch.float64)  # summed in token order, as Python floats would be
+    lengths = torch.zeros(batch_size, dtype=torch.long)
+    ended_with_eos = torch.zeros(batch_size, dtype=torch.bool)
+    active = torch.arange(batch_size)  # sentence of each scorer row
     last = torch.full((batch_size,), bos_id, dtype=torch.long)
     step = 0
-    while active:
-        log_probs = _checked(scorer.step(last, step), len(active))
+    while active.numel():
+        log_probs = _checked(scorer.step(last, step), active.numel())
         best_lp, best_token = log_probs.double().max(dim=-1)  # (N,), (N,)
-        keep: list[int] = []
-        for row, (s, token, lp) in enumerate(zip(active, best_token.tolist(), best_lp.tolist())):
-            tokens[s].append(token)
-            token_lps[s].append(lp)
-            totals[s] += lp
-            if token == eos_id or len(tokens[s]) >= limits[s]:
-                results[s] = _hypothesis(tokens[s], token_lps[s], totals[s], token == eos_id, alpha)
-            else:
-                keep.append(row)
-        if keep and len(keep) < len(active):
-            scorer.reorder(torch.tensor(keep, dtype=torch.long))
-        active = [active[row] for row in keep]
-        last = best_token[keep]
+        best_lp, best_token = best_lp.cpu(), best_token.cpu()
+        tokens[active, step] = best_token
+        token_lps[active, step] = best_lp
+        totals[active] += best_lp
+        lengths[active] = step + 1
+        is_eos = best_token == eos_id
+        done = is_eos | (step + 1 >= limits[active])
+        if bool(done.any()):
+            ended_with_eos[active[is_eos]] = True
+            keep = (~done).nonzero().squeeze(1)
+            if keep.numel():
+                scorer.reorder(keep)
+            active, last = active[keep], best_token[keep]
+        else:
+            last = best_token
         step += 1
-    assert all(r is not None for r in results), "greedy search ended with a sentence unresolved"
-    return [r for r in results if r is not None]
+    return [_hypothesis(tokens[s, :n].tolist(), token_lps[s, :n].tolist(), total, eos, alpha)
+            for s, (n, total, eos) in enumerate(zip(lengths.tolist(), totals.tolist(), ended_with_eos.tolist()))]
 
 
 @dataclass

@@ -1,0 +1,49 @@
+"""The packed decoder computes `Transformer.decode_step` exactly, in every model variant it supports, and
+follows weights changed in place (training) instead of keeping stale copies."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from explorer.model.packed_decoding import packed_decoder, supports_packed
+from tests.test_model import VARIANTS, make_model
+
+SRC = torch.tensor([[5, 6, 7, 3, 0], [5, 6, 7, 8, 3]])
+TGT = torch.tensor([[2, 9, 10, 11, 12, 13], [2, 14, 15, 16, 17, 18]])
+
+
+@pytest.mark.parametrize("overrides", [v for v in VARIANTS if v.get("d_k") == v.get("d_v")])
+@torch.inference_mode()
+def test_packed_steps_equal_decode_step_with_reordering(overrides):
+    model = make_model(**overrides).eval()
+    assert supports_packed(model)
+    encoded = model.encode(SRC)
+    cache, packed_cache = model.start_decoding(encoded), packed_decoder(model).start(encoded)
+    rows = torch.tensor([1, 0, 1])
+    for t in range(TGT.shape[1]):
+        tokens = TGT[:, t] if t == 0 else TGT[rows, t] if t == 1 else TGT[rows[:2], t]
+        plain, cache = model.decode_step(tokens, cache)
+        packed, packed_cache = packed_decoder(model).step(tokens, packed_cache)
+        assert torch.equal(plain, packed), f"step {t}, {overrides}"
+        keep = rows if t == 0 else torch.tensor([0, 2]) if t == 1 else torch.tensor([0, 1])
+        cache, packed_cache = cache.select(keep), packed_cache.select(keep)
+
+
+def test_models_with_unequal_key_and_value_widths_keep_the_plain_path():
+    assert not supports_packed(make_model(d_k=5, d_v=6))
+
+
+def test_packed_decoder_is_rebuilt_after_weights_change_in_place():
+    model = make_model().eval()
+    before = packed_decoder(model)
+    assert packed_decoder(model) is before
+    with torch.no_grad():
+        model.decoder_layers[0].self_attention.w_k.weight.add_(0.5)
+    after = packed_decoder(model)
+    assert after is not before
+    with torch.inference_mode():
+        encoded = model.encode(SRC)
+        plain, _ = model.decode_step(TGT[:, 0], model.start_decoding(encoded))
+        packed, _ = after.step(TGT[:, 0], after.start(encoded))
+    assert torch.equal(plain, packed)

@@ -1,0 +1,52 @@
+"""The fast decoding path gives the outputs the search gave before it (issue 13.2: outputs stay identical).
+
+`tests/data/search_reference_test2016.json` was written by `python -m benchmarks.search_reference` with the
+search and model as they were before the speed work: the first 200 Multi30k test2016 sentences through the
+shipped checkpoint, greedy and beam 4, batches of 32.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from explorer.checkpoint import load_checkpoint
+from explorer.inference import PackedScorer, scorer_for, translate
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURE = REPO / "tests" / "data" / "search_reference_test2016.json"
+CHECKPOINT = REPO / "checkpoints" / "multi30k-en-de"
+
+
+@pytest.fixture(scope="module")
+def reference(multi30k_root):
+    if not (CHECKPOINT / "model.safetensors").is_file():
+        pytest.skip("the shipped checkpoint checkpoints/multi30k-en-de is absent")
+    data = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    return data, load_checkpoint(CHECKPOINT, "cpu")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("search, beam", [("greedy", 1), ("beam4", 4)])
+def test_fast_search_gives_the_old_outputs_on_200_test_sentences(reference, search, beam):
+    data, c = reference
+    found = translate(c.model, c.tokenizer, data["sentences"], beam_size=beam, batch_size=32)
+    expected = data["searches"][search]
+    same = sum(t.output_ids == e["output_ids"] for t, e in zip(found, expected))
+    assert same == len(expected) == 200, f"{same}/200 outputs identical to the old search"
+    for t, e in zip(found, expected):
+        assert t.finished == e["finished"]
+        assert t.score == pytest.approx(e["score"], rel=1e-5, abs=1e-6)
+        assert t.log_prob == pytest.approx(e["log_prob"], rel=1e-5, abs=1e-6)
+
+
+def test_translate_uses_the_packed_decoder_unless_heads_are_masked(reference):
+    from explorer.model import HeadMask
+
+    _, c = reference
+    src = torch.tensor([[5, 6, 7, c.config.eos_id]])
+    assert isinstance(scorer_for(c.model, src), PackedScorer)
+    assert not isinstance(scorer_for(c.model, src, HeadMask()), PackedScorer)
