@@ -1,4 +1,4 @@
-"""The whole app in a real browser: `streamlit run app.py` on the fixture checkpoints, driven by headless
+"""The whole app in a real browser: `streamlit run frame/app.py` on the fixture checkpoints, driven by headless
 Chromium through Playwright. Every page in ui/pages.py PAGES is opened and screenshotted (full page) to
 test-artifacts/screenshots/<url_path>.png, so a person can look at them.
 
@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.apptest_helpers import APP_SCRIPT
 from ui.pages import PAGES
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -207,8 +208,8 @@ def playwright_browser():
 
 
 class Servers:
-    """`streamlit run app.py` processes, started on first use: one per theme ("light" uses the app's own
-    theme; "dark" adds --theme.base dark, because .streamlit/config.toml defines a custom light theme
+    """`streamlit run frame/app.py` processes, started on first use: one per theme (or per fresh-server test) ("light" uses the app's own
+    theme; "dark" adds --theme.base dark, because frame/.streamlit/config.toml defines a custom light theme
     that the browser's prefers-color-scheme does not switch)."""
 
     def __init__(self, checkpoint_root: Path, browser, logs: Path) -> None:
@@ -228,7 +229,7 @@ class Servers:
         extra = ["--theme.base", "dark"] if theme == "dark" else []
         with open(log, "wb") as out:
             server = subprocess.Popen(
-                [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.port", str(port),
+                [sys.executable, "-m", "streamlit", "run", str(APP_SCRIPT), "--server.port", str(port),
                  "--server.headless", "true", "--browser.gatherUsageStats", "false", *extra],
                 cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
         app = App(f"http://127.0.0.1:{port}", self.checkpoint_root)
@@ -244,22 +245,6 @@ class Servers:
                 if server.poll() is not None or time.monotonic() > deadline:
                     raise AssertionError(f"streamlit did not start:\n{log.read_text()[-3000:]}")
                 time.sleep(0.5)
-            # Open the root page once before any deep link. With the page scripts in a folder named pages/,
-            # Streamlit 1.67 starts in its old pages-directory mode: until app.py has run st.navigation once
-            # in this process, a deep link runs the page script directly, without the frame (no page groups,
-            # no wide layout).
-            # The first run of app.py switches the process over; the session it ran in may still show the
-            # old navigation, so a second visit checks.
-            for attempt in range(3):
-                warm = self.browser.new_page(viewport=VIEWPORT)
-                warm.goto(app.url, timeout=RENDER_TIMEOUT_MS)
-                wait_idle(warm)
-                nav = warm.locator('[data-testid="stSidebarNav"]').inner_text()
-                warm.close()
-                if PAGES[0].group in nav:
-                    break
-            else:
-                raise AssertionError(f"app.py's navigation never became active; the sidebar shows: {nav}")
         except BaseException:
             _stop(server)
             raise
@@ -286,9 +271,7 @@ def servers(checkpoint_root, playwright_browser, tmp_path_factory):
 
 
 def view_url(app: App, view: View) -> str:
-    # app.py serves the default page (PAGES[0]) at the root: its url_path alone gives "Page not found".
-    path = "" if view.url_path == PAGES[0].url_path else view.url_path
-    return f"{app.url}/{path}" + (f"?{view.query}" if view.query else "")
+    return f"{app.url}/{view.url_path}" + (f"?{view.query}" if view.query else "")
 
 
 # --- the test -----------------------------------------------------------------------------------------------------
@@ -313,5 +296,70 @@ def test_page_in_browser(servers, playwright_browser, view: View):
             wait_idle(page)
             assert_no_exception(page)
         full_screenshot(page, SCREENSHOTS / f"{view.name}.png")
+    finally:
+        context.close()
+
+
+def _main_text(page) -> str:
+    return page.locator('[data-testid="stMain"]').inner_text()
+
+
+def test_deep_links_open_their_page_on_a_fresh_server(servers, playwright_browser):
+    """The very first request to a new server is a deep link with state: it opens that page inside the frame
+    (the sidebar's page list and model picker), with the state from the URL. Then every other page by its path."""
+    app = servers.get("fresh-deep-links")
+    context = playwright_browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    try:
+        page.goto(f"{app.url}/beam?" + query(model="words-fixture", beam_sentence=WORDS_SENTENCE, beam_k="3"),
+                  timeout=RENDER_TIMEOUT_MS)
+        wait_idle(page)
+        assert_no_exception(page)
+        assert page.locator('[data-testid="stMain"] h1').first.inner_text().strip() == "Beam search"
+        sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
+        assert "Look inside" in sidebar and "Checkpoint" in sidebar, sidebar[:500]
+        assert "beam search, k = 3" in _main_text(page)
+        assert "/beam?" in page.url and "beam_k=3" in page.url
+        for spec in PAGES:
+            page.goto(f"{app.url}/{spec.url_path}?model=words-fixture", timeout=RENDER_TIMEOUT_MS)
+            wait_idle(page)
+            assert_no_exception(page)
+            assert "Page not found" not in page.content()
+            assert page.url.split("?")[0].endswith(f"/{spec.url_path}"), page.url
+            current = page.locator('[data-testid="stSidebar"] a[aria-current="page"]')
+            assert current.count() == 0 or spec.title in current.first.inner_text(), spec.title
+    finally:
+        context.close()
+
+
+def test_a_100_kb_link_is_cut_with_a_message_in_the_browser(servers, playwright_browser):
+    app = servers.get("light")
+    context = playwright_browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    try:
+        text = ("a b c d " * 12_800)[:100_000]
+        page.goto(f"{app.url}/translate?" + query(model="reverse-fixture", sentence=text), timeout=RENDER_TIMEOUT_MS)
+        wait_idle(page)
+        assert_no_exception(page)
+        assert "100,000 characters long" in _main_text(page)
+        assert len(page.get_by_role("textbox", name="Sentence").input_value()) == 1000
+    finally:
+        context.close()
+
+
+def test_eight_sessions_open_at_once_on_a_fresh_server(servers, playwright_browser):
+    """A class opening the link together: eight sessions start on a new server before any has finished."""
+    app = servers.get("fresh-eight-sessions")
+    context = playwright_browser.new_context(viewport=VIEWPORT)
+    try:
+        pages = [context.new_page() for _ in range(8)]
+        for i, page in enumerate(pages):
+            target = ("translate?" + query(model="words-fixture", sentence=WORDS_SENTENCE)) if i % 2 else \
+                ("compare?" + query(model="words-fixture", c_sentence=WORDS_SENTENCE))
+            page.goto(f"{app.url}/{target}", timeout=RENDER_TIMEOUT_MS, wait_until="commit")
+        for page in pages:
+            wait_idle(page)
+            assert_no_exception(page)
+            page.locator(".js-plotly-plot").first.wait_for(timeout=RENDER_TIMEOUT_MS)
     finally:
         context.close()
