@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from explorer.runtime import SETTINGS, configure_for
+from explorer.runtime import configure_for, settings_for
 
 _SNAPSHOT = "import json, os, sys; before = dict(os.environ); import {module}; " \
             "print(json.dumps({{'added': sorted(set(os.environ) - set(before)), " \
@@ -26,12 +26,20 @@ def test_importing_explorer_leaves_the_environment_unchanged(module):
 
 
 def test_configure_for_sets_the_measured_setting_before_torch_loads():
-    code = ("import json, os; from explorer.runtime import configure_for; configure_for('cli'); "
-            "print(json.dumps({k: os.environ.get(k) for k in ('OMP_WAIT_POLICY', 'OMP_NUM_THREADS')}))")
+    code = ("import json, os; from explorer.runtime import configure_for, load_per_core; configure_for('cli'); "
+            "print(json.dumps({'env': {k: os.environ.get(k) for k in ('OMP_WAIT_POLICY', 'OMP_NUM_THREADS')}, "
+            "'load': load_per_core()}))")
     env = {k: v for k, v in os.environ.items() if not k.startswith("OMP_")}
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
-                          timeout=120)
-    assert json.loads(done.stdout) == {k: SETTINGS["cli"].get(k) for k in ("OMP_WAIT_POLICY", "OMP_NUM_THREADS")}
+    done = json.loads(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                                     check=True, timeout=120).stdout)
+    expected = settings_for("cli", done["load"])
+    assert {k: v for k, v in done["env"].items() if v is not None} == expected
+
+
+def test_the_command_line_spins_only_when_cores_are_free_and_the_app_runs_one_thread_per_request():
+    assert settings_for("cli", 0.3) == {"OMP_WAIT_POLICY": "ACTIVE"}
+    assert settings_for("cli", 3.0) == {"OMP_WAIT_POLICY": "PASSIVE"}
+    assert settings_for("app", 0.3) == settings_for("app", 3.0) == {"OMP_NUM_THREADS": "1"}
 
 
 def test_configure_for_keeps_what_the_user_set(monkeypatch):
