@@ -19,10 +19,13 @@ from explorer.complexity.table1 import table1_rows
 from explorer.figures import architecture, tour_attention, tour_embeddings, tour_training
 from explorer.inference import Translation
 from explorer.tour import numbers
+from explorer.tour.variants import start_variants, variant_curves
+from explorer.training.run_folder import JobError
 from ui.figures import show_figure
 from ui.i18n import t
 from ui.model_picker import Selection
 from ui.tour_state import beam_rows, computed
+from ui.train_runs import manager
 
 SATURATION_D_KS = (4, 16, 64, 256, 1024)
 
@@ -270,10 +273,42 @@ def variations_view(ctx: TourContext) -> tuple[int | None, int | None]:
                   for r in rows], hide_index=True)
     st.caption(t("Engine counts use the paper's 37,000-piece shared vocabulary. Rows (A) keep h\u00b7d_k = "
                  "d_model, so their parameter count is the base model's."))
-    st.info(t("Training a small variant (one head against this model's {heads}) in the background is not "
-              "available yet: the trainer does not run in its own process yet.", heads=ctx.config.n_heads),
-            icon=":material/hourglass:")
+    variant_runs(ctx.lang)
     return None, None
+
+
+VARIANT_RUNS = "tour_variant_runs"
+LIVE_STATUSES = ("preparing", "running", "stopping")
+
+
+def variant_runs(lang: str) -> None:
+    """Start the tiny row-(A) pair in the background and draw their curves; the page never waits for them."""
+    names = st.session_state.get(VARIANT_RUNS)
+    if not names:
+        st.caption(t("Row (A) on this machine: train a tiny model with 8 heads and the same model with one head "
+                     "(d_k = d_model) side by side, each in its own process, on a toy task. About a minute."))
+        if st.button(t("Train one head against eight"), key="tour_start_variants", icon=":material/play_arrow:"):
+            try:
+                st.session_state[VARIANT_RUNS] = start_variants(manager())
+            except JobError as error:
+                st.warning(t("Not started: {error}", error=error), icon=":material/hourglass:")
+                return
+            st.rerun()
+        return
+    live = any(c.status in LIVE_STATUSES for c in variant_curves(manager(), names))
+
+    # Redraws itself every two seconds while the runs train; one full rerun when they end stops the polling.
+    @st.fragment(run_every=2.0 if live else None)
+    def curves_view() -> None:
+        curves = variant_curves(manager(), names)
+        show_figure(tour_training.variant_figure(curves, lang=lang), t("Row (A) on this machine"),
+                    key="tour_variants_chart", downloads=False)
+        st.caption(t("Both have {parameters} parameters; the runs are also on the Train page.",
+                     parameters=f"{curves[0].parameters:,}" if curves else "?"))
+        if live and not any(c.status in LIVE_STATUSES for c in curves):
+            st.rerun()
+
+    curves_view()
 
 
 # ---- 10 ------------------------------------------------------------------------------------------------
