@@ -15,14 +15,17 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from explorer.figures.theme import (
+    CELL_TEXT_SIZE,
     TICK_SIZE,
     WEIGHT_COLORSCALE,
     apply_theme,
     colorbar,
     color,
     escape_labels,
+    numbers_fit,
     rgba,
 )
+from explorer.i18n import translate
 
 _ROW_PX = 34  # height per token row in the single-head matrix and the head view
 
@@ -60,18 +63,27 @@ def attention_heatmap(
     *,
     title: str | None = None,
     zmax: float | None = 1.0,
-    x_title: str = "key",
-    y_title: str = "query",
-    show_values: bool = False,
+    x_title: str | None = None,
+    y_title: str | None = None,
+    show_values: bool | None = False,
+    width: int | None = None,
+    lang: str = "en",
 ) -> go.Figure:
     """One head's attention matrix, weights (q, k) = softmax(QK^T / sqrt(d_k)) of Eq. 1.
 
     Rows are queries from top to bottom, columns are keys. The colour range is fixed to [0, zmax]
     (default [0, 1]) so heads are compared on the same scale; zmax=None scales to this matrix's maximum.
-    Hover shows "query -> key: weight" with four decimals; show_values writes the weights in the cells.
+    Hover shows "query -> key: weight" with four decimals. show_values=True writes the weights in the cells
+    when they fit at a readable size in a figure `width` px wide (default: the narrowest page column),
+    None does so whenever they fit, False never. Axis titles default to "key" and "query" in `lang`.
     """
     w = _check(weights, 2, query_labels, key_labels, "(q, k)")
     q, k = w.shape
+    height = max(380, _ROW_PX * q + 180)
+    if show_values is not False:
+        show_values = numbers_fit(q, k, height=height, title=bool(title),
+                                  row_label_chars=max(map(len, map(str, query_labels)), default=1),
+                                  **({"width": width} if width else {}))
     fig = go.Figure(
         go.Heatmap(
             z=w,
@@ -79,20 +91,21 @@ def attention_heatmap(
             y=np.arange(q),
             customdata=_pair_labels(query_labels, key_labels),
             hovertemplate="%{customdata[0]} \u2192 %{customdata[1]}: %{z:.4f}"
-            "<br>position %{y} \u2192 %{x}<extra></extra>",
+            f"<br>{translate('position', lang)} %{{y}} \u2192 %{{x}}<extra></extra>",
             colorscale=WEIGHT_COLORSCALE,
             zmin=0.0,
             zmax=float(w.max()) if zmax is None else float(zmax),
-            colorbar=colorbar("weight"),
+            colorbar=colorbar(translate("weight", lang)),
             texttemplate="%{z:.2f}" if show_values else None,
-            textfont=dict(size=TICK_SIZE),
+            textfont=dict(size=CELL_TEXT_SIZE),
             xgap=1,
             ygap=1,
         )
     )
-    fig.update_xaxes(title_text=x_title, **index_axis(key_labels))
-    fig.update_yaxes(title_text=y_title, **index_axis(query_labels, reverse=True))
-    apply_theme(fig, title=title, height=max(380, _ROW_PX * q + 180))
+    fig.update_xaxes(title_text=translate("key", lang) if x_title is None else x_title, **index_axis(key_labels))
+    fig.update_yaxes(title_text=translate("query", lang) if y_title is None else y_title,
+                     **index_axis(query_labels, reverse=True))
+    apply_theme(fig, title=title, height=height)
     return fig
 
 
@@ -102,6 +115,7 @@ def attention_grid(
     key_labels: Sequence[str],
     *,
     title: str | None = None,
+    lang: str = "en",
 ) -> go.Figure:
     """Every head of every layer, weights (L, H, q, k), as an L x H grid of thumbnails.
 
@@ -119,11 +133,12 @@ def attention_grid(
         shared_yaxes=True,
         horizontal_spacing=min(0.02, 0.2 / max(n_heads - 1, 1)),
         vertical_spacing=min(0.03, 0.3 / max(n_layers - 1, 1)),
-        column_titles=[f"Head {h + 1}" for h in range(n_heads)],
+        column_titles=[translate("Head {n}", lang, n=h + 1) for h in range(n_heads)],
     )
     pairs = _pair_labels(query_labels, key_labels)
     for layer in range(n_layers):
         for head in range(n_heads):
+            name = translate("Layer {layer}, head {head}", lang, layer=layer + 1, head=head + 1)
             fig.add_trace(
                 go.Heatmap(
                     z=w[layer, head],
@@ -131,20 +146,20 @@ def attention_grid(
                     y=np.arange(q),
                     customdata=pairs,
                     coloraxis="coloraxis",
-                    name=f"Layer {layer + 1}, head {head + 1}",
+                    name=name,
                     meta=dict(layer=layer, head=head),
-                    hovertemplate=f"Layer {layer + 1}, head {head + 1}<br>"
+                    hovertemplate=f"{name}<br>"
                     "%{customdata[0]} \u2192 %{customdata[1]}: %{z:.4f}<extra></extra>",
                 ),
                 row=layer + 1,
                 col=head + 1,
             )
-        fig.update_yaxes(title_text=f"Layer {layer + 1}", row=layer + 1, col=1)
+        fig.update_yaxes(title_text=translate("Layer {n}", lang, n=layer + 1), row=layer + 1, col=1)
     fig.update_xaxes(showticklabels=False, ticks="", showgrid=False, zeroline=False, range=[-0.5, k - 0.5])
     fig.update_yaxes(showticklabels=False, ticks="", showgrid=False, zeroline=False, range=[q - 0.5, -0.5])
     fig.update_layout(
         coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=1.0,
-                       colorbar=colorbar("weight")),
+                       colorbar=colorbar(translate("weight", lang))),
     )
     apply_theme(fig, title=title, height=max(360, 150 * n_layers + 120))
     return fig
@@ -177,8 +192,9 @@ def head_view(
     title: str | None = None,
     threshold: float = 0.02,
     levels: int = 8,
-    query_title: str = "query",
-    key_title: str = "key",
+    query_title: str | None = None,
+    key_title: str | None = None,
+    lang: str = "en",
 ) -> go.Figure:
     """BertViz-style view of one layer, weights (H, q, k): queries on the left, keys on the right.
 
@@ -187,8 +203,10 @@ def head_view(
     drawn; the rest are binned into `levels` opacity steps, so each head is at most `levels` line
     traces plus one legend entry. Traces of head h carry meta={"head": h} and legendgroup "head{h}",
     so clicking "Head h+1" in the legend hides or shows all of its lines. Hovering a query token
-    lists its strongest keys per drawn head.
+    lists its strongest keys per drawn head. Column titles default to "query" and "key" in `lang`.
     """
+    query_title = translate("query", lang) if query_title is None else query_title
+    key_title = translate("key", lang) if key_title is None else key_title
     w = _check(weights, 3, query_labels, key_labels, "(heads, q, k)")
     n_heads, q, k = w.shape
     selected = list(range(n_heads)) if heads is None else [int(h) for h in heads]
@@ -198,16 +216,16 @@ def head_view(
 
     fig = go.Figure()
     for h in selected:
-        group = f"head{h}"
+        group, name = f"head{h}", translate("Head {n}", lang, n=h + 1)
         base = color(h)
         # A full-strength legend swatch: the first drawn bucket may be faint.
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=f"Head {h + 1}",
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=name,
                                  legendgroup=group, showlegend=True, meta=dict(head=h),
                                  line=dict(color=base, width=4), hoverinfo="skip"))
         for lv, xs, ys in _bucket_segments(w[h], threshold, levels):
             strength = lv / levels
             fig.add_trace(go.Scatter(
-                x=xs, y=ys, mode="lines", name=f"Head {h + 1}", legendgroup=group, showlegend=False,
+                x=xs, y=ys, mode="lines", name=name, legendgroup=group, showlegend=False,
                 meta=dict(head=h), hoverinfo="skip",
                 line=dict(color=rgba(base, 0.1 + 0.9 * strength), width=0.5 + 4.5 * strength),
             ))
@@ -215,10 +233,10 @@ def head_view(
     ql, kl = escape_labels(query_labels), escape_labels(key_labels)
     query_hover = []
     for i in range(q):
-        lines = [f"<b>{ql[i]}</b> (query {i})"]
+        lines = [f"<b>{ql[i]}</b> ({query_title} {i})"]
         for h in selected:
             top = np.argsort(-w[h, i])[:3]
-            lines.append(f"Head {h + 1}: " + ", ".join(f"{kl[j]} {w[h, i, j]:.2f}" for j in top))
+            lines.append(translate("Head {n}", lang, n=h + 1) + ": " + ", ".join(f"{kl[j]} {w[h, i, j]:.2f}" for j in top))
         query_hover.append("<br>".join(lines))
     fig.add_trace(go.Scatter(
         x=np.zeros(q), y=-np.arange(q), mode="markers+text", text=ql, textposition="middle left",
@@ -228,7 +246,7 @@ def head_view(
     fig.add_trace(go.Scatter(
         x=np.ones(k), y=-np.arange(k), mode="markers+text", text=kl, textposition="middle right",
         marker=dict(size=8, color="rgba(128, 128, 128, 0.8)"), name=key_title, showlegend=False,
-        hovertext=[f"<b>{kl[j]}</b> (key {j})" for j in range(k)], hoverinfo="text",
+        hovertext=[f"<b>{kl[j]}</b> ({key_title} {j})" for j in range(k)], hoverinfo="text",
         textfont=dict(size=TICK_SIZE),
     ))
     n = max(q, k)
@@ -236,6 +254,6 @@ def head_view(
     fig.update_yaxes(visible=False, range=[-(n - 1) - 0.6, 1.0], fixedrange=True)
     fig.add_annotation(x=0, y=0.8, text=f"<b>{query_title}</b>", showarrow=False, xanchor="right")
     fig.add_annotation(x=1, y=0.8, text=f"<b>{key_title}</b>", showarrow=False, xanchor="left")
-    fig.update_layout(hovermode="closest", legend=dict(title=dict(text="heads")))
+    fig.update_layout(hovermode="closest", legend=dict(title=dict(text=translate("heads", lang))))
     apply_theme(fig, title=title, height=max(400, _ROW_PX * n + 160))
     return fig

@@ -16,6 +16,7 @@ from plotly.subplots import make_subplots
 
 from explorer.figures.attention import _check, index_axis, _pair_labels
 from explorer.figures.theme import WEIGHT_COLORSCALE, apply_theme, colorbar, escape_labels
+from explorer.i18n import translate
 
 _ROW_PX = 30  # height per token row
 
@@ -43,13 +44,15 @@ def shared_zmax(panels: Sequence[Panel]) -> float:
     return float(max(np.asarray(p.weights).max() for p in panels)) or 1.0
 
 
-def compare_heads(panels: Sequence[Panel], *, zmax: float | None = 1.0, title: str | None = None) -> go.Figure:
+def compare_heads(panels: Sequence[Panel], *, zmax: float | None = 1.0, title: str | None = None,
+                  lang: str = "en") -> go.Figure:
     """Two to four attention matrices side by side (one row, or 2 x 2 for four) on one colour axis.
 
     zmax fixes the top of the shared colour range (default 1.0, the largest possible weight);
     None uses the largest weight over all panels (`shared_zmax`). A panel that reads the same query tokens
     as the one to its left leaves out its row labels (the rows line up). There is one heatmap trace per
-    panel, in panel order, each with meta={"panel": i} and the panel title as its name.
+    panel, in panel order, each with meta={"panel": i} and the panel title as its name. Axis titles in the
+    catalogue (the default "query" and "key") are shown in `lang`; panel titles are the caller's.
     """
     assert 1 <= len(panels) <= 4, f"expected 1 to 4 panels, got {len(panels)}"
     weights = [_check(p.weights, 2, p.query_labels, p.key_labels, "(q, k)") for p in panels]
@@ -74,11 +77,11 @@ def compare_heads(panels: Sequence[Panel], *, zmax: float | None = 1.0, title: s
             ),
             row=row + 1, col=col + 1,
         )
-        fig.update_xaxes(title_text=panel.key_title, row=row + 1, col=col + 1, **index_axis(panel.key_labels))
+        fig.update_xaxes(title_text=translate(panel.key_title, lang), row=row + 1, col=col + 1, **index_axis(panel.key_labels))
         repeat = repeats[i]  # the same rows as the panel to the left: its labels serve both
-        fig.update_yaxes(title_text=None if repeat else panel.query_title, showticklabels=not repeat,
+        fig.update_yaxes(title_text=None if repeat else translate(panel.query_title, lang), showticklabels=not repeat,
                          row=row + 1, col=col + 1, **index_axis(panel.query_labels, reverse=True))
     fig.update_layout(coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=top,
-                                     colorbar=colorbar("weight")))
+                                     colorbar=colorbar(translate("weight", lang))))
     apply_theme(fig, title=title, height=rows * max(360, _ROW_PX * tallest + 150) + (60 if title else 0))
     return fig

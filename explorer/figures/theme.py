@@ -1,23 +1,27 @@
-"""Shared look of every figure: large type for a projector, transparent backgrounds, fixed colour scales.
+"""Shared look of every figure, readable on a projector: type sizes, fonts, colour scales, text colours.
 
-Light and dark themes: the figures set font *sizes* but never a text colour. In the app,
-``st.plotly_chart(fig, theme="streamlit")`` (Streamlit's default) fills the template's text, grid and
-hover colours from the active light or dark theme, and the transparent paper shows the page behind it.
-Trace colours are chosen to read on both white and near-black: a perceptual sequential scale (Viridis)
-for attention weights, a diverging scale for signed values, and mid-luminance hues for lines.
+Sizes: every text in a figure is at least `MIN_TEXT_SIZE` (14 px) at 1280x720; titles, axis titles and
+legends are larger. Plotly sizes are CSS pixels and do not shrink with the window.
 
-Static export (`figure_to_svg`, `figure_to_png`) uses kaleido >= 1, which drives a local Chromium over
-the DevTools protocol. It works offline: the page it renders loads the plotly.js that ships inside the
-plotly package from disk, and MathJax (which kaleido would otherwise fetch from a CDN) is switched off.
-The browser is ``$BROWSER_PATH`` if set, else the first of ``chromium``, ``google-chrome``... on PATH.
+Light and dark: Streamlit's plotly theme draws axis text in a mid grey on the light page (#808495 on white,
+3.8:1, under WCAG AA's 4.5:1), and no single colour reaches 4.5:1 on both white and near-black. So the
+page says which theme it shows and `for_page_theme(fig, "light" | "dark")` sets every text colour to that
+theme's body text (`PAGE_COLORS`); static exports use the light pair on white. The paper and plot
+backgrounds stay transparent, so the page shows through.
+
+Colour scales: both heatmap scales are perceptually uniform and rise monotonically in lightness, so they
+still read in greyscale (a photocopied handout, a washed-out projector): Viridis for attention weights
+(0 dark, 1 bright), Cividis for signed values (negative dark blue, zero neutral grey, positive yellow).
+
+Numbers in heatmap cells: `numbers_fit` decides from the cell's size in pixels whether a number fits at a
+readable size; when it does not, the value is only on hover.
+
+Static export lives in `explorer.figures.export`.
 """
 
 from __future__ import annotations
 
 import html
-import os
-import re
-import shutil
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
@@ -28,12 +32,21 @@ FONT_SIZE = 18
 TITLE_SIZE = 24
 TICK_SIZE = 16
 HOVER_SIZE = 16
+CELL_TEXT_SIZE = 16  # numbers written inside heatmap cells
+MIN_TEXT_SIZE = 14  # nothing in a figure is smaller (issue 15: readable at 1280x720)
 
-# Attention weights: perceptual, colour-blind safe, and its dark end is still distinct from a dark page.
+# Streamlit's font first (the page's look), then fonts with Hangul: the browser and the export's Chromium
+# fall back per glyph, so Korean labels are drawn from the system's Noto CJK (Debian `fonts-noto-cjk`),
+# Apple's or Windows' Korean fonts, never from a web font.
+FONT_FAMILY = ('"Source Sans", "Source Sans Pro", "Noto Sans", "Noto Sans CJK KR", "Noto Sans KR", '
+               '"Apple SD Gothic Neo", "Malgun Gothic", "DejaVu Sans", sans-serif')
+
+# Attention weights: perceptual, colour-blind safe, monotone in lightness (reads in greyscale).
 WEIGHT_COLORSCALE = "Viridis"
-# Signed values (positional encodings, cosine similarity): blue for negative, red for positive.
-DIVERGING_COLORSCALE = "RdBu_r"
-# Mid-luminance hues (Tableau-like) that keep enough contrast against both white and near-black.
+# Signed values (positional encodings, scores): symmetric range around 0, so 0 is Cividis' neutral grey
+# middle; unlike a red/blue diverging scale, -x and +x stay distinct in greyscale.
+DIVERGING_COLORSCALE = "Cividis"
+# Mid-luminance hues (Tableau-like) for lines and bars, distinct on white and near-black.
 PALETTE: tuple[str, ...] = (
     "#4E79A7",
     "#F28E2B",
@@ -50,14 +63,21 @@ PALETTE: tuple[str, ...] = (
 GRID_COLOR = "rgba(128, 128, 128, 0.25)"
 TRANSPARENT = "rgba(0, 0, 0, 0)"
 
+# Page background and body text of Streamlit's two built-in themes (.streamlit/config.toml changes only
+# the primary colour): the figure's text is drawn in the body colour of the theme it sits on.
+PAGE_COLORS: dict[str, dict[str, str]] = {
+    "light": {"background": "#FFFFFF", "text": "#31333F"},
+    "dark": {"background": "#0E1117", "text": "#FAFAFA"},
+}
+
 # The template is pinned so a figure looks the same whether or not streamlit was imported first
 # (importing streamlit makes its placeholder-colour template the process default).
 TEMPLATE = "plotly_white"
 
-DEFAULT_EXPORT_WIDTH = 1200
-DEFAULT_EXPORT_HEIGHT = 700
-
-_BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
+# Where a page figure is narrowest: the main column at 1024x768 with the sidebar open. Figure builders
+# that write numbers in cells assume this width unless told the real one.
+NARROW_FIGURE_WIDTH = 640
+_CHAR_EM = 0.6  # average advance of a digit or Latin letter in a sans-serif font, in em (a safe upper end)
 
 
 def color(i: int) -> str:
@@ -83,6 +103,40 @@ def escape_labels(labels: Sequence[str]) -> list[str]:
     return [html.escape(str(label), quote=False) for label in labels]
 
 
+def text_width_px(text: str, size: float) -> float:
+    """An upper estimate of the width of `text` drawn at `size` px in the theme's sans-serif font."""
+    return len(text) * _CHAR_EM * size
+
+
+def numbers_fit(
+    rows: int,
+    cols: int,
+    *,
+    height: float,
+    width: float = NARROW_FIGURE_WIDTH,
+    sample: str = "0.00",
+    size: float = CELL_TEXT_SIZE,
+    panels: int = 1,
+    row_label_chars: int = 8,
+    title: bool = False,
+) -> bool:
+    """Whether a number like `sample` fits inside each cell of a rows x cols heatmap at `size` px.
+
+    The cell size is the plot area of a `width` x `height` px figure (less the margins, the row labels and
+    the colour bar, split over `panels` side by side) divided by the cells. The number needs its width
+    plus 4 px either side, and 1.3 line heights.
+    """
+    assert rows >= 1 and cols >= 1 and panels >= 1, f"expected a non-empty grid, got {rows}x{cols}, {panels} panels"
+    left = max(80.0, text_width_px("m" * row_label_chars, TICK_SIZE) + 1.5 * FONT_SIZE + 10)
+    right = 40.0 + 100.0  # margin and colour bar (thickness, tick numbers, title)
+    top = 80.0 if title else 40.0
+    bottom = 70.0 + 1.5 * TICK_SIZE + 1.5 * FONT_SIZE
+    plot_w = (width - left - right) * (1 - 0.03 * (panels - 1)) / panels
+    plot_h = height - top - bottom
+    cell_w, cell_h = plot_w / cols, plot_h / rows
+    return cell_w >= text_width_px(sample, size) + 8 and cell_h >= 1.3 * size
+
+
 def apply_theme(fig: go.Figure, *, title: str | None = None, height: int | None = None) -> go.Figure:
     """Apply the lecture look to `fig` in place and return it.
 
@@ -90,12 +144,12 @@ def apply_theme(fig: go.Figure, *, title: str | None = None, height: int | None 
     """
     fig.update_layout(
         template=TEMPLATE,
-        font=dict(size=FONT_SIZE),
+        font=dict(size=FONT_SIZE, family=FONT_FAMILY),
         title=dict(font=dict(size=TITLE_SIZE), **({"text": title} if title else {})),
         paper_bgcolor=TRANSPARENT,
         plot_bgcolor=TRANSPARENT,
         margin=dict(l=80, r=40, t=80 if (title or fig.layout.title.text) else 40, b=70),
-        hoverlabel=dict(font=dict(size=HOVER_SIZE)),
+        hoverlabel=dict(font=dict(size=HOVER_SIZE, family=FONT_FAMILY)),
         legend=dict(font=dict(size=FONT_SIZE)),
     )
     if height is not None:
@@ -114,83 +168,43 @@ def apply_theme(fig: go.Figure, *, title: str | None = None, height: int | None 
     return fig
 
 
-def _slug(name: str) -> str:
-    stem = re.sub(r"\.png$", "", name.strip(), flags=re.IGNORECASE)
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip("-.").lower()
-    return slug or "figure"
+def _colorbar_text(bar, text: str) -> None:
+    bar.tickfont.color = text
+    bar.title.font.color = text
 
 
-def download_config(filename: str) -> dict:
-    """The plotly `config` for ``st.plotly_chart(fig, config=...)``.
+def for_page_theme(fig: go.Figure, mode: str) -> go.Figure:
+    """Set every text colour of `fig` to the body text of the "light" or "dark" page theme; in place.
 
-    The modebar's camera button then saves a PNG at twice the on-screen resolution, named after the
-    view (``"Encoder self-attention"`` -> ``encoder-self-attention.png``). The export runs in the
-    browser with the plotly.js bundled inside Streamlit, so it needs no network.
+    Streamlit's plotly theme would otherwise draw axis text in a grey that misses 4.5:1 on the light
+    page. Heatmap cell numbers keep plotly's automatic black-or-white against each cell's colour.
     """
-    return {
-        "displaylogo": False,
-        "toImageButtonOptions": {"format": "png", "filename": _slug(filename), "scale": 2},
-        "modeBarButtonsToRemove": ["lasso2d", "select2d"],
-    }
+    assert mode in PAGE_COLORS, f"expected a theme in {tuple(PAGE_COLORS)}, got {mode!r}"
+    text, background = PAGE_COLORS[mode]["text"], PAGE_COLORS[mode]["background"]
+    fig.update_layout(font_color=text, title_font_color=text, legend_font_color=text,
+                      legend_title_font_color=text, hoverlabel=dict(font_color=text, bgcolor=background))
+    fig.update_xaxes(tickfont_color=text, title_font_color=text)
+    fig.update_yaxes(tickfont_color=text, title_font_color=text)
+    fig.update_annotations(font_color=text)
+    for name in fig.layout:
+        if name.startswith("coloraxis"):
+            _colorbar_text(fig.layout[name].colorbar, text)
+    for trace in fig.data:
+        if "colorbar" in trace:
+            _colorbar_text(trace.colorbar, text)
+        if "textfont" in trace and trace.type != "heatmap":
+            trace.textfont.color = text
+    return fig
 
 
-class ExportUnavailableError(RuntimeError):
-    """Static export needs kaleido and a local Chrome/Chromium; one of them is missing."""
+_MOVED_TO_EXPORT = frozenset({"download_config", "figure_to_png", "figure_to_svg", "find_browser",
+                              "ExportUnavailableError", "DEFAULT_EXPORT_WIDTH", "DEFAULT_EXPORT_HEIGHT"})
 
 
-def find_browser() -> str | None:
-    """Path of the Chrome/Chromium kaleido will drive: ``$BROWSER_PATH``, else the first on PATH."""
-    env = os.environ.get("BROWSER_PATH")
-    if env:
-        return env if os.access(env, os.X_OK) else None
-    for name in _BROWSER_NAMES:
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
+def __getattr__(name: str):
+    """Export moved to `explorer.figures.export` (issue 14.6); old imports keep working until callers move."""
+    if name in _MOVED_TO_EXPORT:
+        from explorer.figures import export
 
-
-def _export(fig: go.Figure, fmt: str, scale: float, width: int | None, height: int | None,
-            background: str | None) -> bytes:
-    browser = find_browser()
-    if browser is None:
-        raise ExportUnavailableError(
-            "static export needs a local Chrome or Chromium (e.g. `apt-get install chromium`), "
-            "or BROWSER_PATH pointing at one"
-        )
-    try:
-        import kaleido
-    except ImportError as err:  # pragma: no cover - kaleido is a declared dependency
-        raise ExportUnavailableError("static export needs the kaleido package") from err
-
-    spec = go.Figure(fig).to_dict()  # a copy: the caller's figure is not touched
-    layout = spec.setdefault("layout", {})
-    if background is not None:
-        # A file on a slide has no page behind it: give it its own background so the template's dark
-        # text stays readable whatever the slide colour.
-        layout["paper_bgcolor"] = background
-        layout["plot_bgcolor"] = background
-    opts = dict(
-        format=fmt,
-        width=int(width or layout.get("width") or DEFAULT_EXPORT_WIDTH),
-        height=int(height or layout.get("height") or DEFAULT_EXPORT_HEIGHT),
-        scale=scale,
-    )
-    # mathjax=False: kaleido's default loads MathJax from a CDN. plotly.js comes from the plotly package.
-    kopts = dict(path=browser, mathjax=False, timeout=60)
-    return kaleido.calc_fig_sync(spec, opts=opts, kopts=kopts)
-
-
-def figure_to_svg(fig: go.Figure, *, width: int | None = None, height: int | None = None,
-                  background: str | None = "white") -> bytes:
-    """The figure as SVG bytes (offline, via kaleido and a local Chromium).
-
-    `background=None` keeps the transparent background. Raises `ExportUnavailableError` without a browser.
-    """
-    return _export(fig, "svg", 1, width, height, background)
-
-
-def figure_to_png(fig: go.Figure, scale: float = 2, *, width: int | None = None,
-                  height: int | None = None, background: str | None = "white") -> bytes:
-    """The figure as PNG bytes at `scale` times its layout size (offline, via kaleido and Chromium)."""
-    return _export(fig, "png", scale, width, height, background)
+        return getattr(export, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
