@@ -186,6 +186,8 @@ def test_result_cache_never_exceeds_its_budget():
     assert len(cache) == 10 and cache.total_bytes == 10 * MB
     assert cache.get_or_compute(49, lambda: pytest.fail("49 is cached")) is not None
     cache.put("huge", np.zeros(11 * MB // 8))  # bigger than the budget: not kept
+    cache.put("tiny", "a short text")  # counts as at least min_entry_bytes
+    assert cache._entries["tiny"][1] == cache.min_entry_bytes
     assert "huge" not in cache._entries and cache.total_bytes <= 10 * MB
     now[0] = 61.0  # stale entries are recomputed
     calls = []
@@ -202,13 +204,14 @@ def test_cached_translations_stay_under_256_mb(checkpoint_root, words_checkpoint
     model, tokenizer = _model(words_checkpoint)
     one = translate(model, tokenizer, ["a man rides a bicycle . " * 6], with_attention=True, beam_size=4,
                     with_trace=True, n_best=4)
-    per_entry = nbytes(one)
-    cache = MemoryBoundedCache(RESULT_BUDGET_MB * MB // 2000)  # the same code at 1/2000 of the size
+    cache = MemoryBoundedCache(RESULT_BUDGET_MB * MB // 200)  # the same code at 1/200 of the size
+    per_entry = cache.entry_bytes(one)
+    assert per_entry >= nbytes(one) > 0
     selection = Selection(str(words_checkpoint), "cpu", weights_version(str(words_checkpoint)))
     for i in range(40):
         cache.put(("translate", selection, i), one)
         assert cache.total_bytes <= cache.budget_bytes
-    assert per_entry > 0 and len(cache) == cache.budget_bytes // per_entry
+    assert len(cache) == cache.budget_bytes // per_entry
 
 
 # --- 12 §2.8: eight sessions at once --------------------------------------------------------------------------------

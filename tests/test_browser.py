@@ -286,6 +286,7 @@ def test_every_page_in_the_page_list_has_a_view():
 def test_page_in_browser(servers, playwright_browser, view: View):
     app = servers.get("dark" if view.dark else "light")
     context = playwright_browser.new_context(viewport=VIEWPORT, color_scheme="dark" if view.dark else "light")
+    context.set_default_timeout(RENDER_TIMEOUT_MS)  # a shared 2-core machine can take more than 30 s
     page = context.new_page()
     try:
         page.goto(view_url(app, view), timeout=RENDER_TIMEOUT_MS)
@@ -309,6 +310,7 @@ def test_deep_links_open_their_page_on_a_fresh_server(servers, playwright_browse
     (the sidebar's page list and model picker), with the state from the URL. Then every other page by its path."""
     app = servers.get("fresh-deep-links")
     context = playwright_browser.new_context(viewport=VIEWPORT)
+    context.set_default_timeout(RENDER_TIMEOUT_MS)
     page = context.new_page()
     try:
         page.goto(f"{app.url}/beam?" + query(model="words-fixture", beam_sentence=WORDS_SENTENCE, beam_k="3"),
@@ -335,6 +337,7 @@ def test_deep_links_open_their_page_on_a_fresh_server(servers, playwright_browse
 def test_a_100_kb_link_is_cut_with_a_message_in_the_browser(servers, playwright_browser):
     app = servers.get("light")
     context = playwright_browser.new_context(viewport=VIEWPORT)
+    context.set_default_timeout(RENDER_TIMEOUT_MS)
     page = context.new_page()
     try:
         text = ("a b c d " * 12_800)[:100_000]
@@ -351,6 +354,7 @@ def test_eight_sessions_open_at_once_on_a_fresh_server(servers, playwright_brows
     """A class opening the link together: eight sessions start on a new server before any has finished."""
     app = servers.get("fresh-eight-sessions")
     context = playwright_browser.new_context(viewport=VIEWPORT)
+    context.set_default_timeout(RENDER_TIMEOUT_MS)
     try:
         pages = [context.new_page() for _ in range(8)]
         for i, page in enumerate(pages):

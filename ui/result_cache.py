@@ -6,6 +6,9 @@ the numpy arrays (and torch tensors) it holds, measured when it is stored; the o
 until everything fits the budget, and an entry older than `ttl_s` is recomputed (a checkpoint that was
 re-trained under the same name also changes the key, through the weights' version).
 
+Texts and beam traces are small Python objects, not arrays (a 10-beam trace of a 120-token sentence pickles
+to about 50 KB); every entry counts as at least `min_entry_bytes` (64 KB), so many small entries are bounded too.
+
 One cache per process, shared by every session (cached values are read-only). No streamlit here.
 """
 
@@ -46,8 +49,10 @@ def nbytes(value: Any, _seen: set[int] | None = None) -> int:
 class MemoryBoundedCache:
     """key -> value, at most `budget_bytes` of arrays in all; thread-safe."""
 
-    def __init__(self, budget_bytes: int, ttl_s: float | None = None, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, budget_bytes: int, ttl_s: float | None = None, clock: Callable[[], float] = time.monotonic,
+                 min_entry_bytes: int = 64 * 1024):
         self.budget_bytes, self.ttl_s, self._clock = budget_bytes, ttl_s, clock
+        self.min_entry_bytes = min_entry_bytes
         self._entries: OrderedDict[Hashable, tuple[Any, int, float]] = OrderedDict()  # value, bytes, stored at
         self._bytes = 0
         self._lock = threading.Lock()
@@ -69,8 +74,12 @@ class MemoryBoundedCache:
         self.put(key, value)
         return value
 
+    def entry_bytes(self, value: Any) -> int:
+        """What `value` counts against the budget: its arrays' bytes, at least `min_entry_bytes`."""
+        return max(nbytes(value), self.min_entry_bytes)
+
     def put(self, key: Hashable, value: Any) -> None:
-        size = nbytes(value)
+        size = self.entry_bytes(value)
         with self._lock:
             old = self._entries.pop(key, None)
             if old is not None:
