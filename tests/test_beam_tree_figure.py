@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from explorer.decoding import BeamTrace, beam_search
-from explorer.figures.beam_tree import beam_tree_figure, nbest_table
+from explorer.figures.beam_tree import beam_tree_figure
 
 EOS, BOS, A, B, C = 0, 1, 2, 3, 4
 LABELS = ["</s>", "<s>", "a", "b", "c"]
@@ -100,11 +100,3 @@ def test_highlight_marks_one_path(trace: BeamTrace) -> None:
     widths = [w for t in node_traces(fig) for w in t.marker.line.width]
     assert sum(w > 0 for w in widths) == 4
     assert not [t for t in beam_tree_figure(trace, LABELS).data if t.name == "highlight"]
-
-
-def test_nbest_table_rows(trace: BeamTrace) -> None:
-    results = beam_search(TableScorer(), 1, 2, BOS, EOS, max_len=10)
-    rows = nbest_table(results, LABELS)
-    assert [(r["rank"], r["text"], r["finished"]) for r in rows] == [(1, "a a </s>", True), (2, "</s>", True)]
-    assert rows[0]["score"] > rows[1]["score"] and rows[0]["log_prob"] < rows[1]["log_prob"]
-    assert nbest_table(results[0], LABELS) == rows

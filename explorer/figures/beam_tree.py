@@ -1,4 +1,4 @@
-"""The beam search as a tree, left to right, and the n-best list as table rows.
+"""The beam search as a tree, left to right.
 
 Pure functions over the plain-data `BeamTrace` of explorer/decoding/search.py (Section 6.1's beam search):
 x is the number of tokens generated, each column holds the 2k candidates of one step, grouped under their
@@ -14,18 +14,28 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
-from explorer.decoding.search import BeamResult, BeamTrace
+from explorer.decoding.search import BeamTrace
+from explorer.figures.theme import FONT_FAMILY, FONT_SIZE, HOVER_SIZE, TITLE_SIZE
+from explorer.i18n import translate
 
 TokenLabels = Callable[[int], str] | Sequence[str]
 
-FONT_SIZE = 18
-STYLE = {  # status -> (marker colour, symbol, size, label colour); colours read on light and dark themes
-    "start": ("#8b5cf6", "diamond", 20, "#8b5cf6"),
-    "kept": ("#3b82f6", "circle", 18, "#3b82f6"),
-    "finished": ("#22c55e", "star", 26, "#22c55e"),
-    "pruned": ("rgba(148, 163, 184, 0.5)", "circle", 12, "rgba(148, 163, 184, 0.9)"),
+# status -> (marker colour, symbol, size). The token labels take the page theme's text colour: no single
+# status hue reaches 4.5:1 on both the light and the dark page.
+STYLE = {
+    "start": ("#8b5cf6", "diamond", 20),
+    "kept": ("#3b82f6", "circle", 18),
+    "finished": ("#22c55e", "star", 26),
+    "pruned": ("rgba(148, 163, 184, 0.5)", "circle", 12),
 }
-LEGEND = {"start": "start (BOS)", "kept": "kept in the beam", "finished": "finished (EOS)", "pruned": "pruned"}
+
+
+def _legend(status: str, lang: str) -> str:
+    names = {"start": translate("start (BOS)", lang), "kept": translate("kept in the beam", lang),
+             "finished": translate("finished (EOS)", lang), "pruned": translate("pruned", lang)}
+    return names[status]
+
+
 HIGHLIGHT = "#f59e0b"
 EDGE = {"kept": "rgba(59, 130, 246, 0.6)", "finished": "rgba(34, 197, 94, 0.7)",
         "pruned": "rgba(148, 163, 184, 0.45)"}
@@ -51,6 +61,7 @@ def beam_tree_figure(
     token_labels: TokenLabels,
     upto_step: int | None = None,
     highlight: tuple[int, ...] | None = None,
+    lang: str = "en",
 ) -> go.Figure:
     """Draw `trace` as a tree: one node per candidate of steps 0..`upto_step` (all when None; negative:
     only the start node), labeled with its token piece, hover showing log-probabilities and the
@@ -73,26 +84,26 @@ def beam_tree_figure(
                              HIGHLIGHT, width=6, dash="solid", name="highlight"))
     for status in ("start", "pruned", "kept", "finished"):
         group = [n for n in visible if n.status == status]
-        fig.add_trace(_markers(group, status, label, on_path))
+        fig.add_trace(_markers(group, status, label, on_path, lang))
 
-    title = f"Beam search, beam size {trace.beam_size}, α = {trace.alpha:g}"
+    title = translate("Beam search, beam size {k}, α = {alpha}", lang, k=trace.beam_size, alpha=f"{trace.alpha:g}")
     if upto < last_step:
-        title += f" — step {upto + 1} of {last_step + 1}"
+        title += " — " + translate("step {step} of {steps}", lang, step=upto + 1, steps=last_step + 1)
     elif trace.stop_reason:
-        title += f" — stopped: {trace.stop_reason}"
+        title += " — " + translate("stopped: {reason}", lang, reason=trace.stop_reason)
     max_x = last_step + 1
     max_y = max((abs(n.y) for n in nodes), default=0.0)
     fig.update_layout(
-        title={"text": title, "font": {"size": FONT_SIZE + 4}},
-        font={"size": FONT_SIZE, "color": "#8a8a8a"},
+        title={"text": title, "font": {"size": TITLE_SIZE}},
+        font={"size": FONT_SIZE, "family": FONT_FAMILY},
         paper_bgcolor="rgba(0,0,0,0)",
         plot_bgcolor="rgba(0,0,0,0)",
         height=int(max(360, 70 * (2 * max_y + 1) + 160)),
         margin={"l": 20, "r": 20, "t": 90, "b": 60},
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "left", "x": 0.0},
-        hoverlabel={"font": {"size": FONT_SIZE - 2}},
+        hoverlabel={"font": {"size": HOVER_SIZE, "family": FONT_FAMILY}},
         xaxis={
-            "title": {"text": "tokens generated (decoding step)"},
+            "title": {"text": translate("tokens generated (decoding step)", lang)},
             "tickvals": list(range(max_x + 1)),
             "range": [-0.5, max_x + 0.7],
             "gridcolor": "rgba(128, 128, 128, 0.2)",
@@ -101,25 +112,6 @@ def beam_tree_figure(
         yaxis={"visible": False, "range": [-max_y - 0.8, max_y + 0.8]},
     )
     return fig
-
-
-def nbest_table(results: BeamResult | Sequence[BeamResult], token_labels: TokenLabels) -> list[dict]:
-    """One row per returned hypothesis: sentence, rank, text, length, log-probability, normalized score."""
-    label = _labeler(token_labels, escape=False)
-    results = [results] if isinstance(results, BeamResult) else list(results)
-    return [
-        {
-            "sentence": sentence,
-            "rank": rank,
-            "text": " ".join(label(t) for t in h.tokens),
-            "length": len(h.tokens),
-            "log_prob": h.log_prob,
-            "score": h.score,
-            "finished": h.finished,
-        }
-        for sentence, result in enumerate(results)
-        for rank, h in enumerate(result.hypotheses, start=1)
-    ]
 
 
 def _layout(trace: BeamTrace) -> list[_Node]:
@@ -161,22 +153,25 @@ def _edges(children: list[_Node], by_id: dict[int, _Node], color: str, width: fl
                       hoverinfo="skip", showlegend=False, name=name)
 
 
-def _markers(group: list[_Node], status: str, label: Callable[[int], str], on_path: set[int]) -> go.Scatter:
-    color, symbol, size, text_color = STYLE[status]
+def _markers(group: list[_Node], status: str, label: Callable[[int], str], on_path: set[int],
+             lang: str) -> go.Scatter:
+    color, symbol, size = STYLE[status]
+    legend = _legend(status, lang)
+    token, prefix, score = translate("token", lang), translate("prefix", lang), translate("score", lang)
     hover = [
         f"<b>{' '.join(label(t) for t in n.tokens) or label(n.token)}</b><br>"
-        f"log p(token) = {n.token_log_prob:.3f}<br>log p(prefix) = {n.log_prob:.3f}<br>"
-        f"score = log p / lp({len(n.tokens)}) = {n.score:.3f}<br>{status}"
+        f"log p({token}) = {n.token_log_prob:.3f}<br>log p({prefix}) = {n.log_prob:.3f}<br>"
+        f"{score} = log p / lp({len(n.tokens)}) = {n.score:.3f}<br>{legend}"
         for n in group
     ]
     return go.Scatter(
         x=[n.x for n in group],
         y=[n.y for n in group],
         mode="markers+text",
-        name=LEGEND[status],
+        name=legend,
         text=[label(n.token) for n in group],
         textposition="top center",
-        textfont={"size": FONT_SIZE, "color": text_color},
+        textfont={"size": FONT_SIZE},
         marker={
             "color": color,
             "symbol": symbol,
@@ -189,11 +184,11 @@ def _markers(group: list[_Node], status: str, label: Callable[[int], str], on_pa
     )
 
 
-def _labeler(token_labels: TokenLabels, escape: bool = True) -> Callable[[int], str]:
+def _labeler(token_labels: TokenLabels) -> Callable[[int], str]:
     """Token id -> piece; HTML-escaped for plotly, which reads "<s>" as a strike-through tag."""
     if callable(token_labels):
         name = token_labels
     else:
         pieces = list(token_labels)
         name = lambda token: pieces[token] if 0 <= token < len(pieces) else f"<{token}>"  # noqa: E731
-    return (lambda token: html.escape(name(token))) if escape else name
+    return lambda token: html.escape(name(token))

@@ -19,6 +19,7 @@ from explorer.complexity.table1 import (CONV_CONTIGUOUS, CONV_DILATED, CONVOLUTI
                                         crossover_n, operations, path_length, path_nodes,
                                         restricted_crossover_n)
 from explorer.figures.theme import FONT_SIZE, apply_theme, color, rgba
+from explorer.i18n import translate
 
 # One colour per layer type, the same in all three figures (the theme's palette reads on light and dark).
 COLORS: dict[str, str] = {
@@ -34,11 +35,24 @@ MUTED = "rgba(128, 128, 128, 0.55)"
 # Legends under the plot area, so a narrow page column keeps the whole width for the curves.
 LEGEND_BELOW = dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0)
 
-METRICS: dict[str, str] = {
-    "forward_ms": "forward time (ms)",
-    "train_ms": "forward + backward time (ms)",
-    "memory_mb": "memory (MB)",
-}
+
+
+def metric_labels(lang: str = "en") -> dict[str, str]:
+    """The measured quantities, key -> axis label in `lang` (the page's choice of what to plot)."""
+    return {
+        "forward_ms": translate("forward time (ms)", lang),
+        "train_ms": translate("forward + backward time (ms)", lang),
+        "memory_mb": translate("memory (MB)", lang),
+    }
+
+
+METRICS: dict[str, str] = metric_labels()
+
+
+def _name(label: str, lang: str) -> str:
+    """A layer name from explorer.complexity (Table 1's rows, the measured modules) in `lang`; the Korean is
+    in figures.po under the English name."""
+    return translate(label, lang)
 
 
 def _marker_line(x: float, y_low: float, y_high: float, name: str, text: str, hue: str) -> go.Scatter:
@@ -55,7 +69,7 @@ def n_grid(n: int, d: int, points: int = 200) -> np.ndarray:
 
 
 def operations_figure(n_values: Sequence[float], d: int, k: int = 3, r: int = 16, *,
-                      highlight_n: int | None = None) -> go.Figure:
+                      highlight_n: int | None = None, lang: str = "en") -> go.Figure:
     """Table 1's complexity per layer against n, log-log, for the four layer types.
 
     A dashed marker at n = d, where self-attention (n²·d) and recurrence (n·d²) cost the same: to its left
@@ -68,17 +82,20 @@ def operations_figure(n_values: Sequence[float], d: int, k: int = 3, r: int = 16
         f"n_values must be a non-empty 1-D array of n >= 1, got {n_values!r}"
     fig = go.Figure()
     all_ops = []
+    operations_word = translate("operations", lang)
     for layer in LAYER_TYPES:
         ops = np.array([operations(layer, n, d, k, r) for n in n_values])
         all_ops.append(ops)
         fig.add_trace(go.Scatter(
-            x=n_values, y=ops, mode="lines", name=f"{LABELS[layer]}  {FORMULAS[layer].complexity}",
+            x=n_values, y=ops, mode="lines", name=f"{_name(LABELS[layer], lang)}  {FORMULAS[layer].complexity}",
             line=dict(color=COLORS[layer], width=4),
-            hovertemplate=f"{LABELS[layer]}<br>n = %{{x:,.0f}}<br>operations = %{{y:.3s}}<extra></extra>"))
+            hovertemplate=f"{_name(LABELS[layer], lang)}<br>n = %{{x:,.0f}}<br>{operations_word} = %{{y:.3s}}"
+            "<extra></extra>"))
     low, high = min(o.min() for o in all_ops), max(o.max() for o in all_ops)
     n_cross = crossover_n(d)
-    cross_marker = _marker_line(n_cross, low, high, f"n = d = {d}: self-attention = recurrent",
-                                "self-attention cheaper ← n = d ", COLORS[RECURRENT])
+    cross_marker = _marker_line(n_cross, low, high,
+                                translate("n = d = {d}: self-attention = recurrent", lang, d=d),
+                                translate("self-attention cheaper", lang) + " ← n = d ", COLORS[RECURRENT])
     cross_marker.textposition = "bottom left"
     fig.add_trace(cross_marker)
     n_restricted = restricted_crossover_n(r)
@@ -92,11 +109,12 @@ def operations_figure(n_values: Sequence[float], d: int, k: int = 3, r: int = 16
             y=[operations(layer, highlight_n, d, k, r) for layer in LAYER_TYPES],
             mode="markers", name=f"n = {highlight_n}",
             marker=dict(size=14, color=[COLORS[layer] for layer in LAYER_TYPES], line=dict(width=2, color=MUTED)),
-            text=[LABELS[layer] for layer in LAYER_TYPES],
-            hovertemplate="%{text}<br>n = %{x}<br>operations = %{y:,.0f}<extra></extra>"))
-    fig.update_xaxes(type="log", title_text="sequence length n")
-    fig.update_yaxes(type="log", title_text="operations per layer (constants dropped)")
-    apply_theme(fig, title=f"Complexity per layer (Table 1), d = {d}, k = {k}, r = {r}", height=640)
+            text=[_name(LABELS[layer], lang) for layer in LAYER_TYPES],
+            hovertemplate=f"%{{text}}<br>n = %{{x}}<br>{operations_word} = %{{y:,.0f}}<extra></extra>"))
+    fig.update_xaxes(type="log", title_text=translate("sequence length n", lang))
+    fig.update_yaxes(type="log", title_text=translate("operations per layer (constants dropped)", lang))
+    apply_theme(fig, title=translate("Complexity per layer (Table 1), d = {d}, k = {k}, r = {r}", lang, d=d, k=k, r=r),
+                height=640)
     return fig.update_layout(legend=LEGEND_BELOW)
 
 
@@ -105,7 +123,8 @@ def _formula_curve(layer: str, ns: np.ndarray, depths: np.ndarray, d: int, kerne
     return np.array([operations(FORMULA_OF[layer], int(n), d, kernel) for n in ns]) * depths
 
 
-def measured_figure(rows: Sequence[dict], metric: str = "forward_ms", *, formula_overlay: bool = True) -> go.Figure:
+def measured_figure(rows: Sequence[dict], metric: str = "forward_ms", *, formula_overlay: bool = True,
+                    lang: str = "en") -> go.Figure:
     """Measured time or memory (rows from `measure_layers`) against n per layer, on log-log axes.
 
     With `formula_overlay` and a time metric, each layer also gets a dashed curve of its Table 1 operation
@@ -117,9 +136,10 @@ def measured_figure(rows: Sequence[dict], metric: str = "forward_ms", *, formula
     rows = [row for row in rows if row.get(metric) is not None]
     assert rows, f"no measured rows with a value for {metric!r}"
     d, kernel, device = rows[0]["d"], rows[0]["kernel"], rows[0]["device"]
-    y_title = METRICS[metric]
-    if metric == "memory_mb":
-        y_title = MEMORY_MEASURES.get(rows[0]["memory_measure"], y_title)
+    metric_label = metric_labels(lang)[metric]
+    y_title = metric_label
+    if metric == "memory_mb" and rows[0]["memory_measure"] in MEMORY_MEASURES:
+        y_title = _name(MEMORY_MEASURES[rows[0]["memory_measure"]], lang)
     fig = go.Figure()
     for layer in MEASURED_LAYERS:
         layer_rows = sorted((row for row in rows if row["layer"] == layer), key=lambda row: row["n"])
@@ -129,11 +149,11 @@ def measured_figure(rows: Sequence[dict], metric: str = "forward_ms", *, formula
         values = np.array([row[metric] for row in layer_rows], dtype=float)
         depths = np.array([row["depth"] for row in layer_rows], dtype=float)
         fig.add_trace(go.Scatter(
-            x=ns, y=values, mode="lines+markers", name=MEASURED_LABELS[layer], legendgroup=layer,
+            x=ns, y=values, mode="lines+markers", name=_name(MEASURED_LABELS[layer], lang), legendgroup=layer,
             line=dict(color=COLORS[layer], width=4), marker=dict(size=10),
             customdata=depths,
-            hovertemplate=(f"{MEASURED_LABELS[layer]}<br>n = %{{x}}<br>{METRICS[metric]} = %{{y:.3g}}"
-                           "<br>layers = %{customdata}<extra></extra>")))
+            hovertemplate=(f"{_name(MEASURED_LABELS[layer], lang)}<br>n = %{{x}}<br>{metric_label} = %{{y:.3g}}"
+                           f"<br>{translate('layers', lang)} = %{{customdata}}<extra></extra>")))
         if formula_overlay and metric != "memory_mb":
             curve = _formula_curve(layer, ns, depths, d, kernel)
             scaled = curve * (values[-1] / curve[-1])
@@ -141,11 +161,13 @@ def measured_figure(rows: Sequence[dict], metric: str = "forward_ms", *, formula
             if layer == CONV_DILATED:
                 formula = f"log_k(n)·{formula}"
             fig.add_trace(go.Scatter(
-                x=ns, y=scaled, mode="lines", name=f"{formula}, scaled", legendgroup=layer,
+                x=ns, y=scaled, mode="lines", name=translate("{formula}, scaled", lang, formula=formula),
+                legendgroup=layer,
                 line=dict(color=COLORS[layer], width=2, dash="dash"), hoverinfo="skip"))
-    fig.update_xaxes(type="log", title_text="sequence length n")
+    fig.update_xaxes(type="log", title_text=translate("sequence length n", lang))
     fig.update_yaxes(type="log", title_text=y_title)
-    apply_theme(fig, title=f"Measured on {device}: {METRICS[metric]}, d = {d}, k = {kernel}", height=680)
+    apply_theme(fig, title=translate("Measured on {device}: {metric}, d = {d}, k = {k}", lang, device=device,
+                                     metric=metric_label, d=d, k=kernel), height=680)
     return fig.update_layout(legend=LEGEND_BELOW)
 
 
@@ -168,7 +190,7 @@ def _receptive_field(layer: str, target: int, levels: int, n: int, k: int, r: in
     return xs, ys
 
 
-def path_length_figure(i: int, j: int, n: int, k: int = 3, r: int = 16) -> go.Figure:
+def path_length_figure(i: int, j: int, n: int, k: int = 3, r: int = 16, *, lang: str = "en") -> go.Figure:
     """How many layers (recurrent: steps) connect positions i and j, per architecture (Section 4, Table 1).
 
     Left: the hop counts as bars. Right: one drawing per architecture, input at the bottom (level 0), one
@@ -179,22 +201,21 @@ def path_length_figure(i: int, j: int, n: int, k: int = 3, r: int = 16) -> go.Fi
     """
     assert n >= 2 and 0 <= i < n and 0 <= j < n, f"need 0 <= i, j < n with n >= 2, got i={i}, j={j}, n={n}"
     hops = {layer: path_length(layer, i, j, k, r) for layer in PATH_LAYERS}
-    unit = {layer: ("step" if layer == RECURRENT else "layer") for layer in PATH_LAYERS}
-    titles = [f"{LABELS[layer]}: {hops[layer]} {unit[layer]}{'' if hops[layer] == 1 else 's'}"
+    titles = [f"{_name(LABELS[layer], lang)}: " + _hops(hops[layer], layer == RECURRENT, lang)
               for layer in PATH_LAYERS]
     rows = len(PATH_LAYERS)
     specs = [[{"rowspan": rows}, {}]] + [[None, {}] for _ in range(rows - 1)]
     fig = make_subplots(rows=rows, cols=2, specs=specs, column_widths=[0.28, 0.72], horizontal_spacing=0.14,
-                        vertical_spacing=0.09, subplot_titles=["layers / steps between the two positions"]
-                        + titles)
-    labels = [LABELS[layer] for layer in PATH_LAYERS]
+                        vertical_spacing=0.09,
+                        subplot_titles=[translate("layers / steps between the two positions", lang)] + titles)
+    labels = [_name(LABELS[layer], lang) for layer in PATH_LAYERS]
     fig.add_trace(go.Bar(
-        x=[hops[layer] for layer in PATH_LAYERS], y=labels, orientation="h", name="path length",
+        x=[hops[layer] for layer in PATH_LAYERS], y=labels, orientation="h", name=translate("path length", lang),
         marker_color=[COLORS[layer] for layer in PATH_LAYERS], text=[hops[layer] for layer in PATH_LAYERS],
         textposition="outside", textfont=dict(size=FONT_SIZE), cliponaxis=False, showlegend=False,
         hovertemplate="%{y}: %{x}<extra></extra>"), row=1, col=1)
     fig.update_yaxes(autorange="reversed", row=1, col=1)
-    fig.update_xaxes(title_text="hops", range=[0, max(hops.values()) * 1.25 + 1], row=1, col=1)
+    fig.update_xaxes(title_text=translate("hops", lang), range=[0, max(hops.values()) * 1.25 + 1], row=1, col=1)
 
     source, target = min(i, j), max(i, j)
     show_dots = n <= 128
@@ -214,7 +235,8 @@ def path_length_figure(i: int, j: int, n: int, k: int = 3, r: int = 16) -> go.Fi
         fig.add_trace(go.Scatter(
             x=[x for x, _ in nodes], y=[level for _, level in nodes], mode="lines+markers",
             name=LABELS[layer], line=dict(color=hue, width=4), marker=dict(size=11, color=hue),
-            showlegend=False, hovertemplate="position %{x}, level %{y}<extra>" + LABELS[layer] + "</extra>"),
+            showlegend=False, hovertemplate=f"{translate('position', lang)} %{{x}}, {translate('level', lang)} %{{y}}"
+            f"<extra>{_name(LABELS[layer], lang)}</extra>"),
             row=row, col=2)
         ends = [(source, 0, f"{source}")] + ([(target, levels, f"{target}")] if len(nodes) > 1 else [])
         fig.add_trace(go.Scatter(x=[x for x, _, _ in ends], y=[y for _, y, _ in ends], mode="text",
@@ -225,8 +247,17 @@ def path_length_figure(i: int, j: int, n: int, k: int = 3, r: int = 16) -> go.Fi
         fig.update_xaxes(range=[-0.5 - 0.02 * n, n - 0.5 + 0.02 * n], showgrid=False, zeroline=False,
                          row=row, col=2)
         fig.update_yaxes(range=[-0.6 * levels, 1.6 * levels], tickvals=[0, levels],
-                         ticktext=["input", "hidden" if layer == RECURRENT else f"layer {levels}"],
+                         ticktext=[translate("input", lang), translate("hidden", lang) if layer == RECURRENT
+                                   else translate("layer {n}", lang, n=levels)],
                          tickfont=dict(size=FONT_SIZE - 2), showgrid=False, zeroline=False, row=row, col=2)
-    fig.update_xaxes(title_text="position", row=rows, col=2)
-    return apply_theme(fig, title=f"Path length between positions {i} and {j} (n = {n}, k = {k}, r = {r})",
+    fig.update_xaxes(title_text=translate("position", lang), row=rows, col=2)
+    return apply_theme(fig, title=translate("Path length between positions {i} and {j} (n = {n}, k = {k}, r = {r})",
+                                            lang, i=i, j=j, n=n, k=k, r=r),
                        height=180 * rows + 140)
+
+
+def _hops(count: int, recurrent: bool, lang: str) -> str:
+    """'1 layer', '3 layers', '5 steps' in `lang`."""
+    if recurrent:
+        return translate("{n} step", lang, n=count) if count == 1 else translate("{n} steps", lang, n=count)
+    return translate("{n} layer", lang, n=count) if count == 1 else translate("{n} layers", lang, n=count)

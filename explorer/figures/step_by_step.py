@@ -16,16 +16,28 @@ from plotly.subplots import make_subplots
 from explorer.figures.attention import index_axis
 from explorer.figures.theme import (
     DIVERGING_COLORSCALE,
+    CELL_TEXT_SIZE,
     TICK_SIZE,
     WEIGHT_COLORSCALE,
     apply_theme,
     color,
     colorbar,
     escape_labels,
+    numbers_fit,
 )
+from explorer.i18n import translate
 
 _ROW_PX = 40
 STAGE_TITLES = ("Q·Kᵀ", "÷ √d_k", "mask (−∞ blank)", "softmax")
+
+
+def stage_titles(lang: str = "en") -> tuple[str, str, str, str]:
+    """`STAGE_TITLES` in `lang`."""
+    return ("Q·Kᵀ", "÷ √d_k", translate("mask (−∞ blank)", lang), translate("softmax", lang))
+
+
+def _label_chars(labels: Sequence[str]) -> int:
+    return max((len(str(label)) for label in labels), default=1)
 
 
 def values_heatmap(
@@ -34,17 +46,23 @@ def values_heatmap(
     col_labels: Sequence[str] | None = None,
     *,
     title: str | None = None,
-    x_title: str = "dimension",
+    x_title: str | None = None,
     y_title: str = "",
     decimals: int = 2,
-    colorbar_title: str = "value",
+    colorbar_title: str | None = None,
     bound: float | None = None,
+    width: int | None = None,
+    lang: str = "en",
 ) -> go.Figure:
     """A small signed matrix values (rows, cols) with its numbers in the cells; colours symmetric around 0.
 
     Columns default to dimension indices 0..cols-1. `bound` fixes the colour range to [-bound, bound]
-    (default: the largest absolute value), so two figures can share a scale.
+    (default: the largest absolute value), so two figures can share a scale. The numbers are written only
+    when they fit the cells at a readable size in a figure `width` px wide (default: the narrowest page
+    column); otherwise they are on hover. `x_title` defaults to "dimension", the colour bar to "value".
     """
+    x_title = translate("dimension", lang) if x_title is None else x_title
+    colorbar_title = translate("value", lang) if colorbar_title is None else colorbar_title
     m = np.atleast_2d(np.asarray(values, dtype=float))
     rows, cols = m.shape
     assert len(row_labels) == rows, f"expected {rows} row labels, got {len(row_labels)}"
@@ -53,16 +71,20 @@ def values_heatmap(
     finite = m[np.isfinite(m)]
     limit = float(bound) if bound is not None else (float(np.abs(finite).max()) if finite.size else 1.0)
     limit = limit or 1.0
+    height = max(220, _ROW_PX * rows + 170)
+    write = numbers_fit(rows, cols, height=height, sample=f"-{limit:.{decimals}f}", title=bool(title),
+                        row_label_chars=_label_chars(row_labels), **({"width": width} if width else {}))
     fig = go.Figure(go.Heatmap(
         z=m, x=np.arange(cols), y=np.arange(rows), colorscale=DIVERGING_COLORSCALE, zmin=-limit, zmax=limit,
-        texttemplate=f"%{{z:.{decimals}f}}", textfont=dict(size=TICK_SIZE), xgap=2, ygap=2,
+        texttemplate=f"%{{z:.{decimals}f}}" if write else None, textfont=dict(size=CELL_TEXT_SIZE),
+        xgap=2, ygap=2,
         colorbar=colorbar(colorbar_title), showscale=rows > 2,  # a one-row strip has no room for a colour bar
         customdata=np.broadcast_to(np.asarray(escape_labels(row_labels), dtype=object)[:, None], (rows, cols)),
         hovertemplate="%{customdata}, " + x_title + " %{x}: %{z:.4f}<extra></extra>",
     ))
     fig.update_xaxes(title_text=x_title, **index_axis(columns))
     fig.update_yaxes(title_text=y_title, **index_axis(row_labels, reverse=True))
-    return apply_theme(fig, title=title, height=max(220, _ROW_PX * rows + 170))
+    return apply_theme(fig, title=title, height=height)
 
 
 def stage_matrices(
@@ -76,11 +98,14 @@ def stage_matrices(
     *,
     title: str | None = None,
     show_values: bool | None = None,
+    width: int | None = None,
+    lang: str = "en",
 ) -> go.Figure:
     """One head's four (q, k) stages side by side: Q·Kᵀ, ÷√d_k, masked, softmax; the chosen query row framed.
 
     The three score panels share one diverging colour axis (masked cells are blank); softmax has its own
-    [0, 1] scale. Values are written in the cells when the matrix is small (or show_values=True).
+    [0, 1] scale. Values are written in the cells when they fit at a readable size in a figure `width` px
+    wide (default: the narrowest page column); show_values=False never writes them.
     """
     stages = [np.asarray(a, dtype=float) for a in (scores, scaled, masked, weights)]
     q, k = stages[0].shape
@@ -89,42 +114,46 @@ def stage_matrices(
     assert len(query_labels) == q and len(key_labels) == k, (
         f"expected {q} query and {k} key labels, got {len(query_labels)} and {len(key_labels)}")
     assert 0 <= query_index < q, f"query_index {query_index} out of range 0..{q - 1}"
-    write = (q <= 12 and k <= 12) if show_values is None else show_values
+    height = max(380, 30 * q + 220)
+    write = show_values is not False and numbers_fit(
+        q, k, height=height, sample="-0.00", size=CELL_TEXT_SIZE, panels=4, title=bool(title),
+        row_label_chars=_label_chars(query_labels), **({"width": width} if width else {}))
+    titles = stage_titles(lang)
     finite = np.concatenate([a[np.isfinite(a)] for a in stages[:3]])
     bound = float(np.abs(finite).max()) if finite.size else 1.0
-    fig = make_subplots(rows=1, cols=4, shared_yaxes=True, horizontal_spacing=0.03, subplot_titles=STAGE_TITLES)
+    fig = make_subplots(rows=1, cols=4, shared_yaxes=True, horizontal_spacing=0.03, subplot_titles=titles)
     ql, kl = escape_labels(query_labels), escape_labels(key_labels)
     pairs = np.empty((q, k, 2), dtype=object)
     pairs[:, :, 0] = np.asarray(ql, dtype=object)[:, None]
     pairs[:, :, 1] = np.asarray(kl, dtype=object)[None, :]
-    for col, (z, name) in enumerate(zip(stages, STAGE_TITLES), start=1):
+    for col, (z, name) in enumerate(zip(stages, titles), start=1):
         z = np.where(np.isfinite(z), z, np.nan)
         fig.add_trace(go.Heatmap(
             z=z, x=np.arange(k), y=np.arange(q), customdata=pairs, name=name,
             coloraxis="coloraxis2" if col == 4 else "coloraxis",
-            texttemplate=("%{z:.2f}" if write else None), textfont=dict(size=TICK_SIZE - 2), xgap=1, ygap=1,
+            texttemplate=("%{z:.2f}" if write else None), textfont=dict(size=CELL_TEXT_SIZE), xgap=1, ygap=1,
             hovertemplate=f"{name}<br>%{{customdata[0]}} \u2192 %{{customdata[1]}}: %{{z:.4f}}<extra></extra>",
         ), row=1, col=col)
         fig.add_shape(type="rect", x0=-0.5, x1=k - 0.5, y0=query_index - 0.5, y1=query_index + 0.5,
                       line=dict(color="#f59e0b", width=3), row=1, col=col)
     fig.update_layout(
         coloraxis=dict(colorscale=DIVERGING_COLORSCALE, cmin=-bound, cmax=bound,
-                       colorbar=colorbar("score", x=1.0, len=0.45, y=0.75)),
+                       colorbar=colorbar(translate("score", lang), x=1.0, len=0.45, y=0.75)),
         coloraxis2=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=1.0,
-                        colorbar=colorbar("weight", x=1.0, len=0.45, y=0.22)),
+                        colorbar=colorbar(translate("weight", lang), x=1.0, len=0.45, y=0.22)),
     )
     tick = dict(tickmode="array", tickvals=list(range(k)), ticktext=kl, range=[-0.5, k - 0.5],
                 showgrid=False, zeroline=False)
     fig.update_xaxes(**tick)
     fig.update_yaxes(tickmode="array", tickvals=list(range(q)), ticktext=ql, range=[q - 0.5, -0.5],
                      showgrid=False, zeroline=False)
-    fig.update_yaxes(title_text="query", row=1, col=1)
-    apply_theme(fig, title=title, height=max(380, 30 * q + 220))
+    fig.update_yaxes(title_text=translate("query", lang), row=1, col=1)
+    apply_theme(fig, title=title, height=height)
     return fig
 
 
 def query_row_figure(scaled: np.ndarray, allowed: np.ndarray, weights: np.ndarray, key_labels: Sequence[str], *,
-                     title: str | None = None) -> go.Figure:
+                     title: str | None = None, lang: str = "en") -> go.Figure:
     """One query's row: scaled scores (top; masked keys marked ✕) and the softmax weights they become (bottom)."""
     scaled, weights = np.asarray(scaled, dtype=float), np.asarray(weights, dtype=float)
     allowed = np.asarray(allowed, dtype=bool)
@@ -134,19 +163,20 @@ def query_row_figure(scaled: np.ndarray, allowed: np.ndarray, weights: np.ndarra
     kl = escape_labels(key_labels)
     x = np.arange(k)
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.12,
-                        subplot_titles=("scaled score q·k / √d_k", "softmax weight"))
+                        subplot_titles=(translate("scaled score", lang) + " q·k / √d_k",
+                                        translate("softmax weight", lang)))
     labelled = k <= 16  # numbers on the bars only while they stay legible
-    fig.add_trace(go.Bar(x=x[allowed], y=scaled[allowed], marker_color=color(0), name="scaled score",
+    fig.add_trace(go.Bar(x=x[allowed], y=scaled[allowed], marker_color=color(0), name=translate("scaled score", lang),
                          text=[f"{v:.2f}" for v in scaled[allowed]] if labelled else None, textposition="outside",
                          textfont=dict(size=TICK_SIZE - 2), cliponaxis=False,
                          customdata=np.asarray(kl, dtype=object)[allowed],
                          hovertemplate="%{customdata}: %{y:.4f}<extra></extra>"), row=1, col=1)
     if (~allowed).any():
         fig.add_trace(go.Scatter(x=x[~allowed], y=np.zeros(int((~allowed).sum())), mode="markers",
-                                 name="masked (−∞)",
+                                 name=translate("masked", lang) + " (−∞)",
                                  marker=dict(symbol="x", size=14, color="#94a3b8"),
-                                 hovertemplate="masked: −∞<extra></extra>"), row=1, col=1)
-    fig.add_trace(go.Bar(x=x, y=weights, marker_color=color(1), name="softmax weight",
+                                 hovertemplate=translate("masked", lang) + ": −∞<extra></extra>"), row=1, col=1)
+    fig.add_trace(go.Bar(x=x, y=weights, marker_color=color(1), name=translate("softmax weight", lang),
                          text=[f"{v:.2f}" for v in weights] if labelled else None, textposition="outside",
                          textfont=dict(size=TICK_SIZE - 2), cliponaxis=False, customdata=kl,
                          hovertemplate="%{customdata}: %{y:.4f}<extra></extra>"), row=2, col=1)
@@ -160,7 +190,7 @@ def query_row_figure(scaled: np.ndarray, allowed: np.ndarray, weights: np.ndarra
 
 
 def scaling_figure(d_ks: Sequence[int], unscaled: dict[str, Sequence[float]], scaled: dict[str, Sequence[float]], *,
-                   title: str | None = None) -> go.Figure:
+                   title: str | None = None, lang: str = "en") -> go.Figure:
     """Statistics against d_k (log axis), one panel per entry of `unscaled`/`scaled` (same keys, e.g.
     "Var(logit)", "largest weight", "‖∂softmax‖"): without scaling (one colour) and with 1/√d_k (another)."""
     names = list(unscaled)
@@ -168,7 +198,7 @@ def scaling_figure(d_ks: Sequence[int], unscaled: dict[str, Sequence[float]], sc
     x = np.asarray(d_ks, dtype=float)
     fig = make_subplots(rows=1, cols=len(names), subplot_titles=names, horizontal_spacing=0.08)
     for col, name in enumerate(names, start=1):
-        for series, label, hue, dash in ((unscaled[name], "q·k (no scaling)", color(2), "solid"),
+        for series, label, hue, dash in ((unscaled[name], "q·k " + translate("(no scaling)", lang), color(2), "solid"),
                                          (scaled[name], "q·k / √d_k (Eq. 1)", color(0), "dash")):
             y = np.asarray(series, dtype=float)
             assert y.shape == x.shape, f"{name}: expected {x.shape[0]} values, got {y.shape}"
@@ -186,18 +216,20 @@ def scaling_figure(d_ks: Sequence[int], unscaled: dict[str, Sequence[float]], sc
     return fig
 
 
-def softmax_comparison(unscaled: np.ndarray, scaled: np.ndarray, *, d_k: int, title: str | None = None) -> go.Figure:
+def softmax_comparison(unscaled: np.ndarray, scaled: np.ndarray, *, d_k: int, title: str | None = None,
+                       lang: str = "en") -> go.Figure:
     """One random query's softmax over its keys without and with 1/√d_k, as grouped bars."""
     a, b = np.asarray(unscaled, dtype=float), np.asarray(scaled, dtype=float)
     assert a.shape == b.shape and a.ndim == 1, f"expected two equal (keys,) arrays, got {a.shape}, {b.shape}"
     keys = [f"k{j + 1}" for j in range(a.shape[0])]
+    plain, scaled_name = translate("no scaling", lang), translate("scaled", lang)
     fig = go.Figure([
-        go.Bar(x=keys, y=a, name="softmax(q·k), no scaling", marker_color=color(2),
-               hovertemplate="%{x}: %{y:.4f}<extra>no scaling</extra>"),
+        go.Bar(x=keys, y=a, name=f"softmax(q·k), {plain}", marker_color=color(2),
+               hovertemplate=f"%{{x}}: %{{y:.4f}}<extra>{plain}</extra>"),
         go.Bar(x=keys, y=b, name="softmax(q·k / √d_k)", marker_color=color(0),
-               hovertemplate="%{x}: %{y:.4f}<extra>scaled</extra>"),
+               hovertemplate=f"%{{x}}: %{{y:.4f}}<extra>{scaled_name}</extra>"),
     ])
     fig.update_layout(barmode="group", legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0.0))
-    fig.update_xaxes(title_text="key")
-    fig.update_yaxes(title_text="attention weight", range=[0, 1.05])
-    return apply_theme(fig, title=title or f"One random query, d_k = {d_k}", height=420)
+    fig.update_xaxes(title_text=translate("key", lang))
+    fig.update_yaxes(title_text=translate("attention weight", lang), range=[0, 1.05])
+    return apply_theme(fig, title=title or translate("One random query, d_k = {d_k}", lang, d_k=d_k), height=420)

@@ -77,7 +77,11 @@ TEMPLATE = "plotly_white"
 # Where a page figure is narrowest: the main column at 1024x768 with the sidebar open. Figure builders
 # that write numbers in cells assume this width unless told the real one.
 NARROW_FIGURE_WIDTH = 640
-_CHAR_EM = 0.6  # average advance of a digit or Latin letter in a sans-serif font, in em (a safe upper end)
+# Advance widths in em, rounded up from Source Sans and Noto Sans: digits are tabular, punctuation narrow,
+# Hangul and other wide scripts (from U+1100) at 0.95 em, anything else as a wide Latin letter.
+_NARROW_EM = {".": 0.3, ",": 0.3, ":": 0.3, "-": 0.4, "\u2212": 0.6, " ": 0.3}
+_DIGIT_EM = 0.55
+_OTHER_EM = 0.6
 
 
 def color(i: int) -> str:
@@ -105,7 +109,9 @@ def escape_labels(labels: Sequence[str]) -> list[str]:
 
 def text_width_px(text: str, size: float) -> float:
     """An upper estimate of the width of `text` drawn at `size` px in the theme's sans-serif font."""
-    return len(text) * _CHAR_EM * size
+    ems = sum(_DIGIT_EM if ch.isdigit() else _NARROW_EM.get(ch, 0.95 if ord(ch) >= 0x1100 else _OTHER_EM)
+              for ch in text)
+    return ems * size
 
 
 def numbers_fit(
@@ -127,10 +133,12 @@ def numbers_fit(
     plus 4 px either side, and 1.3 line heights.
     """
     assert rows >= 1 and cols >= 1 and panels >= 1, f"expected a non-empty grid, got {rows}x{cols}, {panels} panels"
+    # apply_theme's margins, grown (plotly's automargin) to hold the row labels, the axis title and the
+    # colour bar with its numbers and title.
     left = max(80.0, text_width_px("m" * row_label_chars, TICK_SIZE) + 1.5 * FONT_SIZE + 10)
-    right = 40.0 + 100.0  # margin and colour bar (thickness, tick numbers, title)
+    right = 110.0
     top = 80.0 if title else 40.0
-    bottom = 70.0 + 1.5 * TICK_SIZE + 1.5 * FONT_SIZE
+    bottom = 70.0
     plot_w = (width - left - right) * (1 - 0.03 * (panels - 1)) / panels
     plot_h = height - top - bottom
     cell_w, cell_h = plot_w / cols, plot_h / rows
