@@ -40,7 +40,7 @@ def _mask_overlay(allowed: np.ndarray) -> go.Heatmap:
 
 def _token_axes(fig: go.Figure, rows: Sequence[str], cols: Sequence[str], row: int, col: int, *,
                 show_rows: bool = True) -> None:
-    fig.update_xaxes(tickmode="array", tickvals=list(range(len(cols))), ticktext=list(cols), tickangle=-60,
+    fig.update_xaxes(tickmode="array", tickvals=list(range(len(cols))), ticktext=list(cols), tickangle=-90,
                      row=row, col=col)
     fig.update_yaxes(tickmode="array", tickvals=list(range(len(rows))), ticktext=list(rows),
                      showticklabels=show_rows, autorange="reversed", row=row, col=col)
@@ -84,8 +84,7 @@ def saturation_figure(d_ks: Sequence[int], max_unscaled: Sequence[float], max_sc
                                         (scaled, translate("with \u00f7\u221ad_k (Eq. 1)", lang), PALETTE[0], "dash")):
             fig.add_trace(go.Scatter(x=list(d_ks), y=list(values), name=name, legendgroup=name, showlegend=col == 1,
                                      mode="lines+markers", line=dict(color=hue, width=3, dash=dash)), row=1, col=col)
-        # A shape on a log axis takes log10 of the value.
-        fig.add_shape(type="line", x0=np.log10(model_d_k), x1=np.log10(model_d_k), y0=0, y1=1,
+        fig.add_shape(type="line", x0=model_d_k, x1=model_d_k, y0=0, y1=1,
                       xref=f"x{'' if col == 1 else col}", yref=f"y{'' if col == 1 else col} domain",
                       line=dict(color="gray", dash="dot"))
         fig.update_xaxes(type="log", title_text="d_k", row=1, col=col)
@@ -120,7 +119,7 @@ def mask_figure(bidirectional: np.ndarray, causal: np.ndarray, tokens: Sequence[
                 lang: str = "en") -> go.Figure:
     """One head of an encoder layer under both masks: (n, n) each; the causal mask's hidden half in grey."""
     labels = _labels(tokens)
-    titles = [translate("Encoder mask (BERT-like)", lang), translate("Causal mask (GPT-like)", lang)]
+    titles = [translate("Encoder mask", lang), translate("Causal mask", lang)]
     fig = make_subplots(rows=1, cols=2, subplot_titles=titles, horizontal_spacing=0.06)
     fig.add_trace(_heatmap(bidirectional, labels, labels, show_scale=True), row=1, col=1)
     fig.add_trace(_heatmap(causal, labels, labels, show_scale=False), row=1, col=2)

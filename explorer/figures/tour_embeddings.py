@@ -52,11 +52,14 @@ def norms_figure(tokens: Sequence[str], embedding: np.ndarray, scaled: np.ndarra
 def positional_figure(table: np.ndarray, tokens: Sequence[str], *, lang: str = "en") -> go.Figure:
     """table (n, d_model): the positional vector added to each token of this sentence, dimension by dimension."""
     t = np.asarray(table, dtype=float)
+    # Sines first, then cosines: each half is a smooth sweep from fast to slow wavelengths, where the
+    # interleaved order of the table would draw stripes.
+    t = np.concatenate([t[:, 0::2], t[:, 1::2]], axis=1)
     labels = [f"{i}: {w}" for i, w in enumerate(_labels(tokens))]
     hover = "pos %{y}, " + translate("dimension", lang) + " %{x}: %{z:.3f}<extra></extra>"
     fig = go.Figure(go.Heatmap(z=t, y=list(range(len(labels))), colorscale=DIVERGING_COLORSCALE, zmin=-1, zmax=1,
                                colorbar=colorbar("PE"), hovertemplate=hover))
     fig.update_yaxes(tickmode="array", tickvals=list(range(len(labels))), ticktext=labels, autorange="reversed",
                      title_text=translate("position: token", lang))
-    fig.update_xaxes(title_text=translate("dimension i (even: sin, odd: cos)", lang))
+    fig.update_xaxes(title_text=translate("sin dimensions 2i, then cos dimensions 2i+1", lang))
     return compact(fig, translate("PE(pos) of this sentence, d_model = {d}", lang, d=t.shape[1]), 420)

@@ -15,12 +15,10 @@ LEGEND_BELOW = dict(orientation="h", yanchor="top", y=-0.25, x=0)
 
 
 def log_marker(fig: go.Figure, x: float, text: str, hue: str, dash: str, *, top: bool) -> None:
-    """A vertical line at x on a log x-axis: shapes and annotations there take log10(x), which add_vline
-    does not do for its annotation."""
-    position = float(np.log10(x))
-    fig.add_shape(type="line", xref="x", yref="paper", x0=position, x1=position, y0=0, y1=1,
-                  line=dict(color=hue, dash=dash, width=2))
-    fig.add_annotation(xref="x", yref="paper", x=position, y=1 if top else 0, text=text, showarrow=False,
+    """A vertical line at x on a log x-axis, labelled. The line takes x itself; an annotation on a log axis
+    takes log10(x) (add_vline gets its annotation wrong there)."""
+    fig.add_shape(type="line", xref="x", yref="paper", x0=x, x1=x, y0=0, y1=1, line=dict(color=hue, dash=dash, width=2))
+    fig.add_annotation(xref="x", yref="paper", x=float(np.log10(x)), y=1 if top else 0, text=text, showarrow=False,
                        xanchor="left", yanchor="top" if top else "bottom", font=dict(size=15))
 
 

@@ -69,9 +69,9 @@ STOPS: tuple[Stop, ...] = (
          "Self-attention costs n²·d operations per layer, a recurrent layer n·d². "
          "Self-attention needs no sequential steps and connects any two positions in one step. "
          "It is cheaper than recurrence while n is smaller than d, which holds for most sentences.",
-         (r"\begin{array}{lccc} & \text{ops} & \text{seq.} & \text{path} \\ \hline "
-          r"\text{Self-attn.} & O(n^2 d) & O(1) & O(1) \\ \text{RNN} & O(n d^2) & O(n) & O(n) \\ "
-          r"\text{CNN} & O(k n d^2) & O(1) & O(\log_k n) \end{array}",), "complexity"),
+         (r"\begin{aligned}&\text{per layer, sequential, path:} \\ \text{Self-attn.}&: O(n^2 d),\ O(1),\ O(1) \\ "
+          r"\text{RNN}&: O(n d^2),\ O(n),\ O(n) \\ \text{CNN}&: O(k n d^2),\ O(1),\ O(\log_k n)\end{aligned}",),
+         "complexity"),
     Stop(7, "training", "Training: schedule and label smoothing", "Section 5.3, 5.4, Eq. 3",
          "The learning rate rises linearly for warmup_steps steps and then decays with the inverse square root of "
          "the step. "
