@@ -10,10 +10,12 @@ from explorer.data.corpus import (
     CorpusError,
     ParallelCorpus,
     decode_text,
+    iter_lines,
     parallel_from_bytes,
     read_parallel,
     read_sentences,
     read_tsv,
+    require_training_pairs,
     tsv_from_bytes,
 )
 from explorer.data.multi30k import DataUnavailableError, load_multi30k, shared_multi30k_dir
@@ -76,6 +78,13 @@ def test_parallel_pairs_and_dropped_placeholders() -> None:
 def test_parallel_line_count_mismatch_names_both_files() -> None:
     with pytest.raises(CorpusError, match=r"^up\.en has 3 lines but up\.de has 2"):
         parallel_from_bytes(b"a\nb\nc\n", b"x\ny\n", "up.en", "up.de")
+
+
+def test_parallel_line_count_mismatch_says_from_which_line() -> None:
+    with pytest.raises(CorpusError, match=r"from line 3 on, up\.en has lines with no partner in up\.de"):
+        parallel_from_bytes(b"a\nb\nc\n", b"x\ny\n", "up.en", "up.de")
+    with pytest.raises(CorpusError, match=r"from line 2 on, up\.de has lines with no partner in up\.en"):
+        parallel_from_bytes(b"a\n", b"x\ny\nz\n", "up.en", "up.de")
 
 
 def test_parallel_forgives_blank_lines_at_the_end() -> None:
@@ -223,3 +232,38 @@ def test_download_writes_the_cache(nowhere: Path, monkeypatch: pytest.MonkeyPatc
     assert sorted(p.name for p in (nowhere / "cache").iterdir()) == ["test2016.de", "test2016.en"]
     load_multi30k("test2016")  # now from the cache: no second download
     assert len(urls) == 2
+
+
+# ------------------------------------------------------------------ streaming lines (explorer translate)
+def test_iter_lines_keeps_every_line_and_accepts_bom_and_crlf() -> None:
+    import io
+
+    assert list(iter_lines(io.BytesIO(b"\xef\xbb\xbfa\r\n\n  \nb"), "in")) == ["a", "", "  ", "b"]
+    assert list(iter_lines(io.BytesIO(b""), "in")) == []
+
+
+@pytest.mark.parametrize("data,message", [
+    (b"ok\ncaf\xe9\n", r"^in is not valid UTF-8: line 2, byte 4 of that line \(byte 6 of the file, value 0xe9\)"),
+    (b"\xef\xbb\xbfcaf\xe9", r"line 1, byte 7 of that line \(byte 6 of the file"),
+    (b"ok\na\x00b\n", r"^in line 2 contains a NUL byte \(byte 4 of the file\)"),
+    (b"ok\n" + b"x" * 70 + b"\n", r"^in line 2 is longer than 64 bytes"),
+])
+def test_iter_lines_names_the_bad_line(data: bytes, message: str) -> None:
+    import io
+
+    lines = iter_lines(io.BytesIO(data), "in", max_line_bytes=64)
+    if data.startswith(b"ok"):
+        assert next(lines) == "ok"  # the lines before the bad one come through
+    with pytest.raises(CorpusError, match=message):
+        list(lines)
+
+
+# ------------------------------------------------------------------ a corpus big enough to train on
+def test_one_pair_is_too_few_to_train() -> None:
+    from explorer.training.datasets import split_off_validation
+
+    train, val = split_off_validation(tsv_from_bytes(b"a man\tein Mann\n@@\t@@\n", "one.tsv"))
+    with pytest.raises(CorpusError, match=r"^one\.tsv has 1 usable sentence pair \(1 more had an empty or "
+                                          r"placeholder side\); training needs at least 2"):
+        require_training_pairs(train, val)
+    require_training_pairs(*split_off_validation(tsv_from_bytes(b"a\tb\nc\td\n", "two.tsv")))

@@ -45,14 +45,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="explorer", description="Attention Explorer: a paper-faithful Transformer")
     sub = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
-        command.add_parser(sub).set_defaults(run=command.run)
+        command.add_parser(sub).set_defaults(explorer_command=command.run)  # not `run`: export has a positional by that name
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     _configure_runtime()
     args = build_parser().parse_args(argv)
-    return run_guarded(args.run, args, debug=bool(os.environ.get("EXPLORER_DEBUG")))
+    return run_guarded(args.explorer_command, args, debug=bool(os.environ.get("EXPLORER_DEBUG")))
 
 
 if __name__ == "__main__":

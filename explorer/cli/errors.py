@@ -45,8 +45,10 @@ def run_guarded(command: Callable[[argparse.Namespace], int], args: argparse.Nam
     except BrokenPipeError:
         # The reader went away (`| head`): not an error. Point stdout at /dev/null so the interpreter's
         # final flush does not fail again on exit.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):  # stdout is not a file (embedded use): nothing left to flush
+            pass
         return 0
     except Exception as error:
         if isinstance(error, _expected_errors()):
