@@ -151,9 +151,11 @@ _PACKED: "weakref.WeakKeyDictionary[Transformer, PackedDecoder]" = weakref.WeakK
 
 
 def supports_packed(model: Transformer) -> bool:
-    """Packed decoding needs keys and values of one width (d_k == d_v)."""
+    """Packed decoding needs float nn.Linear weights (not int8 modules) and keys and values of one width."""
     attention = model.decoder_layers[0].self_attention
-    return attention.d_k == attention.d_v
+    float_linears = all(type(m) is torch.nn.Linear for m in model.decoder_layers.modules()
+                        if "Linear" in type(m).__name__)
+    return float_linears and attention.d_k == attention.d_v
 
 
 def packed_decoder(model: Transformer) -> PackedDecoder:
