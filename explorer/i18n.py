@@ -9,8 +9,8 @@ builders take `lang` as an argument and stay pure. The app's per-session languag
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 LANGUAGES: tuple[str, ...] = ("en", "ko")
 DEFAULT_LANGUAGE = "en"
@@ -25,7 +25,7 @@ def normalize_language(code: str | None) -> str:
     return base if base in LANGUAGES else DEFAULT_LANGUAGE
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _catalogue(lang: str) -> dict[str, str]:
     """msgid -> msgstr for `lang`, merged from every .po file of that language (no compiled .mo to keep in sync)."""
     folder = LOCALE_DIR / lang / "LC_MESSAGES"
@@ -51,3 +51,58 @@ def translate(message: str, lang: str = DEFAULT_LANGUAGE, **fields: object) -> s
     """`message` in `lang`, with `{placeholders}` filled from `fields`."""
     text = gettext_for(lang)(message)
     return text.format(**fields) if fields else text
+
+
+# ---- Checking the catalogue: which messages used in the code have no Korean -----------------------------
+
+KEYWORDS = {"t": None, "translate": None}  # the first argument is the message (babel.cfg documents the same)
+REPO_ROOT = Path(__file__).resolve().parent.parent
+MAPPING_FILE = REPO_ROOT / "babel.cfg"
+_SOURCE_DIRS = ("pages", "ui", "explorer")
+
+
+def used_messages(root: Path = REPO_ROOT) -> dict[str, list[str]]:
+    """Every literal message passed to `t(...)` or `translate(...)` in the files babel.cfg maps, with where
+    it is used ("pages/translate.py:12"). Calls with a computed message are not seen (nor extractable)."""
+    from babel.messages.extract import extract_from_dir
+    from babel.messages.frontend import parse_mapping_cfg
+
+    with MAPPING_FILE.open() as handle:
+        method_map, options_map = parse_mapping_cfg(handle, str(MAPPING_FILE))
+
+    def wanted(dirpath: str) -> bool:  # only the app's own code: never .venv, tests or run folders
+        parts = Path(dirpath).resolve().relative_to(root.resolve()).parts
+        return not parts or (parts[0] in _SOURCE_DIRS and not any(p.startswith((".", "_")) for p in parts))
+
+    found: dict[str, list[str]] = {}
+    for filename, lineno, message, _comments, _context in extract_from_dir(
+        root, method_map, options_map, keywords=KEYWORDS, directory_filter=wanted
+    ):
+        if isinstance(message, str) and message:
+            found.setdefault(message, []).append(f"{filename}:{lineno}")
+    return found
+
+
+def missing(lang: str = "ko", root: Path = REPO_ROOT) -> dict[str, list[str]]:
+    """Messages used in the code with no translation in `lang`'s .po files, with where they are used."""
+    table = _catalogue(normalize_language(lang))
+    return {message: where for message, where in sorted(used_messages(root).items()) if message not in table}
+
+
+def _main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m explorer.i18n",
+                                     description="Check the message catalogue against the code.")
+    parser.add_argument("command", choices=["check"], help="list the messages used in the code with no Korean")
+    parser.add_argument("--lang", default="ko")
+    args = parser.parse_args(argv)
+    gaps = missing(args.lang)
+    for message, where in gaps.items():
+        print(f"{where[0]}: {message!r}" + (f" (+{len(where) - 1} more)" if len(where) > 1 else ""))
+    print(f"{len(gaps)} message(s) with no {args.lang} translation")
+    return 1 if gaps else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())

@@ -26,7 +26,7 @@ class TableScorer:
 
     def step(self, last_tokens: torch.Tensor, step: int) -> torch.Tensor:
         if step > 0:
-            self.prefixes = [p + (t,) for p, t in zip(self.prefixes, last_tokens.tolist())]
+            self.prefixes = [p + (t,) for p, t in zip(self.prefixes, last_tokens.tolist(), strict=False)]
         probs = np.zeros((len(self.prefixes), len(LABELS)), dtype=np.float32)
         for row, prefix in enumerate(self.prefixes):
             for token, p in TABLE.get(prefix, {EOS: 1.0}).items():
@@ -86,9 +86,9 @@ def test_labels_hover_and_positions(trace: BeamTrace) -> None:
     assert {"&lt;S&gt;", "A", "B", "C", "&lt;/S&gt;"} <= texts  # escaped: plotly text is HTML
     hovers = " ".join(h for t in node_traces(fig) for h in t.hovertext)
     assert "score" in hovers and "log p" in hovers
-    full = {int(c[0]): (x, y) for t in node_traces(fig) for c, x, y in zip(t.customdata, t.x, t.y)}
+    full = {int(c[0]): (x, y) for t in node_traces(fig) for c, x, y in zip(t.customdata, t.x, t.y, strict=False)}
     partial = {int(c[0]): (x, y) for t in node_traces(beam_tree_figure(trace, LABELS, upto_step=0))
-               for c, x, y in zip(t.customdata, t.x, t.y)}
+               for c, x, y in zip(t.customdata, t.x, t.y, strict=False)}
     assert all(full[i] == partial[i] for i in partial), "walking step by step must not move nodes"
     assert all(full[c.id][0] == s.step + 1 for s in trace.steps for c in s.candidates)
 

@@ -19,8 +19,8 @@ from explorer.figures.theme import (
     TICK_SIZE,
     WEIGHT_COLORSCALE,
     apply_theme,
-    colorbar,
     color,
+    colorbar,
     escape_labels,
     numbers_fit,
     rgba,
@@ -91,7 +91,7 @@ def attention_heatmap(
             y=np.arange(q),
             customdata=_pair_labels(query_labels, key_labels),
             hovertemplate="%{customdata[0]} \u2192 %{customdata[1]}: %{z:.4f}"
-            f"<br>{translate('position', lang)} %{{y}} \u2192 %{{x}}<extra></extra>",
+            "<br>" + translate("position", lang) + " %{y} \u2192 %{x}<extra></extra>",
             colorscale=WEIGHT_COLORSCALE,
             zmin=0.0,
             zmax=float(w.max()) if zmax is None else float(zmax),
@@ -236,7 +236,8 @@ def head_view(
         lines = [f"<b>{ql[i]}</b> ({query_title} {i})"]
         for h in selected:
             top = np.argsort(-w[h, i])[:3]
-            lines.append(translate("Head {n}", lang, n=h + 1) + ": " + ", ".join(f"{kl[j]} {w[h, i, j]:.2f}" for j in top))
+            strongest = ", ".join(f"{kl[j]} {w[h, i, j]:.2f}" for j in top)
+            lines.append(translate("Head {n}", lang, n=h + 1) + ": " + strongest)
         query_hover.append("<br>".join(lines))
     fig.add_trace(go.Scatter(
         x=np.zeros(q), y=-np.arange(q), mode="markers+text", text=ql, textposition="middle left",

@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.figures.attention import _check, index_axis, _pair_labels
+from explorer.figures.attention import _check, _pair_labels, index_axis
 from explorer.figures.theme import WEIGHT_COLORSCALE, apply_theme, colorbar, escape_labels
 from explorer.i18n import translate
 
@@ -64,7 +64,7 @@ def compare_heads(panels: Sequence[Panel], *, zmax: float | None = 1.0, title: s
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=[escape_labels([p.title])[0] for p in panels],
                         horizontal_spacing=spacing, vertical_spacing=0.16)
     tallest = 1
-    for i, (panel, w) in enumerate(zip(panels, weights)):
+    for i, (panel, w) in enumerate(zip(panels, weights, strict=False)):
         row, col = divmod(i, cols)
         q, k = w.shape
         tallest = max(tallest, q)
@@ -77,7 +77,8 @@ def compare_heads(panels: Sequence[Panel], *, zmax: float | None = 1.0, title: s
             ),
             row=row + 1, col=col + 1,
         )
-        fig.update_xaxes(title_text=translate(panel.key_title, lang), row=row + 1, col=col + 1, **index_axis(panel.key_labels))
+        fig.update_xaxes(title_text=translate(panel.key_title, lang), row=row + 1, col=col + 1,
+                         **index_axis(panel.key_labels))
         repeat = repeats[i]  # the same rows as the panel to the left: its labels serve both
         fig.update_yaxes(title_text=None if repeat else translate(panel.query_title, lang), showticklabels=not repeat,
                          row=row + 1, col=col + 1, **index_axis(panel.query_labels, reverse=True))

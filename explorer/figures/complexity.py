@@ -12,12 +12,30 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.complexity.measure import (FORMULA_OF, MEASURED_LABELS, MEASURED_LAYERS, MEMORY_MEASURES,
-                                         SELF_ATTENTION_EXPLICIT)
-from explorer.complexity.table1 import (CONV_CONTIGUOUS, CONV_DILATED, CONVOLUTIONAL, FORMULAS, LABELS,
-                                        LAYER_TYPES, PATH_LAYERS, RECURRENT, RESTRICTED, SELF_ATTENTION,
-                                        crossover_n, operations, path_length, path_nodes,
-                                        restricted_crossover_n)
+from explorer.complexity.measure import (
+    FORMULA_OF,
+    MEASURED_LABELS,
+    MEASURED_LAYERS,
+    MEMORY_MEASURES,
+    SELF_ATTENTION_EXPLICIT,
+)
+from explorer.complexity.table1 import (
+    CONV_CONTIGUOUS,
+    CONV_DILATED,
+    CONVOLUTIONAL,
+    FORMULAS,
+    LABELS,
+    LAYER_TYPES,
+    PATH_LAYERS,
+    RECURRENT,
+    RESTRICTED,
+    SELF_ATTENTION,
+    crossover_n,
+    operations,
+    path_length,
+    path_nodes,
+    restricted_crossover_n,
+)
 from explorer.figures.theme import FONT_SIZE, apply_theme, color, rgba
 from explorer.i18n import translate
 
@@ -153,7 +171,7 @@ def measured_figure(rows: Sequence[dict], metric: str = "forward_ms", *, formula
             line=dict(color=COLORS[layer], width=4), marker=dict(size=10),
             customdata=depths,
             hovertemplate=(f"{_name(MEASURED_LABELS[layer], lang)}<br>n = %{{x}}<br>{metric_label} = %{{y:.3g}}"
-                           f"<br>{translate('layers', lang)} = %{{customdata}}<extra></extra>")))
+                           f"<br>" + translate("layers", lang) + " = %{customdata}<extra></extra>")))
         if formula_overlay and metric != "memory_mb":
             curve = _formula_curve(layer, ns, depths, d, kernel)
             scaled = curve * (values[-1] / curve[-1])
@@ -234,9 +252,10 @@ def path_length_figure(i: int, j: int, n: int, k: int = 3, r: int = 16, *, lang:
                               row=row, col=2)
         fig.add_trace(go.Scatter(
             x=[x for x, _ in nodes], y=[level for _, level in nodes], mode="lines+markers",
-            name=LABELS[layer], line=dict(color=hue, width=4), marker=dict(size=11, color=hue),
-            showlegend=False, hovertemplate=f"{translate('position', lang)} %{{x}}, {translate('level', lang)} %{{y}}"
-            f"<extra>{_name(LABELS[layer], lang)}</extra>"),
+            name=_name(LABELS[layer], lang), line=dict(color=hue, width=4), marker=dict(size=11, color=hue),
+            showlegend=False,
+            hovertemplate=translate("position", lang) + " %{x}, " + translate("level", lang)
+            + f" %{{y}}<extra>{_name(LABELS[layer], lang)}</extra>"),
             row=row, col=2)
         ends = [(source, 0, f"{source}")] + ([(target, levels, f"{target}")] if len(nodes) > 1 else [])
         fig.add_trace(go.Scatter(x=[x for x, _, _ in ends], y=[y for _, y, _ in ends], mode="text",

@@ -18,8 +18,8 @@ from explorer.figures.theme import (
     DIVERGING_COLORSCALE,
     WEIGHT_COLORSCALE,
     apply_theme,
-    colorbar,
     color,
+    colorbar,
     escape_labels,
     rgba,
 )
@@ -53,7 +53,7 @@ def _pe_heatmap_trace(pe: np.ndarray, lang: str, coloraxis: str | None = None, *
         z=pe,
         x=np.arange(d),
         y=np.arange(n),
-        hovertemplate=f"{translate('position', lang)} %{{y}}, {translate('dimension', lang)} %{{x}}: "
+        hovertemplate=translate("position", lang) + " %{y}, " + translate("dimension", lang) + " %{x}: "
         "%{z:.3f}<extra></extra>",
         coloraxis=coloraxis,
         **style,
@@ -94,7 +94,7 @@ def pe_curves(pe: np.ndarray, dims: Sequence[int], *, title: str | None = None,
         fig.add_trace(go.Scatter(
             x=positions, y=pe[:, dim], mode="lines", name=name, line=dict(color=color(idx), width=3),
             hovertemplate=translate("dim {dim}", lang, dim=dim)
-            + f"<br>{translate('position', lang)} %{{x}}: %{{y:.3f}}<extra></extra>",
+            + "<br>" + translate("position", lang) + " %{x}: %{y:.3f}<extra></extra>",
         ))
     fig.update_xaxes(title_text=translate("position", lang))
     fig.update_yaxes(title_text=translate("encoding value", lang))
@@ -182,9 +182,9 @@ def embedding_norms_figure(
     text = escape_labels(labels)
     fig = go.Figure([
         go.Bar(x=positions, y=s, name=name, marker_color=color(i), customdata=text,
-               hovertemplate=f"%{{customdata}} ({translate('position', lang)} %{{x}})<br>{name}: "
+               hovertemplate="%{customdata} (" + translate("position", lang) + f" %{{x}})<br>{name}: "
                "%{y:.2f}<extra></extra>")
-        for i, (s, name) in enumerate(zip(series, names))
+        for i, (s, name) in enumerate(zip(series, names, strict=False))
     ])
     fig.update_xaxes(title_text=translate("token", lang), tickmode="array", tickvals=list(positions), ticktext=text)
     fig.update_yaxes(title_text=translate("L2 norm", lang))

@@ -15,8 +15,8 @@ from plotly.subplots import make_subplots
 
 from explorer.figures.attention import index_axis
 from explorer.figures.theme import (
-    DIVERGING_COLORSCALE,
     CELL_TEXT_SIZE,
+    DIVERGING_COLORSCALE,
     TICK_SIZE,
     WEIGHT_COLORSCALE,
     apply_theme,
@@ -126,7 +126,7 @@ def stage_matrices(
     pairs = np.empty((q, k, 2), dtype=object)
     pairs[:, :, 0] = np.asarray(ql, dtype=object)[:, None]
     pairs[:, :, 1] = np.asarray(kl, dtype=object)[None, :]
-    for col, (z, name) in enumerate(zip(stages, titles), start=1):
+    for col, (z, name) in enumerate(zip(stages, titles, strict=False), start=1):
         z = np.where(np.isfinite(z), z, np.nan)
         fig.add_trace(go.Heatmap(
             z=z, x=np.arange(k), y=np.arange(q), customdata=pairs, name=name,

@@ -41,7 +41,7 @@ def loss_curve(
     step = translate("step", lang)
     fig = go.Figure(go.Scatter(
         x=xs, y=ys, mode="lines", name=translate("train", lang), line=dict(color=color(0), width=3),
-        hovertemplate=f"{step} %{{x}}<br>{translate('train loss', lang)} %{{y:.4f}}<extra></extra>",
+        hovertemplate=f"{step} %{{x}}<br>" + translate("train loss", lang) + " %{y:.4f}<extra></extra>",
     ))
     if val_loss is not None:
         assert val_steps is not None, "val_loss needs val_steps"
@@ -49,7 +49,7 @@ def loss_curve(
         fig.add_trace(go.Scatter(
             x=vx, y=vy, mode="lines+markers", name=translate("validation", lang), line=dict(color=color(1), width=3),
             marker=dict(size=8),
-            hovertemplate=f"{step} %{{x}}<br>{translate('validation loss', lang)} %{{y:.4f}}<extra></extra>",
+            hovertemplate=f"{step} %{{x}}<br>" + translate("validation loss", lang) + " %{y:.4f}<extra></extra>",
         ))
     fig.update_xaxes(title_text=translate("training step", lang))
     fig.update_yaxes(title_text=translate("loss (nats per token)", lang) if y_title is None else y_title)
@@ -82,7 +82,7 @@ def lr_curve(
             marker=dict(size=14, color=color(1), symbol="diamond"),
             text=[translate("warm-up ends: step {step}, lr {lr}", lang, step=f"{warmup_steps:,}", lr=f"{peak:.2e}")],
             textposition="top right",
-            hovertemplate=f"{translate('end of warm-up', lang)}<br>{step} %{{x}}<br>{rate} %{{y:.3e}}<extra></extra>",
+            hovertemplate=translate("end of warm-up", lang) + f"<br>{step} %{{x}}<br>{rate} %{{y:.3e}}<extra></extra>",
         ))
         fig.add_vline(x=warmup_steps, line=dict(color=color(1), dash="dash", width=2))
     fig.update_xaxes(title_text=translate("training step", lang))
@@ -145,7 +145,7 @@ def lr_schedule_curve(
     fig = go.Figure(go.Scatter(
         x=px, y=py, mode="lines", name=translate("schedule (Eq. 3)", lang),
         line=dict(color=color(0), width=2, dash="dot"),
-        hovertemplate=f"{step} %{{x}}<br>{translate('planned learning rate', lang)} %{{y:.3e}}<extra></extra>",
+        hovertemplate=f"{step} %{{x}}<br>" + translate("planned learning rate", lang) + " %{y:.3e}<extra></extra>",
     ))
     fig.add_trace(go.Scatter(
         x=xs, y=ys, mode="lines", name=translate("used so far", lang), line=dict(color=color(0), width=4),
@@ -156,7 +156,7 @@ def lr_schedule_curve(
         x=[warmup_steps], y=[peak], mode="markers+text", name=translate("warm-up ends", lang), showlegend=False,
         marker=dict(size=14, color=color(1), symbol="diamond"),
         text=[translate("warm-up ends: step {step}", lang, step=f"{warmup_steps:,}")], textposition="top right",
-        hovertemplate=f"{translate('end of warm-up', lang)}<br>{step} %{{x}}<br>{rate} %{{y:.3e}}<extra></extra>",
+        hovertemplate=translate("end of warm-up", lang) + f"<br>{step} %{{x}}<br>{rate} %{{y:.3e}}<extra></extra>",
     ))
     fig.add_vline(x=warmup_steps, line=dict(color=color(1), dash="dash", width=2))
     top = float(max(np.max(py) if len(py) else 0.0, np.max(ys) if len(ys) else 0.0))
@@ -190,14 +190,14 @@ def attention_evolution(
         f"expected as many steps and label lists as matrices ({n}), got {len(steps)} and {len(output_labels)}"
     )
     matrices = [np.asarray(w) for w in weights]
-    for w, labels, step in zip(matrices, output_labels, steps):
+    for w, labels, step in zip(matrices, output_labels, steps, strict=False):
         assert w.ndim == 2 and w.shape == (len(labels), len(source_labels)), (
             f"step {step}: expected weights (output={len(labels)}, source={len(source_labels)}), got {w.shape}"
         )
     fig = make_subplots(rows=1, cols=n, horizontal_spacing=min(0.04, 0.3 / max(n - 1, 1)),
                         subplot_titles=[translate("step {step}", lang, step=f"{s:,}") for s in steps])
     keys = escape_labels(source_labels)
-    for i, (w, labels, step) in enumerate(zip(matrices, output_labels, steps)):
+    for i, (w, labels, step) in enumerate(zip(matrices, output_labels, steps, strict=False)):
         rows = escape_labels(labels)
         custom = np.empty(w.shape + (2,), dtype=object)
         custom[:, :, 0] = np.asarray(rows, dtype=object)[:, None]
