@@ -54,3 +54,46 @@ def test_stop_names_an_unknown_run(tmp_path):
 
     with pytest.raises(UsageError, match="no run named 'nope'"):
         cli("stop", "nope", "--root", str(tmp_path))
+
+
+COMMAND_LINE_RUN = """
+import sys
+from pathlib import Path
+from explorer.config import ModelConfig
+from explorer.data import make_splits
+from explorer.training.datasets import train_tokenizer
+from explorer.training.trainer import TrainConfig, Trainer
+from explorer.training.worker import run_here
+train, val = make_splits("reverse", 600, 40, seed=0, max_len=6)
+tokenizer = train_tokenizer(train, 64, synthetic=True)
+config = ModelConfig(vocab_size=tokenizer.vocab_size, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1,
+                     n_decoder_layers=1, dropout=0.0, max_len=32)
+trainer = Trainer(config, TrainConfig(steps=1_000_000, batch_tokens=256, warmup_steps=20, eval_every=0, save_every=0,
+                                      log_every=1, bleu_sentences=0, device="cpu", max_len=32),
+                  tokenizer, train, val, Path(sys.argv[1]))
+print(run_here(trainer).step)
+"""
+
+
+def test_a_command_line_run_is_listed_and_stopped_like_an_app_run(tmp_path, capsys):
+    """`explorer train` (through `run_here`) reports through its folder: listed as running, stoppable."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    process = subprocess.Popen([sys.executable, "-c", COMMAND_LINE_RUN, "cli-run"], cwd=tmp_path, text=True,
+                               stdout=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(repo)})
+    try:
+        manager = RunManager(tmp_path)
+        deadline = time.monotonic() + 180
+        while (run := manager.status("cli-run")) is None or run.step < 3:
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.1)
+        assert run.status == "running"
+        assert cli("stop", "cli-run", "--root", str(tmp_path), "--wait") == 0
+        assert int(process.communicate(timeout=120)[0].strip()) == manager.status("cli-run").step
+        assert manager.status("cli-run").status == "stopped"
+    finally:
+        process.kill()

@@ -149,7 +149,8 @@ def log_tail(run_dir: Path, lines: int = 12, max_bytes: int = 16_384) -> str:
 # ------------------------------------------------------------------------------------------- processes
 def process_alive(pid: int | None, run_dir: Path | None = None) -> bool:
     """Whether `pid` is a live (not zombie) process; with `run_dir`, also one whose command line names that
-    folder, so a pid reused by another program after a reboot does not count."""
+    folder (by its name: `explorer train --out` may have been given a relative path), so a pid reused by
+    another program after a reboot does not count."""
     if not pid:
         return False
     try:
@@ -166,7 +167,7 @@ def process_alive(pid: int | None, run_dir: Path | None = None) -> bool:
                 return False
             if run_dir is not None:
                 cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", errors="replace")
-                return str(Path(run_dir).resolve()) in cmdline
+                return Path(run_dir).name in cmdline
         except (OSError, IndexError):
             return False
     return True
@@ -235,12 +236,16 @@ def read_run(run_dir: Path) -> RunStatus | None:
     """The status of the run in `run_dir`, or None when the folder holds no run."""
     run_dir = Path(run_dir)
     info = read_json(run_dir / RUN_FILE)
-    if not isinstance(info, dict):
-        # A run folder from before the launcher wrote run.json, or from `explorer train`: latest/ is enough.
-        if not is_checkpoint(run_dir / "latest"):
-            return None
-        info = {"name": run_dir.name, "created": (run_dir / "latest").stat().st_mtime}
     state = read_json(run_dir / STATE_FILE, {}) or {}
+    if not isinstance(info, dict):
+        # A run of `explorer train` (state.json, written by `worker.run_here`), or from before the launcher
+        # wrote run.json (latest/ is enough).
+        if state:
+            info = {"name": run_dir.name, "created": float(state.get("started", 0.0))}
+        elif is_checkpoint(run_dir / "latest"):
+            info = {"name": run_dir.name, "created": (run_dir / "latest").stat().st_mtime}
+        else:
+            return None
     progress = read_json(run_dir / PROGRESS_FILE, {}) or {}
     saved_step = checkpoint_step(run_dir)
     latest = latest_dir(run_dir)
@@ -253,6 +258,8 @@ def read_run(run_dir: Path) -> RunStatus | None:
     pid = state.get("pid") or read_pid(run_dir)
     status = state.get("status")
     error = state.get("error")
+    if status is None and not (run_dir / RUN_FILE).is_file():  # a folder `explorer train` wrote, long done
+        status = "finished" if saved_step is not None and saved_step >= total > 0 else "stopped"
     if status not in FINAL:  # None, preparing, running or stopping: the process decides
         launched = float(state.get("launched", info.get("created", 0.0)))
         if pid is None:

@@ -19,7 +19,10 @@ import time
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from explorer.training.trainer import Trainer, TrainResult
 
 DEFAULT_NICE = 10
 LOCKS_ENV = "EXPLORER_LOCKS"
@@ -163,6 +166,34 @@ def train(run_dir: Path, steps: int | None, stop: StopFile, state: dict[str, Any
     if lock is not None:
         lock.close()
     return status
+
+
+def run_here(trainer: Trainer) -> TrainResult:
+    """`trainer.run()` in this process, reporting through its run folder as a launched run does (state.json
+    with this pid, progress.json, snapshots, the stop file), so `explorer runs` lists it and `explorer stop`
+    stops it. For `explorer train`; under torchrun (several ranks) it is plain `trainer.run()`, since a stop
+    file seen by one rank and not yet by another would leave the other waiting in its all-reduce."""
+    from explorer.training import run_folder as rf
+    from explorer.training.reporter import FolderReporter
+
+    if trainer.run_dir is None or trainer.world > 1:
+        return trainer.run()
+    run_dir = trainer.run_dir
+    run_dir.mkdir(parents=True, exist_ok=True)
+    trainer.callbacks.append(FolderReporter(run_dir, run_dir.name))
+    state: dict[str, Any] = {"status": "running", "pid": os.getpid(), "started": time.time(),
+                             "total_steps": trainer.config.steps, "device": str(trainer.device)}
+    rf.write_json(run_dir / rf.STATE_FILE, state)
+    (run_dir / rf.STOP_FILE).unlink(missing_ok=True)
+    try:
+        result = trainer.run(stop=StopFile(run_dir / rf.STOP_FILE))
+    except BaseException as error:
+        rf.write_json(run_dir / rf.STATE_FILE, {**state, "status": "failed", "ended": time.time(),
+                                                "error": f"{type(error).__name__}: {error}"})
+        raise
+    status = "stopped" if result.stopped_early else "finished"
+    rf.write_json(run_dir / rf.STATE_FILE, {**state, "status": status, "step": result.step, "ended": time.time()})
+    return result
 
 
 def torch_current_device() -> int:
