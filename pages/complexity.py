@@ -51,45 +51,44 @@ r = bound_slider(right, t("Neighbourhood r (restricted self-attention)"), "compl
 st.subheader(t("Table 1"))
 st.dataframe(table1_rows(n, d, k, r), hide_index=True, width="stretch",
              column_config={"Operations": st.column_config.NumberColumn(format="localized")})
-st.caption(
-    f"Operations are the formulas evaluated at n = {n}, d = {d}, k = {k}, r = {r} with constants dropped. "
-    f"Self-attention and recurrence cost the same at n = d = {crossover_n(d):.0f}. Path length: layers (recurrent: "
-    "steps) between the first and the last position; the convolutional row uses dilated convolutions."
-)
+st.caption(t(
+    "Operations are the formulas evaluated at n = {n}, d = {d}, k = {k}, r = {r} with constants dropped. "
+    "Self-attention and recurrence cost the same at n = d = {crossover:.0f}. Path length: layers (recurrent: "
+    "steps) between the first and the last position; the convolutional row uses dilated convolutions.",
+    n=n, d=d, k=k, r=r, crossover=crossover_n(d)))
 st.plotly_chart(operations_figure(n_grid(n, d), d, k, r, highlight_n=n), width="stretch",
                 config=download_config("Table 1 operations"))
 
 st.subheader(t("Measured on this machine"))
 device = str(st.session_state.get("device", "cpu"))
-st.markdown(
-    f"Time and memory of one self-attention layer, one LSTM layer, one convolution and a stack of "
-    f"log_k(n) dilated convolutions, at equal d, on **{device}**. The LSTM's n steps run one after "
-    "another, so its time grows with n even though each step is a small d×d product."
-)
+st.markdown(t(
+    "Time and memory of one self-attention layer, one LSTM layer, one convolution and a stack of "
+    "log_k(n) dilated convolutions, at equal d, on **{device}**. The LSTM's n steps run one after "
+    "another, so its time grows with n even though each step is a small d×d product.", device=device))
 left, right = st.columns(2)
-measure_d = left.select_slider("Width d for the measurement", options=(32, 64, 128, 256, 512), value=128,
+measure_d = left.select_slider(t("Width d for the measurement"), options=(32, 64, 128, 256, 512), value=128,
                                key="complexity_measure_d")
-n_max = right.select_slider("Largest n", options=(64, 128, 256, 512, 1024), value=512, key="complexity_n_max")
+n_max = right.select_slider(t("Largest n"), options=(64, 128, 256, 512, 1024), value=512, key="complexity_n_max")
 if st.button(t("Measure on this machine"), type="primary"):
     st.session_state["complexity_measurement"] = (sequence_lengths(n_max), measure_d, k, device)
 request = st.session_state["complexity_measurement"]
 if request is not None:
     rows = measured_rows(*request)
-    metric = st.radio("Show", options=tuple(METRICS), format_func=METRICS.get, horizontal=True)
+    metric = st.radio(t("Show"), options=tuple(METRICS), format_func=METRICS.get, horizontal=True)
     st.plotly_chart(measured_figure(rows, metric), width="stretch",
                     config=download_config(f"Table 1 measured {metric}"))
     _, measured_d, kernel, measured_device = request
-    st.download_button("Download measurements (CSV)", data=rows_to_csv(rows), mime="text/csv",
+    st.download_button(t("Download measurements (CSV)"), data=rows_to_csv(rows), mime="text/csv",
                        file_name=f"table1_measured_{measured_device}_d{measured_d}_k{kernel}.csv")
 
 
 @st.fragment
 def path_length_section(n: int, k: int, r: int) -> None:
     st.subheader(t("Maximum path length"))
-    st.markdown("Pick two positions: how many layers (recurrent: time steps) does a signal cross between them?")
+    st.markdown(t("Pick two positions: how many layers (recurrent: time steps) does a signal cross between them?"))
     left, right = st.columns(2)
-    i = left.slider("Position i", min_value=0, max_value=n - 1, value=0)
-    j = right.slider("Position j", min_value=0, max_value=n - 1, value=n - 1)
+    i = left.slider(t("Position i"), min_value=0, max_value=n - 1, value=0)
+    j = right.slider(t("Position j"), min_value=0, max_value=n - 1, value=n - 1)
     st.plotly_chart(path_length_figure(i, j, n, k, r), width="stretch", config=download_config("Table 1 path length"))
 
 

@@ -246,7 +246,7 @@ def test_eight_sessions_starting_at_once_import_the_libraries_once(tmp_path):
 # --- language ------------------------------------------------------------------------------------------------------
 
 OWN_FILES = ["frame/app.py", "ui/model_picker.py", "ui/model_cache.py", "ui/urlstate.py", "ui/attention_controls.py",
-             "ui/batch_translate.py", "pages/translate.py", "pages/compare.py", "pages/beam.py",
+             "ui/batch_translate.py", "ui/figures.py", "pages/translate.py", "pages/compare.py", "pages/beam.py",
              "pages/step_by_step.py", "pages/positional.py", "pages/complexity.py"]
 
 
@@ -265,6 +265,8 @@ def test_every_string_the_pages_show_has_korean():
                 messages.add(node.args[0].value)
     messages |= {spec.title for spec in ALL_PAGES} | {spec.group for spec in ALL_PAGES}
     messages |= set(FAMILY_TITLES.values()) | set(FAMILY_SHORT.values()) | {FAMILY_HELP}
+    messages |= {"One head", "All layers and heads", "Mean over heads", "Head view", "Pieces", "Words",
+                 "the encoder's own positions", "cosine", "dot product"}
     assert len(messages) > 150
     korean = _catalogue("ko")
     missing = sorted(m for m in messages if m not in korean)

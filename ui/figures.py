@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from explorer.figures.theme import download_config, figure_to_png, figure_to_svg, find_browser
+from ui.i18n import t
 
 
 def file_stem(name: str) -> str:
@@ -51,14 +52,14 @@ def show_figure(fig: go.Figure, name: str, key: str, *, downloads: bool = True,
         return result
     stem = file_stem(name)
     if find_browser() is None:
-        st.caption("PNG: camera icon on the chart. SVG export needs a local Chromium, which was not found.")
+        st.caption(t("PNG: camera icon on the chart. SVG export needs a local Chromium, which was not found."))
         return result
     # A horizontal row sized to its buttons: fixed columns squeeze the labels to "P…" in half-width layouts.
     row = st.container(horizontal=True, gap="small")
     row.download_button("PNG", data=_deferred(fig, "png"), file_name=f"{stem}.png", mime="image/png",
                         key=f"{key}__png", on_click="ignore", icon=":material/image:", width="content",
-                        help="A white-background PNG at twice the size, for slides (takes a moment).")
+                        help=t("A white-background PNG at twice the size, for slides (takes a moment)."))
     row.download_button("SVG", data=_deferred(fig, "svg"), file_name=f"{stem}.svg", mime="image/svg+xml",
                         key=f"{key}__svg", on_click="ignore", icon=":material/polyline:", width="content",
-                        help="A vector SVG of this figure (takes a moment).")
+                        help=t("A vector SVG of this figure (takes a moment)."))
     return result
