@@ -43,3 +43,12 @@ def test_int8_bleu_within_0_3_of_float_on_validation(multi30k_root):
     int8_bleu = corpus_scores([t.output for t in translate(quantize_int8(c.model), c.tokenizer, sources,
                                                            beam_size=4)], references).bleu
     assert abs(int8_bleu - float_bleu) <= 0.3, f"int8 {int8_bleu:.2f} vs float {float_bleu:.2f} BLEU"
+
+
+def test_command_line_translates_with_int8(words_checkpoint, capsys):
+    from explorer.cli import main
+
+    sentences = ["a big dog rides a bicycle .", "the woman walks in the park ."]
+    assert main(["translate", "-c", str(words_checkpoint), "--beam", "2", "--int8", *sentences]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and all(lines)

@@ -27,6 +27,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--json", action="store_true", help="one JSON object per line with pieces and scores")
     p.add_argument("--batch-lines", type=positive_int, default=BATCH_LINES, help=argparse.SUPPRESS)
     p.add_argument("--device", default="cpu")
+    p.add_argument("--int8", action="store_true",
+                   help="dynamically quantized feed-forward layers (CPU; within 0.3 BLEU of float)")
     return p
 
 
@@ -94,13 +96,19 @@ def run(args: argparse.Namespace) -> int:
     # The checkpoint first: a bad one is reported before anyone types or pipes sentences in.
     checkpoint = load_checkpoint(args.checkpoint, resolve_device(args.device))
     beam, alpha = resolve_decoding(args, checkpoint.metadata)
+    model = checkpoint.model
+    if args.int8:
+        if model.embedding.weight.device.type != "cpu":
+            raise UsageError("--int8 runs on the CPU; leave out --device or pass --device cpu")
+        from explorer.quantize import quantize_int8
+        model = quantize_int8(model)
     out = sys.stdout
     line_number = 0
     with tqdm(total=len(args.sentences) or None, unit=" lines", file=sys.stderr, dynamic_ncols=True,
               disable=not sys.stderr.isatty()) as bar:
         for batch in _batches(_input_lines(args), args.batch_lines):
             wanted = [i for i, line in enumerate(batch) if line.strip()]
-            done = translate(checkpoint.model, checkpoint.tokenizer, [batch[i] for i in wanted], beam_size=beam,
+            done = translate(model, checkpoint.tokenizer, [batch[i] for i in wanted], beam_size=beam,
                              alpha=alpha, n_best=args.n_best) if wanted else []
             results = dict(zip(wanted, done))
             for i, source in enumerate(batch, start=line_number + 1):
