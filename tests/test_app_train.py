@@ -19,7 +19,6 @@ from explorer.figures.training import attention_evolution, lr_schedule_curve
 from explorer.inference import translate
 from explorer.training.estimates import planned_schedule
 from explorer.training.snapshots import load_snapshots
-
 from tests.apptest_helpers import open_app as open_frame
 from tests.apptest_helpers import open_page
 
@@ -118,7 +117,7 @@ def test_train_reverse_from_the_page_and_use_the_model(folders):
     (result,) = translate(checkpoint.model, checkpoint.tokenizer, ["a b c d e"])
     assert result.output and set(result.output.split()) <= set("abcdefghijklmnopqrst"), result.output
     fresh = open_app(page=None)
-    assert "page-reverse" in fresh.sidebar.selectbox(key="checkpoint_label").options
+    assert "page-reverse" in fresh.sidebar.selectbox(key="model").options
     assert (runs / "page-reverse" / "latest").is_dir()
 
 
@@ -193,7 +192,8 @@ def test_multi30k_is_offered_from_the_local_copy(folders, multi30k_root, monkeyp
     at.segmented_control(key="train_data").set_value("multi30k").run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     metrics = {m.label: m.value for m in at.metric}
-    assert (metrics["Training pairs"], metrics["Validation pairs"], metrics["Skipped pairs"]) == ("28,998", "1,014", "2")
+    sizes = (metrics["Training pairs"], metrics["Validation pairs"], metrics["Skipped pairs"])
+    assert sizes == ("28,998", "1,014", "2")
     assert at.session_state["train_preset"] == "small" and at.session_state["train_d_model"] == 256
     assert at.dataframe[0].value["source"][0].startswith("Two young, White males are outside")
     assert "▁" in at.code[0].value  # subword pieces of the trained vocabulary
@@ -221,7 +221,7 @@ def test_bad_uploads_are_rejected_with_a_clear_message(folders, mode, files, mes
     at.segmented_control(key="train_data").set_value("upload").run()
     at.radio(key="train_upload_mode").set_value(mode).run()
     keys = ("train_upload_src", "train_upload_tgt") if mode == "two" else ("train_upload_tsv",)
-    for key, (name, data) in zip(keys, files):
+    for key, (name, data) in zip(keys, files, strict=True):
         at.file_uploader(key=key).set_value((name, data, "text/plain"))
     at.run()
     assert not at.exception, at.exception
@@ -271,3 +271,12 @@ def test_attention_evolution_one_panel_per_snapshot_on_one_scale():
     assert list(fig.layout.yaxis3.ticktext) == ["▁b", "▁a", "&lt;s&gt;"]  # labels escaped, per panel
     with pytest.raises(AssertionError, match="step 50"):
         attention_evolution([np.ones((2, 3)), np.ones((2, 2))], [0, 50], outputs[:2], src)
+
+
+def test_the_page_speaks_korean(folders):
+    at = open_page(PAGE, lang="ko")
+    at.segmented_control(key="train_view").set_value("new").run()
+    assert not at.exception, at.exception
+    assert at.title[0].value == "Transformer 학습하기"
+    assert "학습 문장 쌍" in {m.label for m in at.metric}
+    assert at.button(key="train_start").label == "학습 시작"

@@ -19,10 +19,11 @@ from explorer.data.corpus import parallel_from_bytes, tsv_from_bytes
 from explorer.devices import available_devices
 from explorer.tokenizer import Tokenizer
 from explorer.training.datasets import SYNTHETIC_VAL_PAIRS, load_corpora, split_off_validation, train_tokenizer
-from explorer.training.estimates import StepTiming, batches_per_epoch, measure_like_a_run
+from explorer.training.estimates import StepTiming, batches_per_epoch, measure_step_time
 from explorer.training.launcher import JobError
 from explorer.training.run_folder import validate_run_name
 from explorer.training.trainer import TrainConfig
+from explorer.training.worker import default_threads
 from ui.i18n import t
 from ui.train_runs import checkpoint_target, duration, manager, runs_root
 
@@ -246,9 +247,11 @@ def tokenizer_section(choice: DataChoice) -> Tokenizer | None:
 # -------------------------------------------------------------------------------------------------- model
 @st.cache_data(show_spinner=False, max_entries=64)
 def step_timing(config_json: str, batch_tokens: int, device: str) -> StepTiming:
-    """Seconds per step of the model in `config_json` (a string, so the cache can hash it) on `device`,
-    timed in a process set up as the run's will be (its priority and threads), not in the server."""
-    return measure_like_a_run(ModelConfig.from_dict(json.loads(config_json)), batch_tokens, device)
+    """Seconds per step of the model in `config_json` (a string, so the cache can hash it) on `device`, with
+    as many torch threads as its training process will have (timing in a fresh process would be closer still,
+    but costs seconds of torch import per knob change on a busy machine)."""
+    return measure_step_time(ModelConfig.from_dict(json.loads(config_json)), batch_tokens, device,
+                             threads=default_threads())
 
 
 def model_section(vocab_size: int) -> ModelConfig | None:
@@ -284,8 +287,8 @@ def estimate_section(config: ModelConfig, batch_tokens: int, device: str, steps:
     if params > AUTO_TIMING_PARAMETERS and key not in timed:
         middle.metric(t("Time per step"), "—")
         right.button(t("Time one step"), icon=":material/timer:", key="train_time_step", on_click=timed.add,
-                     args=(key,), help=t("Runs real training steps of this model on a synthetic batch, in a "
-                                         "process like the run's own (some seconds)."))
+                     args=(key,), help=t("Runs real training steps of this model on a synthetic batch, with the "
+                                         "run's number of threads (some seconds)."))
         return
     timed.add(key)
     try:

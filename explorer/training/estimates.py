@@ -7,16 +7,11 @@ beats a formula: the same model trains at very different speeds on different CPU
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
-import json
-import os
-import subprocess
-import sys
+import threading
 import time
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -30,8 +25,6 @@ from explorer.tokenizer import Tokenizer
 from explorer.training.loss import label_smoothed_loss
 from explorer.training.schedule import make_optimizer, noam_learning_rate
 from explorer.training.trainer import batch_lengths, encode_pairs
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True)
@@ -57,8 +50,27 @@ class StepTiming:
                 "Adam update")
 
 
+_THREADS_LOCK = threading.Lock()
+
+
+@contextmanager
+def torch_threads(n: int | None) -> Iterator[None]:
+    """Run the block with `n` torch threads (None: as they are), then restore the count. The count is one per
+    process, so a page that times a step this way briefly lends its other requests the same count."""
+    if n is None or n == torch.get_num_threads():
+        yield
+        return
+    with _THREADS_LOCK:
+        before = torch.get_num_threads()
+        torch.set_num_threads(n)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)
+
+
 def measure_step_time(config: ModelConfig, batch_tokens: int, device: str = "cpu", *,
-                      flop_budget: float | None = None) -> StepTiming:
+                      flop_budget: float | None = None, threads: int | None = None) -> StepTiming:
     """Time real training steps of `Transformer(config)` on random tokens (after one untimed warm-up step).
 
     When a full batch would cost more than `flop_budget` (≈ 6 · parameters · tokens; default 3e10 on a CPU,
@@ -71,7 +83,8 @@ def measure_step_time(config: ModelConfig, batch_tokens: int, device: str = "cpu
     affordable = int(budget / (6 * count_parameters(config)))
     tokens = max(length, min(batch_tokens, affordable))
     rows = max(1, tokens // length)
-    with torch.random.fork_rng(devices=[target] if target.type == "cuda" else []):
+    # `threads`: the count a training process will use (explorer.training.worker), so the time is its pace.
+    with torch_threads(threads), torch.random.fork_rng(devices=[target] if target.type == "cuda" else []):
         torch.manual_seed(0)
         model = Transformer(config).to(target).train()
         optimizer = make_optimizer(model.parameters())
@@ -123,40 +136,3 @@ def planned_schedule(steps: int, d_model: int, warmup_steps: int, scale: float =
     return grid, [noam_learning_rate(s, d_model, warmup_steps, scale) for s in grid]
 
 
-
-def measure_like_a_run(config: ModelConfig, batch_tokens: int, device: str = "cpu", *, threads: int | None = None,
-                       nice: int | None = None, timeout: float = 300.0) -> StepTiming:
-    """`measure_step_time` in a fresh process set up as a training run's (explorer.training.worker): the same
-    niceness and number of torch threads, so the estimate is the pace the run will have, not the server's."""
-    from explorer.training.worker import DEFAULT_NICE, default_threads
-
-    threads = threads or default_threads()
-    command = [sys.executable, "-m", "explorer.training.estimates", config.to_json(), str(batch_tokens), device,
-               "--threads", str(threads), "--nice", str(DEFAULT_NICE if nice is None else nice)]
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads),
-           "PYTHONPATH": os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p)}
-    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=timeout)
-    if done.returncode != 0:
-        raise RuntimeError(f"timing a training step failed: {done.stderr.strip().splitlines()[-1:]}")
-    return StepTiming(**json.loads(done.stdout.strip().splitlines()[-1]))
-
-
-def _main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m explorer.training.estimates",
-                                     description="Time one training step, as a training process would.")
-    parser.add_argument("config", help="the model config as JSON")
-    parser.add_argument("batch_tokens", type=int)
-    parser.add_argument("device")
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--nice", type=int, default=0)
-    args = parser.parse_args(argv)
-    if args.nice:
-        os.nice(args.nice)
-    torch.set_num_threads(args.threads)
-    timing = measure_step_time(ModelConfig.from_dict(json.loads(args.config)), args.batch_tokens, args.device)
-    print(json.dumps(dataclasses.asdict(timing)))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(_main())
