@@ -171,5 +171,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    torch.set_grad_enabled(False)
     sys.exit(main())

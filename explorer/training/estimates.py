@@ -84,7 +84,8 @@ def measure_step_time(config: ModelConfig, batch_tokens: int, device: str = "cpu
     tokens = max(length, min(batch_tokens, affordable))
     rows = max(1, tokens // length)
     # `threads`: the count a training process will use (explorer.training.worker), so the time is its pace.
-    with torch_threads(threads), torch.random.fork_rng(devices=[target] if target.type == "cuda" else []):
+    with torch.enable_grad(), torch_threads(threads), \
+            torch.random.fork_rng(devices=[target] if target.type == "cuda" else []):
         torch.manual_seed(0)
         model = Transformer(config).to(target).train()
         optimizer = make_optimizer(model.parameters())
