@@ -22,8 +22,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import torch
-
 from benchmarks.common import SHIPPED_CHECKPOINT, Options, Result, apply_threads, percentile, print_table, threads_text
 from explorer.checkpoint import load_checkpoint
 from explorer.config import PRESETS
