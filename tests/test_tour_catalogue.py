@@ -58,7 +58,7 @@ def test_every_tour_text_has_korean_with_the_same_placeholders(message):
     assert message in _catalogue("ko"), f"no Korean for {message!r}"
     korean = gettext_for("ko")(message)
     assert re.search(r"[\uac00-\ud7a3]", korean) or message in KEPT_IN_ENGLISH \
-        or not re.search(r"\b[a-z]{4,}\b", message), \
+        or not re.search(r"\b[a-z]{4,}\b", re.sub(r"\{\w*\}", "", message)), \
         f"{message!r} has English words but its Korean has no Hangul: {korean!r}"
     assert sorted(re.findall(r"\{(\w*)\}", korean)) == sorted(re.findall(r"\{(\w*)\}", message))
 

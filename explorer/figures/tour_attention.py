@@ -23,9 +23,9 @@ def _labels(pieces: Sequence[str]) -> list[str]:
 
 
 def _heatmap(weights: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, show_scale: bool,
-             zmax: float = 1.0) -> go.Heatmap:
+             zmax: float = 1.0, lang: str = "en") -> go.Heatmap:
     return go.Heatmap(z=weights, x=list(range(len(cols))), y=list(range(len(rows))), zmin=0.0, zmax=zmax,
-                      colorscale=WEIGHT_COLORSCALE, showscale=show_scale, colorbar=colorbar("weight"),
+                      colorscale=WEIGHT_COLORSCALE, showscale=show_scale, colorbar=colorbar(translate("weight", lang)),
                       customdata=np.array([[f"{r} \u2192 {c}" for c in cols] for r in rows]),
                       hovertemplate="%{customdata}: %{z:.3f}<extra></extra>", xgap=1, ygap=1)
 
@@ -59,7 +59,7 @@ def scaling_heatmap(weights: np.ndarray, tokens: Sequence[str], *, scaled: bool,
     w = np.asarray(weights, dtype=float)
     labels = _labels(tokens)
     entropy = float((-(w * np.log(np.clip(w, 1e-300, None))).sum(-1)).mean())
-    fig = go.Figure(_heatmap(w, labels, labels, show_scale=True))
+    fig = go.Figure(_heatmap(w, labels, labels, show_scale=True, lang=lang))
     fig.update_xaxes(title_text=translate("key", lang), tickmode="array", tickvals=list(range(len(labels))),
                      ticktext=labels, tickangle=-45)
     fig.update_yaxes(title_text=translate("query", lang), tickmode="array", tickvals=list(range(len(labels))),
@@ -104,7 +104,7 @@ def heads_figure(weights: np.ndarray, rows: Sequence[str], cols: Sequence[str], 
                         subplot_titles=[translate("head {head}", lang, head=h + 1) for h in range(heads)])
     for h in range(heads):
         row, col = h // per_row + 1, h % per_row + 1
-        fig.add_trace(_heatmap(weights[h], r, c, show_scale=h == 0), row=row, col=col)
+        fig.add_trace(_heatmap(weights[h], r, c, show_scale=h == 0, lang=lang), row=row, col=col)
         if masked:
             fig.add_trace(_mask_overlay(np.tril(np.ones_like(weights[h], dtype=bool))), row=row, col=col)
         _token_axes(fig, r, c, row, col, show_rows=col == 1)
@@ -121,8 +121,8 @@ def mask_figure(bidirectional: np.ndarray, causal: np.ndarray, tokens: Sequence[
     labels = _labels(tokens)
     titles = [translate("Encoder mask", lang), translate("Causal mask", lang)]
     fig = make_subplots(rows=1, cols=2, subplot_titles=titles, horizontal_spacing=0.06)
-    fig.add_trace(_heatmap(bidirectional, labels, labels, show_scale=True), row=1, col=1)
-    fig.add_trace(_heatmap(causal, labels, labels, show_scale=False), row=1, col=2)
+    fig.add_trace(_heatmap(bidirectional, labels, labels, show_scale=True, lang=lang), row=1, col=1)
+    fig.add_trace(_heatmap(causal, labels, labels, show_scale=False, lang=lang), row=1, col=2)
     fig.add_trace(_mask_overlay(np.tril(np.ones_like(causal, dtype=bool))), row=1, col=2)
     for col in (1, 2):
         _token_axes(fig, labels, labels, 1, col, show_rows=col == 1)
