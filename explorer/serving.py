@@ -1,0 +1,118 @@
+"""Many people pressing Translate at once: concurrent one-sentence requests decoded as one batch (issue 13.4).
+
+A classroom of forty pressing Translate within a few seconds sends forty one-sentence requests. Decoded one by
+one, each pays the whole per-step overhead of the search and the model for a single row; decoded together,
+forty rows share every step. `translate_served` is a drop-in for `explorer.inference.translate` in a server:
+a one-sentence call joins a queue, one worker thread per model takes everything that has queued up while the
+previous batch ran (continuous batching: a lone request starts at once, nobody waits for a timer) and
+translates the requests that share options as one batch (`translate` sorts them by length and pads).
+Calls with several sentences (batch uploads) run as they are, in the calling thread.
+
+Why batching and not one torch thread per request side by side: `python benchmarks/classroom.py` measures
+both against sequential requests (figures in benchmarks/RESULTS.md); see there.
+
+Batched results equal one-by-one results up to float rounding in padded rows (the batching test in
+tests/test_inference.py holds the outputs equal).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from explorer.inference import Translation, translate
+from explorer.model import Transformer
+from explorer.tokenizer import Tokenizer
+
+MAX_BATCH = 64  # rows per batch; more queued requests wait for the next one
+
+
+@dataclass
+class _Request:
+    sentence: str
+    options: tuple[tuple[str, Any], ...]
+    done: threading.Event = field(default_factory=threading.Event)
+    result: Translation | None = None
+    error: BaseException | None = None
+
+
+class BatchingTranslator:
+    """One worker thread that translates queued one-sentence requests of one model in batches."""
+
+    def __init__(self, model: Transformer, tokenizer: Tokenizer, max_batch: int = MAX_BATCH) -> None:
+        self._model = weakref.ref(model)
+        self._tokenizer = tokenizer
+        self._max_batch = max_batch
+        self._queue: queue.SimpleQueue[_Request] = queue.SimpleQueue()
+        self._worker = threading.Thread(target=self._work, name="explorer-batching", daemon=True)
+        self._worker.start()
+
+    def translate_one(self, sentence: str, **options: Any) -> Translation:
+        """Translate `sentence` with `translate`'s keyword options, batched with concurrent callers."""
+        request = _Request(sentence, tuple(sorted(options.items())))
+        self._queue.put(request)
+        request.done.wait()
+        if request.error is not None:
+            raise request.error
+        assert request.result is not None, "the batching worker finished a request without a result"
+        return request.result
+
+    def _work(self) -> None:
+        while True:
+            try:
+                first = self._queue.get(timeout=5.0)
+            except queue.Empty:
+                if self._model() is None:  # the model is gone: so is this worker
+                    return
+                continue
+            batch = [first]
+            while len(batch) < self._max_batch:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            groups: dict[tuple[tuple[str, Any], ...], list[_Request]] = {}
+            for request in batch:
+                groups.setdefault(request.options, []).append(request)
+            for options, requests in groups.items():
+                self._run(requests, dict(options))
+
+    def _run(self, requests: list[_Request], options: dict[str, Any]) -> None:
+        try:
+            model = self._model()
+            if model is None:
+                raise RuntimeError("the model of this translator was released")
+            found = translate(model, self._tokenizer, [r.sentence for r in requests],
+                              **{"batch_size": len(requests), **options})
+            for request, result in zip(requests, found):
+                request.result = result
+        except BaseException as error:  # handed to every waiting caller, raised in its own thread
+            for request in requests:
+                request.error = error
+        finally:
+            for request in requests:
+                request.done.set()
+
+
+_TRANSLATORS: "weakref.WeakKeyDictionary[Transformer, BatchingTranslator]" = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+
+
+def batching_translator(model: Transformer, tokenizer: Tokenizer) -> BatchingTranslator:
+    """The shared batching translator of `model` (one worker thread per model)."""
+    with _LOCK:
+        translator = _TRANSLATORS.get(model)
+        if translator is None:
+            translator = _TRANSLATORS[model] = BatchingTranslator(model, tokenizer)
+        return translator
+
+
+def translate_served(model: Transformer, tokenizer: Tokenizer, sentences: Sequence[str],
+                     **options: Any) -> list[Translation]:
+    """`explorer.inference.translate` for a server: one-sentence calls from concurrent requests are batched."""
+    if len(sentences) != 1 or "progress" in options or "head_mask" in options:
+        return translate(model, tokenizer, sentences, **options)
+    return [batching_translator(model, tokenizer).translate_one(sentences[0], **options)]
