@@ -16,6 +16,7 @@ from ui.heads_ablation import (
     show_side_by_side,
 )
 from ui.heads_importance import importance_section
+from ui.heads_replay import replay_section
 from ui.heads_roles import roles_section
 from ui.heads_rollout import rollout_section
 from ui.i18n import t
@@ -33,8 +34,8 @@ st.markdown(t(
     "change; see which heads the model needs most; follow information through all layers; and read each "
     "head's role with the sentences that show it. Heads are named `FAMILY.LAYER.HEAD`, counted from 0."))
 
-ablate, importance, flow, roles = st.tabs([t("Switch heads off"), t("Which heads matter"), t("Information flow"),
-                                           t("Head roles")])
+ablate, importance, flow, roles, replay = st.tabs([t("Switch heads off"), t("Which heads matter"),
+                                                   t("Information flow"), t("Head roles"), t("Replay over training")])
 
 with ablate:
     sentence = sentence_input("h_sentence", checkpoint.metadata, default=st.session_state.get("sentence"))
@@ -78,3 +79,6 @@ with flow:
 with roles:
     roles_section(selection, checkpoint, (st.session_state.get("h_sentence") or "").strip() or None)
 
+
+with replay:
+    replay_section(selection.path, checkpoint)

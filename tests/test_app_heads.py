@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
+
 from explorer.analysis.importance import (
     SHIPPED_FILE,
     HeadScore,
@@ -93,3 +95,31 @@ def test_without_a_table_the_tab_offers_a_background_run(checkpoint_root, one_to
     at = open_page(PAGE, model="reverse-fixture", h_sentence=SENTENCE)
     assert [b for b in at.button if b.key == "heads_importance_start"]
     assert any("No importance table" in i.value for i in at.info)
+
+
+def test_replay_plays_the_snapshots_with_the_step_marked(checkpoint_root, one_torch_thread):
+    from explorer.training.callbacks import SampleTranslation
+    from explorer.training.snapshots import SNAPSHOT_JSON, SNAPSHOT_NPZ, AttentionSnapshot, save_snapshots
+    from tests.apptest_helpers import plotly_array
+
+    folder = checkpoint_root / "words-fixture"
+    config, _ = read_config(folder)
+    shape = (config.n_decoder_layers, config.n_heads, 3, 4)
+    early, late = np.full(shape, 0.25), np.zeros(shape)
+    late[..., [0, 1, 2], [1, 2, 3]] = 1.0
+    sample = lambda w: SampleTranslation("a dog", "ein Hund", ["▁a", "▁dog", ".", "</s>"],  # noqa: E731
+                                         ["▁ein", "▁Hund", "</s>"], w)
+    save_snapshots(folder, [AttentionSnapshot(10, (sample(early),)), AttentionSnapshot(200, (sample(late),))])
+    try:
+        at = open_page(PAGE, model="words-fixture", h_sentence="a dog sees the man .")
+        frame = chart(at, "heads_replay")
+        assert frame["data"][0]["meta"]["step"] == 200, "opens on the last snapshot"
+        assert np.array_equal(plotly_array(frame["data"][0]["z"]), late[-1, 0])
+        at.select_slider(key="hr_step").set_value(10).run()
+        frame = chart(at, "heads_replay")
+        assert frame["data"][0]["meta"]["step"] == 10
+        assert np.allclose(plotly_array(frame["data"][0]["z"]), 0.25)
+        assert frame["layout"]["shapes"][0]["x0"] == 10, "the loss curve marks the step"
+    finally:
+        (folder / SNAPSHOT_NPZ).unlink()
+        (folder / SNAPSHOT_JSON).unlink()

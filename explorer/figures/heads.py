@@ -120,3 +120,30 @@ def layer_heads(weights: np.ndarray, off: Sequence[bool], query_labels: Sequence
                                      colorbar=colorbar(translate("weight", lang))))
     return apply_theme(fig, title=title, height=max(360, 30 * q + 220))
 
+
+
+def replay_frame(weights: np.ndarray, output_labels: Sequence[str], source_labels: Sequence[str],
+                 loss_steps: Sequence[int], losses: Sequence[float], step: int, *, title: str | None = None,
+                 lang: str = "en") -> go.Figure:
+    """One head's cross-attention at one training step (left), weights (output, source), beside the training
+    loss curve with that step marked (right)."""
+    w = _check(weights, 2, output_labels, source_labels, "(output, source)")
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.55, 0.45], horizontal_spacing=0.12,
+                        subplot_titles=[translate("Cross-attention at step {step}", lang, step=step),
+                                        translate("Training loss", lang)])
+    fig.add_trace(go.Heatmap(z=w, x=np.arange(w.shape[1]), y=np.arange(w.shape[0]), coloraxis="coloraxis",
+                             customdata=_pair_labels(output_labels, source_labels), name="attention",
+                             meta=dict(step=int(step)),
+                             hovertemplate="%{customdata[0]} → %{customdata[1]}: %{z:.3f}<extra></extra>"),
+                  row=1, col=1)
+    fig.update_xaxes(title_text=translate("source", lang), **index_axis(source_labels), row=1, col=1)
+    fig.update_yaxes(title_text=translate("output", lang), **index_axis(output_labels, reverse=True), row=1, col=1)
+    if len(loss_steps):
+        fig.add_trace(go.Scatter(x=list(loss_steps), y=list(losses), mode="lines", name=translate("loss", lang),
+                                 line=dict(color=color(0), width=2), showlegend=False), row=1, col=2)
+    fig.add_vline(x=step, line_dash="dash", line_color=color(1), row=1, col=2)
+    fig.update_xaxes(title_text=translate("step", lang), row=1, col=2)
+    fig.update_yaxes(title_text=translate("loss", lang), row=1, col=2)
+    fig.update_layout(coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=1.0,
+                                     colorbar=colorbar(translate("weight", lang), x=0.5)))
+    return apply_theme(fig, title=title, height=max(400, 32 * w.shape[0] + 220))
