@@ -400,6 +400,15 @@ def shipped_checkpoint(opts: Options):
         return None
 
 
+def repo_relative(path: str | Path) -> str:
+    """`path` relative to the repository when it lies inside it (reports must not name this machine's folders)."""
+    resolved = Path(path).resolve()
+    try:
+        return resolved.relative_to(REPO_ROOT).as_posix()
+    except ValueError:
+        return str(path)
+
+
 def multi30k_available() -> bool:
     return all((MULTI30K / f"{split}.{lang}").is_file() for split in ("train", "test2016") for lang in ("en", "de"))
 

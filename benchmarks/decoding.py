@@ -14,7 +14,7 @@ from typing import Callable
 
 import torch
 
-from benchmarks.common import (MULTI30K, Options, Result, apply_threads, benchmark_tokenizer, interleaved,
+from benchmarks.common import (MULTI30K, repo_relative, Options, Result, apply_threads, benchmark_tokenizer, interleaved,
                                memory_rows, multi30k_available, paired_ratio, print_table, ratio_text, read_lines,
                                shipped_checkpoint, synthetic_ids, synthetic_lengths, threads_text)
 from explorer.config import preset
@@ -66,7 +66,7 @@ def load_model(opts: Options) -> tuple[Transformer, object | None, str, int]:
     """(model, tokenizer or None, label, extra output tokens): the shipped checkpoint or an untrained "small"."""
     checkpoint = shipped_checkpoint(opts)
     if checkpoint is not None:
-        return checkpoint.model, checkpoint.tokenizer, f"shipped checkpoint {opts.checkpoint}", EXTRA_OUTPUT_TOKENS
+        return checkpoint.model, checkpoint.tokenizer, f"shipped checkpoint {repo_relative(opts.checkpoint)}", EXTRA_OUTPUT_TOKENS
     tokenizer = benchmark_tokenizer(1000 if opts.quick else 8000, quick=opts.quick, required=True)
     torch.manual_seed(opts.seed)
     if opts.quick:
@@ -76,7 +76,7 @@ def load_model(opts: Options) -> tuple[Transformer, object | None, str, int]:
         config = preset("small", vocab_size=tokenizer.vocab_size)
         name = "small"
     model = Transformer(config).to(opts.device).eval()
-    label = (f"randomly initialised '{name}' model (no checkpoint at {opts.checkpoint}); outputs capped at "
+    label = (f"randomly initialised '{name}' model (no checkpoint at {repo_relative(opts.checkpoint)}); outputs capped at "
              f"source length + {UNTRAINED_EXTRA_TOKENS}")
     return model, tokenizer, label, UNTRAINED_EXTRA_TOKENS
 
