@@ -20,7 +20,7 @@ from explorer.figures import (
     throughput_curve,
 )
 from explorer.figures.attention import attention_heatmap
-from explorer.figures.theme import find_browser
+from explorer.figures.export import find_browser
 
 N, D = 12, 16
 

@@ -1,10 +1,12 @@
 """Figure builders: arrays and labels in, plotly figures out. Pure functions, no streamlit.
 
-Modules: theme (shared look, download config, static export), attention, positional, training.
-Other figure modules (e.g. complexity, beam_tree) are imported by their own path.
+Modules: theme (shared look: sizes, fonts, colour scales, page-theme text colours), export (browser download
+config and offline PNG/SVG), attention, positional, training. Other figure modules (e.g. complexity,
+beam_tree) are imported by their own path. Every builder takes `lang` ("en" or "ko") for its own text.
 """
 
 from explorer.figures.attention import attention_grid, attention_heatmap, head_view
+from explorer.figures.export import ExportUnavailableError, download_config, figure_to_png, figure_to_svg
 from explorer.figures.positional import (
     embedding_norms_figure,
     pe_curves,
@@ -13,13 +15,7 @@ from explorer.figures.positional import (
     similarity_by_offset,
     similarity_heatmap,
 )
-from explorer.figures.theme import (
-    ExportUnavailableError,
-    apply_theme,
-    download_config,
-    figure_to_png,
-    figure_to_svg,
-)
+from explorer.figures.theme import apply_theme, for_page_theme
 from explorer.figures.training import bleu_curve, loss_curve, lr_curve, throughput_curve
 
 __all__ = [
@@ -32,6 +28,7 @@ __all__ = [
     "embedding_norms_figure",
     "figure_to_png",
     "figure_to_svg",
+    "for_page_theme",
     "head_view",
     "loss_curve",
     "lr_curve",
