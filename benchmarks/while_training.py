@@ -28,7 +28,7 @@ from explorer.config import PRESETS
 from explorer.data import load_multi30k
 from explorer.inference import translate
 from explorer.training.launcher import RunManager
-from explorer.training.trainer import TrainConfig
+from explorer.training.train_config import TrainConfig
 
 NAME = "while_training"
 TITLE = "Translation latency while a run trains"

@@ -6,6 +6,8 @@ asked for after Stop is done; a failing run says why. Also attention snapshots a
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -69,6 +71,16 @@ def stop_all(manager: RunManager) -> None:
         manager.stop(name)
     for name in manager.names():
         manager.wait(name, 120)
+
+
+def test_the_server_side_never_imports_the_training_loop():
+    """What the app's server imports to plan, start, watch, stop and save runs leaves the loop to the process."""
+    code = ("import sys; import explorer.training.launcher, explorer.training.estimates, explorer.training.reporter; "
+            "loop = sorted(m for m in sys.modules if m in ('explorer.training.trainer', 'torch.distributed')); "
+            "print(loop)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "explorer.training.trainer" not in done.stdout, done.stdout
 
 
 def test_run_names_are_folder_names():

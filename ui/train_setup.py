@@ -22,7 +22,7 @@ from explorer.training.datasets import SYNTHETIC_VAL_PAIRS, load_corpora, split_
 from explorer.training.estimates import StepTiming, batches_per_epoch, measure_step_time
 from explorer.training.launcher import JobError
 from explorer.training.run_folder import validate_run_name
-from explorer.training.trainer import TrainConfig
+from explorer.training.train_config import TrainConfig
 from explorer.training.worker import default_threads
 from ui.i18n import t
 from ui.train_runs import checkpoint_target, duration, manager, runs_root

@@ -22,9 +22,9 @@ from explorer.data.corpus import ParallelCorpus
 from explorer.devices import resolve_device
 from explorer.model import Transformer
 from explorer.tokenizer import Tokenizer
+from explorer.training.batches import batch_lengths, encode_pairs
 from explorer.training.loss import label_smoothed_loss
 from explorer.training.schedule import make_optimizer, noam_learning_rate
-from explorer.training.trainer import batch_lengths, encode_pairs
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from explorer.devices import resolve_device
 from explorer.tokenizer import Tokenizer
 from explorer.training import run_folder as rf
 from explorer.training.run_folder import JobError, RunSnapshot, RunStatus
-from explorer.training.trainer import TrainConfig
+from explorer.training.train_config import TrainConfig
 from explorer.training.worker import DEFAULT_NICE, default_threads, device_holder
 
 DEFAULT_MAX_JOBS = 2

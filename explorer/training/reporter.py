@@ -7,13 +7,15 @@ import math
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from explorer.training import run_folder as rf
 from explorer.training.callbacks import EvalEvent, StepEvent, TrainingCallback
 from explorer.training.saving import export_model, export_run, sample_translations
 from explorer.training.snapshots import AttentionSnapshot, load_snapshots, save_snapshots, thin_snapshots
-from explorer.training.trainer import Trainer
+
+if TYPE_CHECKING:
+    from explorer.training.trainer import Trainer
 
 PROGRESS_S = 1.0  # at most one progress.json rewrite per second (plus one per evaluation and at the end)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from explorer.checkpoint import load_checkpoint, save_checkpoint
 from explorer.inference import translate
@@ -14,7 +14,9 @@ from explorer.tokenizer import Tokenizer
 from explorer.training.callbacks import SampleTranslation
 from explorer.training.run_folder import latest_dir
 from explorer.training.snapshots import AttentionSnapshot, load_snapshots, snapshot_files
-from explorer.training.trainer import Trainer
+
+if TYPE_CHECKING:
+    from explorer.training.trainer import Trainer
 
 
 def export_model(model: Transformer, tokenizer: Tokenizer, target: str | Path, *, metadata: dict[str, Any],

@@ -28,44 +28,12 @@ from explorer.data.corpus import ParallelCorpus
 from explorer.devices import resolve_device
 from explorer.model import Transformer
 from explorer.tokenizer import Tokenizer
+from explorer.training.batches import batch_lengths, encode_pairs
 from explorer.training.callbacks import EvalEvent, SampleTranslation, StepEvent, TrainingCallback
 from explorer.training.loss import label_smoothed_loss, token_nll
 from explorer.training.optimizer_state import optimizer_from_tensors, optimizer_to_tensors
 from explorer.training.schedule import make_optimizer, noam_learning_rate
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """Training hyper-parameters (Section 5). Saved in every checkpoint's training.json."""
-
-    steps: int = 1000
-    batch_tokens: int = 4096  # padded tokens per batch per side (the paper: ~25000 source + 25000 target)
-    warmup_steps: int = 4000
-    lr_scale: float = 1.0
-    label_smoothing: float = 0.1
-    adam_beta1: float = 0.9
-    adam_beta2: float = 0.98
-    adam_eps: float = 1e-9
-    seed: int = 0
-    max_len: int = 128  # training pairs are cut to this many positions per side
-    log_every: int = 10
-    eval_every: int = 500
-    save_every: int = 500
-    keep_last: int = 5  # numbered checkpoints kept for averaging
-    bleu_sentences: int = 200  # validation BLEU on this many sentences (greedy), 0 to skip
-    device: str = "auto"
-    sample_sentences: tuple[str, ...] = ()  # translated at each evaluation, with cross-attention
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
-        known = {f.name for f in dataclasses.fields(cls)}
-        values = {k: v for k, v in data.items() if k in known}
-        if "sample_sentences" in values:
-            values["sample_sentences"] = tuple(values["sample_sentences"])
-        return cls(**values)
+from explorer.training.train_config import TrainConfig
 
 
 @dataclass
@@ -86,18 +54,6 @@ def _rank_and_world() -> tuple[int, int]:
     if dist.is_available() and dist.is_initialized():
         return dist.get_rank(), dist.get_world_size()
     return 0, 1
-
-
-def encode_pairs(tokenizer: Tokenizer, corpus: ParallelCorpus, max_len: int) -> tuple[list[list[int]], list[list[int]]]:
-    """Both sides as piece ids, each cut to max_len - 1 so the EOS (source) or BOS/EOS shift (target) fits."""
-    limit = max_len - 1
-    return ([ids[:limit] for ids in tokenizer.encode_batch(list(corpus.source))],
-            [ids[:limit] for ids in tokenizer.encode_batch(list(corpus.target))])
-
-
-def batch_lengths(ids: Sequence[Sequence[int]]) -> list[int]:
-    """Positions each sequence takes in a batch: its pieces plus the EOS or BOS that collate adds."""
-    return [len(seq) + 1 for seq in ids]
 
 
 class Trainer:
@@ -357,3 +313,8 @@ def resume_trainer(run_dir: str | Path, tokenizer_corpus: tuple[ParallelCorpus, 
                       tokenizer_corpus[1], run_dir, callbacks, metadata=checkpoint.metadata)
     trainer.restore(latest)
     return trainer
+
+
+# TrainConfig, encode_pairs and batch_lengths live in their own light modules (no training loop behind them),
+# so the app's server can plan a run without importing this one; they stay importable from here.
+__all__ = ["StopSignal", "TrainConfig", "TrainResult", "Trainer", "batch_lengths", "encode_pairs", "resume_trainer"]
