@@ -114,3 +114,10 @@ def test_variant_training_starts_in_the_background(checkpoint_root, tmp_path, mo
     for name in names:
         manager.stop(name)
         manager.wait(name, timeout=120)
+
+
+def test_tour_in_korean(checkpoint_root):
+    at = open_tour(stop="3", lang="ko")
+    assert heading(at).startswith("##### 3/10 \u00b7 멀티 헤드 어텐션")
+    assert any(m.value.startswith("어텐션 하나 대신") for m in at.markdown)
+    assert any("전체 페이지에서 열기" in m.value for m in at.markdown)
