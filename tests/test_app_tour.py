@@ -12,7 +12,7 @@ from explorer.checkpoint import load_checkpoint
 from explorer.inference import translate
 from explorer.tour import numbers
 from explorer.tour.stops import STOPS
-from tests.apptest_helpers import chart, open_page, plotly_array, query_value
+from tests.apptest_helpers import chart, open_page, plotly_array
 
 PAGE = "pages/tour.py"
 SENTENCE = "a small child sees the red dog ."
