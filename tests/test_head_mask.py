@@ -134,3 +134,15 @@ def test_head_names_round_trip_and_bad_names_list_the_valid_range():
     wrong_shape = HeadMask(cross=torch.ones(6, 8))
     with pytest.raises(HeadNameError, match="needs"):
         make_model()(SRC, TGT, head_mask=wrong_shape)
+
+
+@pytest.mark.slow
+def test_head_mask_benchmark_runs_quick():
+    from benchmarks import head_mask as bench
+    from benchmarks.common import Options
+
+    result = bench.run(Options(quick=True, threads=1, memory=False))
+    measures = [row.measure for row in result.rows]
+    assert "greedy: one sentence with 2 heads off ÷ unmasked" in measures
+    assert "beam 4: one sentence with 2 heads off ÷ unmasked" in measures
+    assert all(row.value.endswith("×") for row in result.rows)

@@ -1,0 +1,98 @@
+"""Head-mask overhead: re-decoding one sentence with heads switched off vs the plain decode.
+
+What the heads page does on every click: the same search (greedy, and beam 4) over one sentence, once with
+no mask and once with two heads off (`cross.2.0,enc.0.3`, the issue's example). The mask gates each head's
+output before W^O inside the fused kernel path, so the goal is ≤ 1.2× the unmasked decode.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Callable
+
+import torch
+
+from benchmarks.common import (MULTI30K, Options, Result, apply_threads, interleaved, multi30k_available,
+                               paired_ratio, print_table, ratio_text, read_lines)
+from benchmarks.decoding import load_model
+from explorer.inference import translate
+from explorer.model import HeadMask
+from explorer.model.masked import translate_with_heads
+
+NAME = "head_mask"
+TITLE = "Head-mask overhead (re-decoding one sentence)"
+HEADS = ("cross.2.0", "enc.0.3")
+FALLBACK = ("a man rides a bicycle down the street .", "two dogs play in the snow .", "a girl is reading a book .")
+GOAL = 1.2
+GENERIC = "masked path, nothing off"
+
+
+def _sentences(opts: Options) -> list[str]:
+    n = 4 if opts.quick else 16
+    if multi30k_available():
+        return read_lines(MULTI30K / "test2016.en")[:n]
+    return list(FALLBACK)[:n]
+
+
+def _mask(config) -> HeadMask:
+    names = [n for n in HEADS if int(n.split(".")[1]) < (config.n_encoder_layers if n.startswith("enc")
+                                                         else config.n_decoder_layers)
+             and int(n.split(".")[2]) < config.n_heads]
+    return HeadMask.from_names(names or ["cross.0.0"], config)
+
+
+def _variants(opts: Options, beam: int) -> tuple[dict[str, Callable[[int], object]], str]:
+    model, tokenizer, label, _ = load_model(opts)
+    sentences = _sentences(opts)
+    mask = _mask(model.config)
+
+    @torch.inference_mode()
+    def plain(_: int) -> None:
+        for s in sentences:  # one sentence at a time, as the page re-decodes it
+            translate(model, tokenizer, [s], beam_size=beam)
+
+    @torch.inference_mode()
+    def masked(_: int) -> None:
+        for s in sentences:
+            translate_with_heads(model, tokenizer, [s], mask, beam_size=beam)
+
+    variants = {"no mask": plain, f"{', '.join(mask.off())} off": masked}
+    if "head_mask" in inspect.signature(translate).parameters:
+        # An empty mask object takes the decoding path a mask takes, with nothing gated: the difference to
+        # "no mask" is the path, the difference to the masked variant is the gating itself.
+        @torch.inference_mode()
+        def generic(_: int) -> None:
+            for s in sentences:
+                translate(model, tokenizer, [s], beam_size=beam, head_mask=HeadMask())
+
+        variants[GENERIC] = generic
+    return variants, f"{label}; {len(sentences)} sentences"
+
+
+def run(opts: Options) -> Result:
+    apply_threads(opts)
+    result = Result(NAME, TITLE)
+    rounds = opts.n_rounds(9, 3)
+    for beam in (1, 4):
+        variants, label = _variants(opts, beam)
+        times = interleaved(variants, rounds=rounds, warmup=opts.n_warmup(1, 1), device=opts.device, clock=opts.clock)
+        names = list(variants)
+        base = times[names[0]]
+        print_table((f"beam {beam}: variant", "time per sentence", "÷ no mask"),
+                    [(n, f"{sum(times[n]) / rounds / max(len(_sentences(opts)), 1) * 1e3:.1f} ms",
+                      ratio_text(paired_ratio(times[n], base))) for n in names])
+        ratio = paired_ratio(times[names[1]], base)
+        search = "greedy" if beam == 1 else f"beam {beam}"
+        result.add(f"{search}: one sentence with 2 heads off ÷ unmasked", ratio_text(ratio), f"≤ {GOAL:.2f}×",
+                   ratio <= GOAL if not opts.quick else None)
+        if GENERIC in times:
+            result.add(f"{search}: … ÷ the masked path with nothing off (the gating alone)",
+                       ratio_text(paired_ratio(times[names[1]], times[GENERIC])))
+    result.note(f"{label}; {rounds} interleaved rounds; mask {', '.join(HEADS)}")
+    return result
+
+
+def memory_setup(opts: Options, variant: str) -> Callable[[], None]:
+    variants, _ = _variants(opts, 1)
+    fn = variants[variant] if variant in variants else next(iter(variants.values()))
+    return lambda: fn(0)
