@@ -8,12 +8,22 @@ output before W^O inside the fused kernel path, so the goal is ≤ 1.2× the unm
 from __future__ import annotations
 
 import inspect
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 
-from benchmarks.common import (MULTI30K, Options, Result, apply_threads, interleaved, multi30k_available,
-                               paired_ratio, print_table, ratio_text, read_lines)
+from benchmarks.common import (
+    MULTI30K,
+    Options,
+    Result,
+    apply_threads,
+    interleaved,
+    multi30k_available,
+    paired_ratio,
+    print_table,
+    ratio_text,
+    read_lines,
+)
 from benchmarks.decoding import load_model
 from explorer.inference import translate
 from explorer.model import HeadMask
