@@ -18,6 +18,7 @@ import math
 import os
 import shutil
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -157,7 +158,7 @@ def read_config(path: str | Path) -> tuple[ModelConfig, dict[str, Any]]:
         raise CheckpointError(f"{config_path} has unknown top-level keys {unknown}; is this checkpoint from a "
                               "newer version?")
     try:
-        config = ModelConfig.from_dict(data.get("model"))
+        config = ModelConfig.from_dict(data.get("model"))  # type: ignore[arg-type]  # from_dict checks it is a dict
     except (TypeError, ValueError) as error:
         raise CheckpointError(f"{config_path} is not a valid model config: {error}") from None
     metadata = data.get("metadata") or {}
@@ -318,7 +319,7 @@ def list_checkpoints(root: str | Path) -> list[Path]:
     return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and is_checkpoint(p))
 
 
-def average_weights(paths: list[str | Path]) -> dict[str, torch.Tensor]:
+def average_weights(paths: Sequence[str | Path]) -> dict[str, torch.Tensor]:
     """Element-wise mean of several checkpoints' weights (the paper averages the last 5 or 20, Section 6.1)."""
     if not paths:
         raise ValueError("average_weights needs at least one checkpoint")

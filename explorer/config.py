@@ -13,7 +13,6 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
-
 # SentencePiece ids fixed by explorer.tokenizer (a test checks they agree).
 PAD_ID, BOS_ID, EOS_ID = 0, 2, 3
 
@@ -41,9 +40,10 @@ def _whole_number(name: str, value: Any, low: int, high: int) -> int:
     """`value` as an int in [low, high], or a ValueError naming the field; bools and floats are refused."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise ValueError(f"{name} must be a whole number from {low:,} to {high:,}, got {value!r}")
-    if not low <= value <= high:
-        raise ValueError(f"{name} must be a whole number from {low:,} to {high:,}, got {value:,}")
-    return int(value)
+    number = int(value)
+    if not low <= number <= high:
+        raise ValueError(f"{name} must be a whole number from {low:,} to {high:,}, got {number:,}")
+    return number
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ class ModelConfig:
     def head_dim_v(self) -> int:
         return self.d_v if self.d_v is not None else self.d_model // self.n_heads
 
-    def replace(self, **changes: Any) -> "ModelConfig":
+    def replace(self, **changes: Any) -> ModelConfig:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
@@ -117,7 +117,7 @@ class ModelConfig:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "ModelConfig":
+    def from_dict(cls, data: dict[str, Any]) -> ModelConfig:
         """Rebuild from a checkpoint's JSON; unknown keys are an error, not silently dropped."""
         if not isinstance(data, dict):
             raise ValueError(f"model config must be a JSON object, got {type(data).__name__}")

@@ -8,8 +8,14 @@ import shutil
 import pytest
 import torch
 
-from explorer.checkpoint import (CheckpointError, average_weights, list_checkpoints, load_checkpoint,
-                                 load_weights_into, save_checkpoint)
+from explorer.checkpoint import (
+    CheckpointError,
+    average_weights,
+    list_checkpoints,
+    load_checkpoint,
+    load_weights_into,
+    save_checkpoint,
+)
 from explorer.inference import translate
 
 
@@ -133,7 +139,7 @@ def test_averaging_weights(reverse_checkpoint, tmp_path):
     model = load_checkpoint(a).model
     load_weights_into(model, mean)
     original = load_checkpoint(reverse_checkpoint).model
-    for (name, p), q in zip(model.named_parameters(), original.parameters()):
+    for (name, p), q in zip(model.named_parameters(), original.parameters(), strict=True):
         assert torch.allclose(p, q + 0.5, atol=1e-5), name
 
 

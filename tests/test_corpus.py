@@ -160,7 +160,7 @@ def test_shared_dir_is_found_relative_to_the_repo(multi30k_root: Path) -> None:
 def test_multi30k_splits(multi30k_root: Path, split: str, pairs: int, dropped: int) -> None:
     corpus = load_multi30k(split, root=multi30k_root)
     assert (len(corpus), corpus.dropped) == (pairs, dropped)
-    assert all(s and t for s, t in zip(corpus.source, corpus.target))
+    assert all(s and t for s, t in zip(corpus.source, corpus.target, strict=True))
     assert "@@" not in corpus.target
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import NoReturn, Sequence
+from collections.abc import Sequence
+from typing import NoReturn
 
 from explorer.cli import evaluate, export, info, train, translate
 from explorer.cli.errors import run_guarded
@@ -45,7 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="explorer", description="Attention Explorer: a paper-faithful Transformer")
     sub = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
-        command.add_parser(sub).set_defaults(explorer_command=command.run)  # not `run`: export has a positional by that name
+        # Not `run`: export has a positional argument by that name.
+        command.add_parser(sub).set_defaults(explorer_command=command.run)
     return parser
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from typing import Any
 
 from explorer.cli.errors import UsageError
 
@@ -40,7 +41,7 @@ def add_decoding_arguments(parser: argparse.ArgumentParser) -> None:
 DEFAULT_BEAM, DEFAULT_ALPHA = 4, 0.6
 
 
-def resolve_decoding(args: argparse.Namespace, metadata: dict) -> tuple[int, float]:
+def resolve_decoding(args: argparse.Namespace, metadata: dict[str, Any]) -> tuple[int, float]:
     """(beam, alpha): the flag when given, else the checkpoint's metadata["decoding"], else the defaults."""
     from explorer.checkpoint import MAX_BEAM, decoding_settings
 

@@ -13,9 +13,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 
 class UsageError(Exception):
@@ -45,10 +46,8 @@ def run_guarded(command: Callable[[argparse.Namespace], int], args: argparse.Nam
     except BrokenPipeError:
         # The reader went away (`| head`): not an error. Point stdout at /dev/null so the interpreter's
         # final flush does not fail again on exit.
-        try:
+        with contextlib.suppress(OSError, ValueError):  # stdout is not a file (embedded use): nothing to flush
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError):  # stdout is not a file (embedded use): nothing left to flush
-            pass
         return 0
     except Exception as error:
         if isinstance(error, _expected_errors()):

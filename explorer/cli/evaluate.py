@@ -11,7 +11,7 @@ from explorer.cli.arguments import add_decoding_arguments, positive_int, resolve
 from explorer.cli.errors import UsageError
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     p = subparsers.add_parser("evaluate", help="sacreBLEU and chrF of a checkpoint (or of a hypotheses file)")
     p.add_argument("--checkpoint", "-c", help="translate --source with this checkpoint")
     p.add_argument("--source", help="source sentences, one per line")

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     p = subparsers.add_parser("export", help="ship a run: average its last saves, store half precision, no optimizer")
     p.add_argument("run", help="a run directory (with step-N/ saves) or a single checkpoint directory")
     p.add_argument("--to", required=True, help="target checkpoint directory, e.g. checkpoints/my-model")

@@ -10,7 +10,7 @@ from explorer.cli.arguments import DEFAULT_ALPHA, DEFAULT_BEAM, positive_int
 from explorer.config import PRESETS, count_parameters, preset
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     p = subparsers.add_parser("info", help="parameter counts (paper's Table 3 side by side) or a checkpoint's card")
     p.add_argument("--preset", default="base", choices=sorted(PRESETS))
     p.add_argument("--vocab", type=positive_int, default=37000)

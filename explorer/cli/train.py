@@ -14,7 +14,7 @@ from explorer.cli.errors import UsageError
 from explorer.config import PRESETS, ModelConfig, preset
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     p = subparsers.add_parser("train", help="train a model (or resume a run) and write checkpoints")
     p.add_argument("--data", default="reverse",
                    help="synthetic task (copy, reverse, sort, shift), 'multi30k', a .tsv file, or 'src.txt,tgt.txt'")

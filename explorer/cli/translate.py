@@ -9,15 +9,20 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from explorer.cli.arguments import add_decoding_arguments, check_utf8_arguments, positive_int, resolve_decoding
 from explorer.cli.errors import UsageError
 
+if TYPE_CHECKING:
+    from explorer.inference import Translation
+    from explorer.tokenizer import Tokenizer
+
 BATCH_LINES = 256  # lines read, translated and written per batch; memory is bounded by this
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     p = subparsers.add_parser("translate", help="translate sentences (arguments, a file, or stdin one per line)")
     p.add_argument("sentences", nargs="*", help="sentences to translate (default: read --input or stdin)")
     p.add_argument("--checkpoint", "-c", required=True)
@@ -65,14 +70,14 @@ def _input_lines(args: argparse.Namespace) -> Iterator[str]:
     else:
         if sys.stdin.isatty():
             print("reading sentences from the terminal, one per line; end with Ctrl-D", file=sys.stderr)
-        stream = getattr(sys.stdin, "buffer", None)
-        if stream is None:  # stdin replaced by a text stream (tests, embedding): already decoded
+        buffer: BinaryIO | None = getattr(sys.stdin, "buffer", None)
+        if buffer is None:  # stdin replaced by a text stream (tests, embedding): already decoded
             yield from (line.rstrip("\n").rstrip("\r") for line in sys.stdin)
         else:
-            yield from iter_lines(stream, "standard input")
+            yield from iter_lines(buffer, "standard input")
 
 
-def _json_row(t, tokenizer) -> dict:
+def _json_row(t: Translation, tokenizer: Tokenizer) -> dict[str, Any]:
     return {"source": t.source, "translation": t.output, "source_pieces": t.source_pieces,
             "output_pieces": t.target_output_pieces, "score": t.score, "log_prob": t.log_prob,
             "finished": t.finished, "truncated": t.truncated,
@@ -80,7 +85,7 @@ def _json_row(t, tokenizer) -> dict:
                        "tokens": list(h.tokens)} for h in t.nbest]}
 
 
-def _blank_row(source: str) -> dict:
+def _blank_row(source: str) -> dict[str, Any]:
     """A blank input line in --json mode: same keys, nothing translated."""
     return {"source": source, "translation": "", "source_pieces": [], "output_pieces": [], "score": None,
             "log_prob": None, "finished": True, "truncated": False, "nbest": []}
@@ -110,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
             wanted = [i for i, line in enumerate(batch) if line.strip()]
             done = translate(model, checkpoint.tokenizer, [batch[i] for i in wanted], beam_size=beam,
                              alpha=alpha, n_best=args.n_best) if wanted else []
-            results = dict(zip(wanted, done))
+            results = dict(zip(wanted, done, strict=True))
             for i, source in enumerate(batch, start=line_number + 1):
                 t = results.get(i - line_number - 1)
                 if t is not None and t.truncated:

@@ -6,9 +6,10 @@ line is at fault, the line number (1-based, as editors count).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import BinaryIO
 
 _BOM = b"\xef\xbb\xbf"
 _BINARY_SAMPLE = 64 * 1024  # bytes inspected for control characters
@@ -44,7 +45,7 @@ class ParallelCorpus:
 
     def preview(self, n: int = 5) -> list[tuple[str, str]]:
         """The first `n` pairs, for showing the user what was read."""
-        return list(zip(self.source[:n], self.target[:n]))
+        return list(zip(self.source[:n], self.target[:n], strict=True))
 
 
 # ---------------------------------------------------------------------------------------------- text
@@ -128,7 +129,7 @@ def is_placeholder(sentence: str) -> bool:
 def _pairs(name: str, source: list[str], target: list[str]) -> ParallelCorpus:
     """Keep the pairs whose both sides are real sentences; count the others."""
     kept_src, kept_tgt = [], []
-    for src, tgt in zip(source, target):
+    for src, tgt in zip(source, target, strict=True):
         src, tgt = src.strip(), tgt.strip()
         if is_placeholder(src) or is_placeholder(tgt):
             continue

@@ -101,11 +101,11 @@ def load_multi30k(split: str, root: str | Path | None = None) -> ParallelCorpus:
                 + (f", or unset ${ENV_VAR}." if root is None else ".")
             )
     else:
-        folder = next(
+        found = next(
             (f for f in (shared_multi30k_dir(), cache_multi30k_dir()) if _has_split(f, split)), None
         )
-        if folder is None:
-            folder = cache_multi30k_dir()
+        folder = cache_multi30k_dir() if found is None else found
+        if found is None:
             _download_split(split, folder)
     en_path, de_path = _files(folder, split)
     return parallel_from_bytes(
