@@ -121,6 +121,7 @@ def attention_section(translation: Translation) -> None:
         layer = number_picker("Layer", "layer", view.n_layers, default=view.n_layers)
     zmax = 1.0
     if mode in ("head", "mean"):
+        note_link_value("stretch", lambda raw: raw.lower() in ("true", "false"), "false")
         if st.toggle(t("Stretch the colours to this view's largest weight"), key="stretch", bind="query-params",
                      help=t("Off: 0 to 1, the same scale for every head. On: 0 to the largest weight shown, which "
                             "brings out the structure of heads that spread their attention.")):

@@ -147,9 +147,10 @@ def test_a_100_kb_link_text_is_cut_with_a_visible_message(checkpoint_root):
 
 def test_unknown_link_values_fall_back_with_a_note(checkpoint_root):
     at = open_page("pages/translate.py", model="no-such-model", sentence="a b c", mode="bogus", layer="99",
-                   beam="77", family="nonsense")
+                   beam="77", family="nonsense", stretch="maybe")
     shown = texts(at)
-    for key, value in (("mode", "bogus"), ("layer", "99"), ("beam", "77"), ("family", "nonsense")):
+    for key, value in (("mode", "bogus"), ("layer", "99"), ("beam", "77"), ("family", "nonsense"),
+                       ("stretch", "maybe")):
         assert f"{key}={value}" in shown, f"no note for ?{key}={value}"
     assert "no-such-model" in shown
     assert at.segmented_control(key="mode").value == "head" and at.segmented_control(key="family").value == "cross"
