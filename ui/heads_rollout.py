@@ -8,11 +8,16 @@ import streamlit as st
 from explorer.analysis.rollout import disagreements, last_layer_cross, output_attribution
 from explorer.figures.heads import rollout_comparison
 from explorer.inference import Translation
+from explorer.tokenizer import WORD_START
 from ui.figures import show_figure
 from ui.i18n import current_language, t
 from ui.markdown import md_escape
 
 MAX_SENTENCES = 4
+
+
+def _word(piece: str) -> str:
+    return md_escape(piece.replace(WORD_START, "") or piece)
 
 
 def rollout_section(translation: Translation) -> None:
@@ -33,7 +38,7 @@ def rollout_section(translation: Translation) -> None:
         st.markdown(t("Here they agree: for every output token the strongest source token is the same in both."))
         return
     lines = [t("For **{output}** the top layer looks most at **{plain}**, the flow through all layers at **{flow}**.",
-               output=md_escape(outputs[row]), plain=md_escape(sources[b]), flow=md_escape(sources[a]))
+               output=_word(outputs[row]), plain=_word(sources[b]), flow=_word(sources[a]))
              for row, a, b in differ[:MAX_SENTENCES]]
     st.markdown(t("They differ for {n} of {total} output tokens.", n=len(differ), total=len(outputs)) + " "
                 + " ".join(lines))
