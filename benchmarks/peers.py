@@ -1,0 +1,302 @@
+"""Peers on the same weights: the shipped checkpoint converted to CTranslate2 and to a Hugging Face Marian model.
+
+    pip install -e '.[peers]'
+    python benchmarks/peers.py [ROUNDS] [SENTENCES]
+
+Conversion, weight for weight (no training, no tokenizer of theirs: our SentencePiece pieces are the vocabulary):
+- CTranslate2 (`ctranslate2.specs.TransformerSpec`, post-LN, ReLU): fused Q/K/V and cross K/V as CTranslate2
+  lays them out; embeddings scaled by √d_model; our sinusoid table is handed over as the position table, so
+  the interleaved sin/cos layout needs no permutation; the decoder starts from `<s>`, whose embedding was
+  trained (id 2), source pieces end with `</s>` as our encoder reads them.
+- Marian (`transformers.MarianMTModel`): the same weights by name; Marian computes its own sinusoids with all
+  sines first, so its position table is overwritten with ours (the same as permuting the residual stream);
+  pad id 0, `decoder_start_token_id` = 2, no banned pad token.
+Neither has GNMT's length penalty: greedy outputs should match ours exactly; beam outputs are compared with
+their own length normalisation (score / length^0.6), so a few differ by design.
+
+Each system runs in its own process (`--child SYSTEM`), at its best thread setting (measured first, 1 or 2
+threads), the systems interleaved round by round; cells: greedy and beam 4 over batches of 32 (sentences/s on
+Multi30k test2016) and one sentence at a time (ms per sentence). Prints a markdown table with each cell ÷
+CTranslate2 float32, and the identical-output counts against this project's outputs.
+"""
+
+from __future__ import annotations
+
+import sys
+
+sys.path = [p for p in sys.path if not p.rstrip("/").endswith("benchmarks")]  # profile.py shadows the stdlib's
+
+import json  # noqa: E402
+import os  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CHECKPOINT = REPO_ROOT / "checkpoints" / "multi30k-en-de"
+SYSTEMS = ("explorer", "explorer int8", "ctranslate2 float32", "ctranslate2 int8", "hf marian")
+CELLS = ("greedy, batches of 32 (sent/s)", "beam 4, batches of 32 (sent/s)", "greedy, one sentence (ms)",
+         "beam 4, one sentence (ms)")
+EXTRA = 50  # Section 6.1: output length ≤ input length + 50
+
+
+def _linear(spec, weight, bias) -> None:
+    spec.weight = weight.detach().float().numpy()
+    spec.bias = bias.detach().float().numpy()
+
+
+def _norm(spec, module) -> None:
+    spec.gamma = module.weight.detach().float().numpy()
+    spec.beta = module.bias.detach().float().numpy()
+
+
+def ctranslate2_spec(checkpoint):
+    """A CTranslate2 TransformerSpec holding exactly the checkpoint's weights."""
+    import torch
+    from ctranslate2.specs import transformer_spec
+
+    model, config = checkpoint.model, checkpoint.config
+    assert config.norm_position == "post" and config.positional == "sinusoidal" and config.share_embeddings
+    spec = transformer_spec.TransformerSpec.from_config((config.n_encoder_layers, config.n_decoder_layers),
+                                                        config.n_heads, pre_norm=False)
+    embedding = model.embedding.weight.detach().float().numpy()
+    table = model.positional_table().detach().float().numpy()
+    spec.encoder.embeddings[0].weight = embedding
+    spec.encoder.scale_embeddings = True
+    spec.encoder.position_encodings.encodings = table
+    spec.decoder.embeddings.weight = embedding
+    spec.decoder.scale_embeddings = True
+    spec.decoder.position_encodings.encodings = table
+    spec.decoder.projection.weight = embedding
+    spec.decoder.projection.bias = torch.zeros(config.vocab_size).numpy()
+    for ours, theirs in zip(model.encoder_layers, spec.encoder.layer):
+        a = ours.self_attention
+        _linear(theirs.self_attention.linear[0], torch.cat([a.w_q.weight, a.w_k.weight, a.w_v.weight]),
+                torch.cat([a.w_q.bias, a.w_k.bias, a.w_v.bias]))
+        _linear(theirs.self_attention.linear[1], a.w_o.weight, a.w_o.bias)
+        _norm(theirs.self_attention.layer_norm, ours.attention_residual.norm)
+        _linear(theirs.ffn.linear_0, ours.feed_forward.w_1.weight, ours.feed_forward.w_1.bias)
+        _linear(theirs.ffn.linear_1, ours.feed_forward.w_2.weight, ours.feed_forward.w_2.bias)
+        _norm(theirs.ffn.layer_norm, ours.ffn_residual.norm)
+    for ours, theirs in zip(model.decoder_layers, spec.decoder.layer):
+        s, c = ours.self_attention, ours.cross_attention
+        _linear(theirs.self_attention.linear[0], torch.cat([s.w_q.weight, s.w_k.weight, s.w_v.weight]),
+                torch.cat([s.w_q.bias, s.w_k.bias, s.w_v.bias]))
+        _linear(theirs.self_attention.linear[1], s.w_o.weight, s.w_o.bias)
+        _norm(theirs.self_attention.layer_norm, ours.self_residual.norm)
+        _linear(theirs.attention.linear[0], c.w_q.weight, c.w_q.bias)
+        _linear(theirs.attention.linear[1], torch.cat([c.w_k.weight, c.w_v.weight]), torch.cat([c.w_k.bias, c.w_v.bias]))
+        _linear(theirs.attention.linear[2], c.w_o.weight, c.w_o.bias)
+        _norm(theirs.attention.layer_norm, ours.cross_residual.norm)
+        _linear(theirs.ffn.linear_0, ours.feed_forward.w_1.weight, ours.feed_forward.w_1.bias)
+        _linear(theirs.ffn.linear_1, ours.feed_forward.w_2.weight, ours.feed_forward.w_2.bias)
+        _norm(theirs.ffn.layer_norm, ours.ffn_residual.norm)
+    vocabulary = checkpoint.tokenizer.pieces(list(range(config.vocab_size)))
+    spec.register_source_vocabulary(vocabulary)
+    spec.register_target_vocabulary(vocabulary)
+    spec.config.bos_token, spec.config.eos_token = vocabulary[config.bos_id], vocabulary[config.eos_id]
+    spec.config.unk_token, spec.config.decoder_start_token = "<unk>", vocabulary[config.bos_id]
+    spec.config.add_source_eos = False  # our pieces already end with </s>
+    return spec
+
+
+def convert_ctranslate2(checkpoint, out: Path, quantization: str = "float32") -> Path:
+    import ctranslate2
+
+    class _Converter(ctranslate2.converters.Converter):
+        def _load(self):
+            return ctranslate2_spec(checkpoint)
+
+    _Converter().convert(str(out), quantization=quantization, force=True)
+    return out
+
+
+def marian_model(checkpoint):
+    """A transformers MarianMTModel with the checkpoint's weights (and our position table)."""
+    import torch
+    from transformers import MarianConfig, MarianMTModel
+
+    model, config = checkpoint.model, checkpoint.config
+    marian_config = MarianConfig(
+        vocab_size=config.vocab_size, decoder_vocab_size=config.vocab_size, d_model=config.d_model,
+        encoder_layers=config.n_encoder_layers, decoder_layers=config.n_decoder_layers,
+        encoder_attention_heads=config.n_heads, decoder_attention_heads=config.n_heads,
+        encoder_ffn_dim=config.d_ff, decoder_ffn_dim=config.d_ff, activation_function="relu",
+        max_position_embeddings=config.max_len, scale_embedding=True, dropout=0.0, attention_dropout=0.0,
+        activation_dropout=0.0, pad_token_id=config.pad_id, eos_token_id=config.eos_id,
+        bos_token_id=config.bos_id, decoder_start_token_id=config.bos_id, forced_eos_token_id=None,
+        share_encoder_decoder_embeddings=True, tie_word_embeddings=True)
+    marian = MarianMTModel(marian_config).eval()
+    ours = dict(model.state_dict())
+    state = {"model.shared.weight": ours["embedding.weight"],
+             "final_logits_bias": torch.zeros(1, config.vocab_size)}
+    names = {"w_q": "q_proj", "w_k": "k_proj", "w_v": "v_proj", "w_o": "out_proj"}
+    for side, count in (("encoder", config.n_encoder_layers), ("decoder", config.n_decoder_layers)):
+        for i in range(count):
+            ours_prefix, theirs = f"{side}_layers.{i}.", f"model.{side}.layers.{i}."
+            families = [("self_attention", "self_attn")] + ([("cross_attention", "encoder_attn")]
+                                                            if side == "decoder" else [])
+            for family, their_family in families:
+                for w, their_w in names.items():
+                    for kind in ("weight", "bias"):
+                        state[f"{theirs}{their_family}.{their_w}.{kind}"] = ours[f"{ours_prefix}{family}.{w}.{kind}"]
+            norms = ([("attention_residual", "self_attn_layer_norm")] if side == "encoder" else
+                     [("self_residual", "self_attn_layer_norm"), ("cross_residual", "encoder_attn_layer_norm")])
+            norms.append(("ffn_residual", "final_layer_norm"))
+            for our_norm, their_norm in norms:
+                for kind in ("weight", "bias"):
+                    state[f"{theirs}{their_norm}.{kind}"] = ours[f"{ours_prefix}{our_norm}.norm.{kind}"]
+            for ours_ffn, theirs_ffn in (("w_1", "fc1"), ("w_2", "fc2")):
+                for kind in ("weight", "bias"):
+                    state[f"{theirs}{theirs_ffn}.{kind}"] = ours[f"{ours_prefix}feed_forward.{ours_ffn}.{kind}"]
+    missing, unexpected = marian.load_state_dict(state, strict=False)
+    assert not unexpected, f"names Marian does not have: {unexpected[:5]}"
+    table = model.positional_table().detach().float()
+    with torch.no_grad():
+        for side in (marian.model.encoder, marian.model.decoder):
+            side.embed_positions.weight.copy_(table[: side.embed_positions.weight.shape[0]])
+            side.embed_tokens.weight = marian.model.shared.weight
+    left = [m for m in missing if "embed_positions" not in m and "embed_tokens" not in m and "lm_head" not in m]
+    assert not left, f"weights left unset in Marian: {left[:5]}"
+    return marian
+
+
+# ---- one system in its own process -----------------------------------------------------------------------
+def _sentences(n: int) -> list[str]:
+    from explorer.data import load_multi30k
+
+    return list(load_multi30k("test2016").source[:n])
+
+
+def _system(name: str, threads: int):
+    """(translate(list of sentences, beam, batch) -> list of output strings) for `name`."""
+    import torch
+
+    from explorer.checkpoint import load_checkpoint
+    from explorer.inference import encode_sources, translate
+
+    torch.set_num_threads(threads)
+    c = load_checkpoint(CHECKPOINT, "cpu")
+    tokenizer, config = c.tokenizer, c.config
+    if name.startswith("explorer"):
+        model = c.model
+        if name.endswith("int8"):
+            from explorer.quantize import quantize_int8
+            model = quantize_int8(model)
+        return lambda s, beam, batch: [t.output for t in translate(model, tokenizer, s, beam_size=beam,
+                                                                   batch_size=batch)]
+    if name.startswith("ctranslate2"):
+        import ctranslate2
+
+        folder = Path(tempfile.mkdtemp(prefix="explorer-ct2-"))
+        convert_ctranslate2(c, folder, "int8" if name.endswith("int8") else "float32")
+        translator = ctranslate2.Translator(str(folder), device="cpu", inter_threads=1, intra_threads=threads)
+
+        def run_ct2(s, beam, batch):
+            ids, _ = encode_sources(tokenizer, s, config.max_len, config.eos_id)
+            pieces = [tokenizer.pieces(x) for x in ids]
+            out = []
+            for start in range(0, len(pieces), batch):
+                chunk = pieces[start:start + batch]
+                found = translator.translate_batch(chunk, beam_size=beam, length_penalty=0.6,
+                                                   max_decoding_length=max(len(p) for p in chunk) + EXTRA,
+                                                   max_batch_size=batch)
+                for result in found:
+                    hyp = [p for p in result.hypotheses[0] if p != "</s>"]
+                    out.append(tokenizer.decode([tokenizer.piece_to_id(p) for p in hyp]))
+            return out
+        return run_ct2
+    marian = marian_model(c)
+
+    @torch.inference_mode()
+    def run_marian(s, beam, batch):
+        ids, _ = encode_sources(tokenizer, s, config.max_len, config.eos_id)
+        out = []
+        for start in range(0, len(ids), batch):
+            chunk = ids[start:start + batch]
+            width = max(len(x) for x in chunk)
+            src = torch.tensor([x + [config.pad_id] * (width - len(x)) for x in chunk])
+            generated = marian.generate(input_ids=src, attention_mask=src != config.pad_id, num_beams=beam,
+                                        do_sample=False, max_new_tokens=width + EXTRA, length_penalty=0.6,
+                                        early_stopping=True)
+            for row in generated.tolist():
+                body = [t for t in row[1:] if t not in (config.eos_id, config.pad_id)]
+                out.append(tokenizer.decode(body))
+        return out
+    return run_marian
+
+
+def child(name: str, threads: int, n: int, out: str) -> None:
+    translate = _system(name, threads)
+    sentences = _sentences(n)
+    translate(sentences[:8], 4, 8)  # warm-up
+    figures, outputs = {}, {}
+    for cell, beam, batch in ((CELLS[0], 1, 32), (CELLS[1], 4, 32)):
+        start = time.perf_counter()
+        outputs[cell] = translate(sentences, beam, batch)
+        figures[cell] = len(sentences) / (time.perf_counter() - start)
+    one = sentences[: max(n // 5, 10)]
+    for cell, beam in ((CELLS[2], 1), (CELLS[3], 4)):
+        start = time.perf_counter()
+        for sentence in one:
+            translate([sentence], beam, 1)
+        figures[cell] = (time.perf_counter() - start) / len(one) * 1e3
+    Path(out).write_text(json.dumps({"figures": figures, "greedy": outputs[CELLS[0]], "beam": outputs[CELLS[1]]}))
+
+
+def _run_child(name: str, threads: int, n: int) -> dict | None:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out.json"
+        env = {**os.environ, "OMP_NUM_THREADS": str(threads), "EXPLORER_RUNTIME": "as-given"}
+        done = subprocess.run([sys.executable, __file__, "--child", name, str(threads), str(n), str(out)],
+                              env=env, capture_output=True, text=True, timeout=1800)
+        if done.returncode != 0 or not out.is_file():
+            print(f"  {name} ({threads} threads) failed: {done.stderr.strip()[-400:]}", flush=True)
+            return None
+        return json.loads(out.read_text())
+
+
+def main(rounds: int = 3, n: int = 1000) -> int:
+    results: dict[str, list[dict]] = {name: [] for name in SYSTEMS}
+    threads = {name: int(os.environ.get("PEERS_THREADS", "2")) for name in SYSTEMS}
+    loads = []
+    for r in range(rounds):
+        loads.append(os.getloadavg()[0])
+        for name in (SYSTEMS if r % 2 == 0 else SYSTEMS[::-1]):
+            measured = _run_child(name, threads[name], n)
+            if measured is not None:
+                results[name].append(measured)
+                print(f"  round {r + 1} {name}: " + ", ".join(f"{k} {v:.1f}" for k, v in measured["figures"].items()),
+                      flush=True)
+    reference = results["explorer"][0] if results["explorer"] else None
+    base = results["ctranslate2 float32"]
+    print(f"\n{n} test2016 sentences, {rounds} interleaved rounds, each system in its own process, "
+          f"threads {threads}, 1-minute load {min(loads):.1f}–{max(loads):.1f}")
+    print("| system | " + " | ".join(CELLS) + " | identical to explorer (greedy / beam 4) |")
+    print("|---|" + "---:|" * (len(CELLS) + 1))
+    for name, runs in results.items():
+        if not runs:
+            print(f"| {name} | failed |")
+            continue
+        cells = []
+        for cell in CELLS:
+            value = statistics.median(run["figures"][cell] for run in runs)
+            if base:
+                ours = statistics.median(b["figures"][cell] for b in base)
+                cells.append(f"{value:.1f} ({value / ours:.2f}×)")
+            else:
+                cells.append(f"{value:.1f}")
+        same = "" if reference is None else (
+            f"{sum(a == b for a, b in zip(runs[0]['greedy'], reference['greedy']))}/{n} / "
+            f"{sum(a == b for a, b in zip(runs[0]['beam'], reference['beam']))}/{n}")
+        print(f"| {name} | " + " | ".join(cells) + f" | {same} |")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        child(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
+        sys.exit(0)
+    sys.exit(main(*(int(a) for a in sys.argv[1:3])))
