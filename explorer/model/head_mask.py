@@ -110,6 +110,8 @@ class HeadMask:
             gates = getattr(self, family)
             if gates is not None:
                 assert gates.dim() == 2, f"{family} mask must be (layers, heads), got shape {tuple(gates.shape)}"
+        # Each decoding step asks for every layer's selection: work it out once per mask, not once per step.
+        object.__setattr__(self, "_selections", {})
 
     # ---- construction -----------------------------------------------------------------------------------
     @classmethod
@@ -161,11 +163,18 @@ class HeadMask:
     def layer(self, family: str, layer: int) -> HeadSelection | None:
         """The selection for one module, or None when every head of that layer is kept (the fast path)."""
         gates = getattr(self, family)
-        # Gates that require grad always go in: Michel et al.'s importance is the gradient at ξ = 1.
-        if gates is None or (not gates.requires_grad and bool((gates[layer] == 1).all())):
+        if gates is None:
             return None
-        fill = getattr(self.means, family)[layer] if self.means is not None else None
-        return HeadSelection(gates[layer], fill)
+        # Gates that require grad always go in, built afresh for each graph: Michel et al.'s importance is
+        # the gradient at ξ = 1.
+        if gates.requires_grad:
+            return HeadSelection(gates[layer], getattr(self.means, family)[layer] if self.means is not None else None)
+        cache: dict = self._selections  # type: ignore[attr-defined]
+        if (family, layer) not in cache:
+            kept = bool((gates[layer] == 1).all())
+            fill = getattr(self.means, family)[layer] if self.means is not None else None
+            cache[(family, layer)] = None if kept else HeadSelection(gates[layer], fill)
+        return cache[(family, layer)]
 
 
 def layer_selection(mask: HeadMask | None, family: str, layer: int) -> HeadSelection | None:
