@@ -112,7 +112,7 @@ class _WatchedStdin:
     """Stdin whose reads check how much output was already written: streaming means earlier batches are out
     (and flushed) before later lines are even read."""
 
-    def __init__(self, lines: list[bytes], stdout: "_CountingStdout", batch: int) -> None:
+    def __init__(self, lines: list[bytes], stdout: _CountingStdout, batch: int) -> None:
         self.buffer, self.lines, self.stdout, self.batch, self.served = self, lines, stdout, batch, 0
         self.seen: list[tuple[int, int]] = []  # (lines served, lines flushed to stdout)
 
