@@ -118,8 +118,7 @@ def check_estimates(steps: dict[str, int]) -> list[tuple[str, float, float]]:
     """
     from explorer.data import make_splits
     from explorer.training.datasets import train_tokenizer
-    from explorer.training.estimates import measure_step_time
-    from explorer.training.worker import default_threads
+    from explorer.training.estimates import measure_like_a_run
 
     found = []
     multi30k = load_multi30k("train"), load_multi30k("val")
@@ -131,7 +130,7 @@ def check_estimates(steps: dict[str, int]) -> list[tuple[str, float, float]]:
         else:
             (train, val), tokenizer, batch = multi30k, shipped, 4096
         config = PRESETS[name].replace(vocab_size=tokenizer.vocab_size)
-        estimate = measure_step_time(config, batch, "cpu", threads=default_threads()).seconds  # as the page
+        estimate = measure_like_a_run(config, batch, "cpu").seconds  # as the Train page measures it
         with tempfile.TemporaryDirectory(prefix="estimate-") as folder:
             manager = RunManager(folder)
             run_name = manager.start_new(name, model_config=config, tokenizer=tokenizer, train=train, val=val,

@@ -252,3 +252,19 @@ def test_step_time_is_measured_and_scaled_for_big_batches():
     assert full.seconds > 0 and not full.scaled and full.describe().startswith("measured: one real")
     scaled = measure_step_time(config, 4096, "cpu", flop_budget=1e6)
     assert scaled.scaled and scaled.measured_tokens < 4096 and "scaled to 4,096 tokens" in scaled.describe()
+
+
+def test_a_step_is_timed_as_the_run_will_step_and_the_caller_keeps_its_priority():
+    import os
+    import threading
+
+    from explorer.training.estimates import in_niced_thread, measure_like_a_run
+
+    config = ModelConfig(vocab_size=40, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1,
+                         max_len=32)
+    before = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    assert measure_like_a_run(config, 256, "cpu").seconds > 0
+    assert in_niced_thread(lambda: os.getpriority(os.PRIO_PROCESS, threading.get_native_id()), 5) == before + 5
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == before
+    with pytest.raises(ZeroDivisionError):
+        in_niced_thread(lambda: 1 / 0, 5)

@@ -19,11 +19,10 @@ from explorer.data.corpus import parallel_from_bytes, tsv_from_bytes
 from explorer.devices import available_devices
 from explorer.tokenizer import Tokenizer
 from explorer.training.datasets import SYNTHETIC_VAL_PAIRS, load_corpora, split_off_validation, train_tokenizer
-from explorer.training.estimates import StepTiming, batches_per_epoch, measure_step_time
+from explorer.training.estimates import StepTiming, batches_per_epoch, measure_like_a_run
 from explorer.training.launcher import JobError
 from explorer.training.run_folder import validate_run_name
 from explorer.training.train_config import TrainConfig
-from explorer.training.worker import default_threads
 from ui.i18n import t
 from ui.train_runs import checkpoint_target, duration, manager, runs_root
 
@@ -248,10 +247,9 @@ def tokenizer_section(choice: DataChoice) -> Tokenizer | None:
 @st.cache_data(show_spinner=False, max_entries=64)
 def step_timing(config_json: str, batch_tokens: int, device: str) -> StepTiming:
     """Seconds per step of the model in `config_json` (a string, so the cache can hash it) on `device`, with
-    as many torch threads as its training process will have (timing in a fresh process would be closer still,
-    but costs seconds of torch import per knob change on a busy machine)."""
-    return measure_step_time(ModelConfig.from_dict(json.loads(config_json)), batch_tokens, device,
-                             threads=default_threads())
+    the torch threads and priority of its training process (a fresh process would be closer still, but costs
+    seconds of torch import per knob change on a busy machine)."""
+    return measure_like_a_run(ModelConfig.from_dict(json.loads(config_json)), batch_tokens, device)
 
 
 def model_section(vocab_size: int) -> ModelConfig | None:

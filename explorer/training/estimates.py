@@ -7,11 +7,13 @@ beats a formula: the same model trains at very different speeds on different CPU
 
 from __future__ import annotations
 
+import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
@@ -51,6 +53,7 @@ class StepTiming:
 
 
 _THREADS_LOCK = threading.Lock()
+T = TypeVar("T")
 
 
 @contextmanager
@@ -67,6 +70,39 @@ def torch_threads(n: int | None) -> Iterator[None]:
             yield
         finally:
             torch.set_num_threads(before)
+
+
+def in_niced_thread(work: Callable[[], T], nice: int) -> T:
+    """`work()` in a short-lived thread that lowers its own priority by `nice` first (Linux gives each thread
+    its own niceness; with one torch thread, ops run on the calling thread). A step timed this way competes
+    for the CPU as a training process does (explorer.training.worker renices itself), and the caller's
+    priority is never touched."""
+    found: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            if nice and hasattr(os, "setpriority") and hasattr(threading, "get_native_id"):
+                me = threading.get_native_id()
+                os.setpriority(os.PRIO_PROCESS, me, os.getpriority(os.PRIO_PROCESS, me) + nice)
+            found["value"] = work()
+        except BaseException as error:  # handed back to the caller
+            found["error"] = error
+
+    thread = threading.Thread(target=target, name="step-timing", daemon=True)
+    thread.start()
+    thread.join()
+    if "error" in found:
+        raise found["error"]
+    return found["value"]
+
+
+def measure_like_a_run(config: ModelConfig, batch_tokens: int, device: str = "cpu") -> StepTiming:
+    """`measure_step_time` as a training process will step: its number of torch threads and its priority."""
+    from explorer.training.worker import DEFAULT_NICE, default_threads
+
+    threads = default_threads()
+    return in_niced_thread(lambda: measure_step_time(config, batch_tokens, device, threads=threads),
+                           DEFAULT_NICE if threads == 1 else 0)  # the pool's other threads could not be reniced
 
 
 def measure_step_time(config: ModelConfig, batch_tokens: int, device: str = "cpu", *,
