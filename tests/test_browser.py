@@ -362,9 +362,13 @@ def test_eight_sessions_open_at_once_on_a_fresh_server(servers, playwright_brows
                 ("compare?" + query(model="words-fixture", c_sentence=WORDS_SENTENCE))
             page.goto(f"{app.url}/{target}", timeout=RENDER_TIMEOUT_MS, wait_until="commit")
         for page in pages:
+            page.bring_to_front()  # Chromium barely runs background tabs
             wait_idle(page)
             assert_no_exception(page)
-            # attached, not visible: Chromium does not paint background tabs, so their charts stay unrendered
-            page.locator('[data-testid="stPlotlyChart"]').first.wait_for(state="attached", timeout=RENDER_TIMEOUT_MS)
+            charts = page.locator('[data-testid="stPlotlyChart"]')
+            try:
+                charts.first.wait_for(state="attached", timeout=RENDER_TIMEOUT_MS)
+            except Exception as error:
+                raise AssertionError(f"no chart on {page.url}:\n{_main_text(page)[:1500]}") from error
     finally:
         context.close()
