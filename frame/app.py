@@ -24,12 +24,17 @@ preload_libraries()
 import streamlit as st  # noqa: E402
 
 from ui.i18n import language_switch, t  # noqa: E402
+from ui.layout import compact_style, make_controls_slot  # noqa: E402
 from ui.model_picker import sidebar  # noqa: E402
 from ui.pages import PAGES  # noqa: E402
+from ui.presenter import presenter_toggle  # noqa: E402
 
-st.set_page_config(page_title="Attention Explorer", page_icon=":material/visibility:", layout="wide")
+st.set_page_config(page_title="Attention Explorer", page_icon="👁️", layout="wide")
 
 language_switch()
+compact_style()
+with st.sidebar:
+    make_controls_slot()  # the page's own controls come first in the sidebar (ui/layout.py)
 pages = {spec.url_path: st.Page(str(spec.path), title=t(spec.title), icon=spec.icon, url_path=spec.url_path)
          for spec in PAGES}
 # Streamlit serves its default page at / and nowhere else, so the start page is registered twice: as the
@@ -46,6 +51,7 @@ with st.sidebar:
         for spec in specs:
             st.page_link(pages[spec.url_path])
 st.session_state["selection"] = sidebar()
+presenter_toggle()
 with st.sidebar:
     st.caption(t("Vaswani et al., *Attention Is All You Need* (2017) — every figure here is computed from the "
                  "loaded model or measured on this machine."))

@@ -16,7 +16,8 @@ APP_ROOT = Path(__file__).resolve().parents[1]
 class PageSpec:
     file: str  # relative to the app root
     title: str  # English; shown through ui.i18n.t
-    icon: str
+    icon: str  # an emoji: drawn inline. A ":material/…:" icon makes the browser fetch the tab icon from
+    # fonts.gstatic.com, which a lecture hall without network cannot reach (issue 15.4).
     group: str  # English section header; shown through ui.i18n.t
 
     @property
@@ -30,15 +31,15 @@ class PageSpec:
 
 
 ALL_PAGES: tuple[PageSpec, ...] = (
-    PageSpec("pages/tour.py", "Tour of the paper", ":material/school:", "Start here"),
-    PageSpec("pages/translate.py", "Translate & attention", ":material/translate:", "Look inside"),
-    PageSpec("pages/compare.py", "Compare heads", ":material/compare:", "Look inside"),
-    PageSpec("pages/heads.py", "Heads: ablation & roles", ":material/psychology:", "Look inside"),
-    PageSpec("pages/step_by_step.py", "Attention step by step", ":material/calculate:", "Look inside"),
-    PageSpec("pages/beam.py", "Beam search", ":material/account_tree:", "Look inside"),
-    PageSpec("pages/positional.py", "Positional encoding", ":material/waves:", "The paper"),
-    PageSpec("pages/complexity.py", "Complexity (Table 1)", ":material/speed:", "The paper"),
-    PageSpec("pages/train.py", "Train", ":material/model_training:", "Train"),
+    PageSpec("pages/tour.py", "Tour of the paper", "🎓", "Start here"),
+    PageSpec("pages/translate.py", "Translate & attention", "🌐", "Look inside"),
+    PageSpec("pages/compare.py", "Compare heads", "⚖️", "Look inside"),
+    PageSpec("pages/heads.py", "Heads: ablation & roles", "🧠", "Look inside"),
+    PageSpec("pages/step_by_step.py", "Attention step by step", "🧮", "Look inside"),
+    PageSpec("pages/beam.py", "Beam search", "🌳", "Look inside"),
+    PageSpec("pages/positional.py", "Positional encoding", "〰️", "The paper"),
+    PageSpec("pages/complexity.py", "Complexity (Table 1)", "⏱️", "The paper"),
+    PageSpec("pages/train.py", "Train", "🏋️", "Train"),
 )
 
 # The pages that exist; the first is the start page, served at /.
