@@ -32,7 +32,7 @@ def _configure_runtime() -> None:
 
 
 # The subcommands, in the order `explorer --help` lists them.
-COMMANDS = (train, runs, translate, evaluate, info, export, *heads.COMMANDS)
+COMMANDS = (train, runs, runs.stop, translate, evaluate, info, export, *heads.COMMANDS)
 
 
 class _Parser(argparse.ArgumentParser):
