@@ -21,7 +21,9 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 PARTS = {
     "encoder": ("model/transformer.py", "encode"),
     "decoder steps (model)": ("model/transformer.py", "decode_step"),
+    "decoder steps (packed model)": ("model/packed_decoding.py", "step"),
     "cache reordering": ("model/transformer.py", "select"),
+    "cache reordering (packed)": ("model/packed_decoding.py", "select"),
     "top-k": ("~", "<method 'topk' of 'torch._C.TensorBase' objects>"),
     "detokenisation": ("tokenizer.py", "decode"),
     "pieces for labels": ("tokenizer.py", "pieces"),
