@@ -167,8 +167,10 @@ def test_multi30k_splits(multi30k_root: Path, split: str, pairs: int, dropped: i
 def test_multi30k_train_content(multi30k_root: Path) -> None:
     corpus = load_multi30k("train", root=multi30k_root)
     assert corpus.preview(1) == [
-        ("Two young, White males are outside near many bushes.",
-         "Zwei junge weiße Männer sind im Freien in der Nähe vieler Büsche.")
+        (
+            "Two young, White males are outside near many bushes.",
+            "Zwei junge weiße Männer sind im Freien in der Nähe vieler Büsche.",
+        )
     ]
     # train.de line 7366 holds a TAB inside the sentence; reading the two files keeps it whole.
     assert any("\t" in t for t in corpus.target)
@@ -242,12 +244,15 @@ def test_iter_lines_keeps_every_line_and_accepts_bom_and_crlf() -> None:
     assert list(iter_lines(io.BytesIO(b""), "in")) == []
 
 
-@pytest.mark.parametrize("data,message", [
-    (b"ok\ncaf\xe9\n", r"^in is not valid UTF-8: line 2, byte 4 of that line \(byte 6 of the file, value 0xe9\)"),
-    (b"\xef\xbb\xbfcaf\xe9", r"line 1, byte 7 of that line \(byte 6 of the file"),
-    (b"ok\na\x00b\n", r"^in line 2 contains a NUL byte \(byte 4 of the file\)"),
-    (b"ok\n" + b"x" * 70 + b"\n", r"^in line 2 is longer than 64 bytes"),
-])
+@pytest.mark.parametrize(
+    "data,message",
+    [
+        (b"ok\ncaf\xe9\n", r"^in is not valid UTF-8: line 2, byte 4 of that line \(byte 6 of the file, value 0xe9\)"),
+        (b"\xef\xbb\xbfcaf\xe9", r"line 1, byte 7 of that line \(byte 6 of the file"),
+        (b"ok\na\x00b\n", r"^in line 2 contains a NUL byte \(byte 4 of the file\)"),
+        (b"ok\n" + b"x" * 70 + b"\n", r"^in line 2 is longer than 64 bytes"),
+    ],
+)
 def test_iter_lines_names_the_bad_line(data: bytes, message: str) -> None:
     import io
 
@@ -263,7 +268,22 @@ def test_one_pair_is_too_few_to_train() -> None:
     from explorer.training.datasets import split_off_validation
 
     train, val = split_off_validation(tsv_from_bytes(b"a man\tein Mann\n@@\t@@\n", "one.tsv"))
-    with pytest.raises(CorpusError, match=r"^one\.tsv has 1 usable sentence pair \(1 more had an empty or "
-                                          r"placeholder side\); training needs at least 2"):
+    with pytest.raises(
+        CorpusError,
+        match=r"^one\.tsv has 1 usable sentence pair \(1 more had an empty or "
+        r"placeholder side\); training needs at least 2",
+    ):
         require_training_pairs(train, val)
     require_training_pairs(*split_off_validation(tsv_from_bytes(b"a\tb\nc\td\n", "two.tsv")))
+
+
+def test_load_corpora_refuses_a_one_pair_file_before_any_model(tmp_path):
+    # The Train page and `explorer train` both load through load_corpora: one pair cannot be split into a
+    # pair to learn from and one to measure it, so it is refused with the file's name, not trained on.
+    from explorer.data.corpus import CorpusError
+    from explorer.training.datasets import load_corpora
+
+    tsv = tmp_path / "one.tsv"
+    tsv.write_text("A dog runs.\tEin Hund rennt.\n", encoding="utf-8")
+    with pytest.raises(CorpusError, match="1 usable sentence pair"):
+        load_corpora(str(tsv))

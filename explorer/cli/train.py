@@ -16,16 +16,25 @@ from explorer.config import PRESETS, ModelConfig, preset
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     p = subparsers.add_parser("train", help="train a model (or resume a run) and write checkpoints")
-    p.add_argument("--data", default="reverse",
-                   help="synthetic task (copy, reverse, sort, shift), 'multi30k', a .tsv file, or 'src.txt,tgt.txt'")
+    p.add_argument(
+        "--data",
+        default="reverse",
+        help="synthetic task (copy, reverse, sort, shift), 'multi30k', a .tsv file, or 'src.txt,tgt.txt'",
+    )
     p.add_argument("--multi30k-root", default=None, help="folder with Multi30k train/val/test2016 .en/.de files")
     p.add_argument("--out", required=True, help="run directory (latest/, best/, step-N/ are written inside)")
     p.add_argument("--resume", action="store_true", help="continue the run in --out from its latest/ checkpoint")
     p.add_argument("--preset", default="tiny", choices=sorted(PRESETS))
     p.add_argument("--vocab", type=positive_int, default=None, help="SentencePiece vocabulary size (joint)")
     # Ranges are checked by ModelConfig itself, before any data is read (see `_model_config`).
-    for flag, kind in (("--layers", int), ("--d-model", int), ("--heads", int), ("--d-ff", int),
-                       ("--dropout", float), ("--max-len", int)):
+    for flag, kind in (
+        ("--layers", int),
+        ("--d-model", int),
+        ("--heads", int),
+        ("--d-ff", int),
+        ("--dropout", float),
+        ("--max-len", int),
+    ):
         p.add_argument(flag, type=kind, default=None)
     p.add_argument("--positional", choices=["sinusoidal", "learned"], default=None)
     p.add_argument("--norm", choices=["post", "pre"], default=None)
@@ -50,8 +59,15 @@ def _model_config(args: argparse.Namespace, vocab_size: int) -> ModelConfig:
     overrides = {"vocab_size": vocab_size}
     if args.layers is not None:
         overrides.update(n_encoder_layers=args.layers, n_decoder_layers=args.layers)
-    for name, field in (("d_model", "d_model"), ("heads", "n_heads"), ("d_ff", "d_ff"), ("dropout", "dropout"),
-                        ("max_len", "max_len"), ("positional", "positional"), ("norm", "norm_position")):
+    for name, field in (
+        ("d_model", "d_model"),
+        ("heads", "n_heads"),
+        ("d_ff", "d_ff"),
+        ("dropout", "dropout"),
+        ("max_len", "max_len"),
+        ("positional", "positional"),
+        ("norm", "norm_position"),
+    ):
         if getattr(args, name) is not None:
             overrides[field] = getattr(args, name)
     return preset(args.preset, **overrides)
@@ -89,22 +105,43 @@ def run(args: argparse.Namespace) -> int:
     else:
         started = time.perf_counter()
         tokenizer = train_tokenizer(train, args.vocab or default_vocab, synthetic=is_synthetic(args.data))
-        print(f"tokenizer: {tokenizer.vocab_size} pieces in {time.perf_counter() - started:.1f}s; "
-              f"{len(train)} training pairs, {len(val)} validation pairs", file=sys.stderr)
+        print(
+            f"tokenizer: {tokenizer.vocab_size} pieces in {time.perf_counter() - started:.1f}s; "
+            f"{len(train)} training pairs, {len(val)} validation pairs",
+            file=sys.stderr,
+        )
         model_config = _model_config(args, tokenizer.vocab_size)
-        train_config = TrainConfig(steps=args.steps, batch_tokens=args.batch_tokens, warmup_steps=args.warmup,
-                                   lr_scale=args.lr_scale, label_smoothing=args.label_smoothing, seed=args.seed,
-                                   log_every=args.log_every, eval_every=args.eval_every, save_every=args.save_every,
-                                   keep_last=args.keep_last,
-                                   bleu_sentences=args.bleu_sentences, device=args.device,
-                                   max_len=model_config.max_len)
+        train_config = TrainConfig(
+            steps=args.steps,
+            batch_tokens=args.batch_tokens,
+            warmup_steps=args.warmup,
+            lr_scale=args.lr_scale,
+            label_smoothing=args.label_smoothing,
+            seed=args.seed,
+            log_every=args.log_every,
+            eval_every=args.eval_every,
+            save_every=args.save_every,
+            keep_last=args.keep_last,
+            bleu_sentences=args.bleu_sentences,
+            device=args.device,
+            max_len=model_config.max_len,
+        )
         metadata = {"data": args.data, "command": "explorer " + " ".join(sys.argv[1:])}
         trainer = Trainer(model_config, train_config, tokenizer, train, val, out, callbacks, metadata=metadata)
-    result = trainer.run()
+    from explorer.training.worker import run_here
+
+    result = run_here(trainer)  # listed by `explorer runs`, stoppable by `explorer stop`
     if dist.is_initialized():
         dist.destroy_process_group()
     if trainer.rank == 0:
-        print(json.dumps({"step": result.step, "checkpoint": str(result.checkpoint),
-                          "final_loss": result.history["loss"][-1] if result.history["loss"] else None,
-                          "val_bleu": result.history["val_bleu"][-1] if result.history["val_bleu"] else None}))
+        print(
+            json.dumps(
+                {
+                    "step": result.step,
+                    "checkpoint": str(result.checkpoint),
+                    "final_loss": result.history["loss"][-1] if result.history["loss"] else None,
+                    "val_bleu": result.history["val_bleu"][-1] if result.history["val_bleu"] else None,
+                }
+            )
+        )
     return 0

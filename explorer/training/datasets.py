@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from explorer.data import TASKS, ParallelCorpus, load_multi30k, make_splits, read_parallel, read_tsv
+from explorer.data.corpus import require_training_pairs
 from explorer.tokenizer import Tokenizer
 
 SYNTHETIC_TRAIN_PAIRS, SYNTHETIC_VAL_PAIRS = 20_000, 500
@@ -40,11 +41,15 @@ def load_corpora(data: str, *, seed: int = 0, multi30k_root: str | Path | None =
         return load_multi30k("train", multi30k_root), load_multi30k("val", multi30k_root)
     if "," in data:
         source, target = data.split(",", 1)
-        return split_off_validation(read_parallel(source, target))
-    if Path(data).suffix.lower() in (".tsv", ".tab"):
-        return split_off_validation(read_tsv(data))
-    raise ValueError(f"unknown data {data!r}: use one of {sorted(TASKS)}, 'multi30k', a .tsv file, "
-                     "or 'source.txt,target.txt'")
+        corpora = split_off_validation(read_parallel(source, target))
+    elif Path(data).suffix.lower() in (".tsv", ".tab"):
+        corpora = split_off_validation(read_tsv(data))
+    else:
+        raise ValueError(f"unknown data {data!r}: use one of {sorted(TASKS)}, 'multi30k', a .tsv file, "
+                         "or 'source.txt,target.txt'")
+    # A corpus too small to split into train and validation is refused here, before any model is built.
+    require_training_pairs(*corpora)
+    return corpora
 
 
 def train_tokenizer(corpus: ParallelCorpus, vocab_size: int, *, synthetic: bool = False) -> Tokenizer:
