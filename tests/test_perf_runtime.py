@@ -44,8 +44,9 @@ def test_the_command_line_spins_only_when_cores_are_free_and_the_app_runs_one_th
 
 def test_configure_for_keeps_what_the_user_set(monkeypatch):
     monkeypatch.setenv("OMP_WAIT_POLICY", "SOMETHING_THE_USER_CHOSE")
-    configure_for("app")
-    assert os.environ["OMP_WAIT_POLICY"] == "SOMETHING_THE_USER_CHOSE"
+    monkeypatch.setenv("OMP_NUM_THREADS", "7")
+    assert configure_for("app") == {} and configure_for("cli") == {}
+    assert os.environ["OMP_WAIT_POLICY"] == "SOMETHING_THE_USER_CHOSE" and os.environ["OMP_NUM_THREADS"] == "7"
 
 
 def test_configure_for_rejects_unknown_workloads():
