@@ -16,7 +16,7 @@ from explorer.inference import EXTRA_OUTPUT_TOKENS, attention_for
 from explorer.model.transformer import SentenceAttention
 from ui.attention_controls import number_picker, sentence_input, show_translation
 from ui.figures import show_figure
-from ui.i18n import t
+from ui.i18n import current_language, t
 from ui.markdown import md_escape
 from ui.model_cache import cached, require_model, translate_for
 from ui.model_picker import Selection
@@ -131,7 +131,7 @@ else:
     chosen_tokens = tuple(hypotheses[st.session_state["beam_hyp"]].tokens)
 
 figure = beam_tree_figure(trace, lambda token: tokenizer.pieces([token])[0], upto_step=upto,
-                          highlight=chosen_tokens)
+                          highlight=chosen_tokens, lang=current_language())
 show_figure(figure, f"Beam search tree k={beam_size}", key=TREE_KEY, on_select=partial(remember_tree_click, search))
 st.caption(t("Click a node to see that (partial) hypothesis' cross-attention below; hover for log-probabilities. "
              "Blue: kept in the beam; grey: pruned; green stars: finished with </s>."))
@@ -175,7 +175,8 @@ weights = (average_heads(attention.cross)[layer - 1] if head == "mean"
 which = t("mean over heads") if head == "mean" else t("head {head}", head=head)
 show_figure(attention_heatmap(weights, tokenizer.pieces(chosen_tokens), beam.source_pieces,
                               title=t("Cross-attention · layer {layer} · {which}", layer=layer, which=which), zmax=None,
-                              x_title=t("source (key)"), y_title=t("hypothesis token produced (query)")),
+                              x_title=t("source (key)"), y_title=t("hypothesis token produced (query)"),
+                              lang=current_language()),
             f"Beam hypothesis cross-attention layer {layer} {which}", key="beam_attention")
 st.caption(t("Each row is a token of the hypothesis, each column a source token; colours run up to the largest "
              "weight shown, so faint structure stays visible."))

@@ -11,7 +11,8 @@ from explorer.inference import Translation
 from ui.attention_controls import family_picker, number_picker, sentence_input, show_translation
 from ui.attention_view import FAMILY_SHORT, UNITS, attention_view
 from ui.figures import show_figure
-from ui.i18n import t
+from ui.heads_ablation import ablation_expander
+from ui.i18n import current_language, t
 from ui.model_cache import current_model, require_model, translate_for
 from ui.model_picker import MODEL_KEY, Selection, checkpoint_choices, weights_version
 from ui.urlstate import note_link_value, sync_to_url, url_default
@@ -61,7 +62,7 @@ def layers_of(family: str, n_encoder: int, n_decoder: int) -> int:
 
 
 def show(panels: list[tuple[Panel, str]], name: str) -> None:
-    figure = compare_heads([p for p, _ in panels], zmax=1.0 if scale == "fixed" else None)
+    figure = compare_heads([p for p, _ in panels], zmax=1.0 if scale == "fixed" else None, lang=current_language())
     show_figure(figure, name, key="compare_figure")
     for _, caption in panels:
         st.markdown(caption)
@@ -90,6 +91,7 @@ if what == "heads":
             head = number_picker("Head", f"c_h{i}", config.n_heads, default=i % config.n_heads + 1)
         chosen.append(panel(translation, family, layer, head))
     show(chosen, f"compare {count} heads")
+    ablation_expander(selection, config, translation, prefix="cm")
 
 elif what == "checkpoints":
     choices = checkpoint_choices()

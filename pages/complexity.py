@@ -6,9 +6,9 @@ import streamlit as st
 
 from explorer.complexity.measure import measure_layers, rows_to_csv, sequence_lengths
 from explorer.complexity.table1 import crossover_n, table1_rows
-from explorer.figures.complexity import METRICS, measured_figure, n_grid, operations_figure, path_length_figure
-from explorer.figures.theme import download_config
-from ui.i18n import t
+from explorer.figures.complexity import measured_figure, metric_labels, n_grid, operations_figure, path_length_figure
+from explorer.figures.export import download_config
+from ui.i18n import current_language, t
 from ui.urlstate import is_int_in, note_link_value
 
 
@@ -56,7 +56,7 @@ st.caption(t(
     "Self-attention and recurrence cost the same at n = d = {crossover:.0f}. Path length: layers (recurrent: "
     "steps) between the first and the last position; the convolutional row uses dilated convolutions.",
     n=n, d=d, k=k, r=r, crossover=crossover_n(d)))
-st.plotly_chart(operations_figure(n_grid(n, d), d, k, r, highlight_n=n), width="stretch",
+st.plotly_chart(operations_figure(n_grid(n, d), d, k, r, highlight_n=n, lang=current_language()), width="stretch",
                 config=download_config("Table 1 operations"))
 
 st.subheader(t("Measured on this machine"))
@@ -74,8 +74,9 @@ if st.button(t("Measure on this machine"), type="primary"):
 request = st.session_state["complexity_measurement"]
 if request is not None:
     rows = measured_rows(*request)
-    metric = st.radio(t("Show"), options=tuple(METRICS), format_func=METRICS.get, horizontal=True)
-    st.plotly_chart(measured_figure(rows, metric), width="stretch",
+    metrics = metric_labels(current_language())
+    metric = st.radio(t("Show"), options=tuple(metrics), format_func=metrics.get, horizontal=True)
+    st.plotly_chart(measured_figure(rows, metric, lang=current_language()), width="stretch",
                     config=download_config(f"Table 1 measured {metric}"))
     _, measured_d, kernel, measured_device = request
     st.download_button(t("Download measurements (CSV)"), data=rows_to_csv(rows), mime="text/csv",
@@ -89,7 +90,8 @@ def path_length_section(n: int, k: int, r: int) -> None:
     left, right = st.columns(2)
     i = left.slider(t("Position i"), min_value=0, max_value=n - 1, value=0)
     j = right.slider(t("Position j"), min_value=0, max_value=n - 1, value=n - 1)
-    st.plotly_chart(path_length_figure(i, j, n, k, r), width="stretch", config=download_config("Table 1 path length"))
+    st.plotly_chart(path_length_figure(i, j, n, k, r, lang=current_language()), width="stretch",
+                    config=download_config("Table 1 path length"))
 
 
 path_length_section(n, k, r)

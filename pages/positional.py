@@ -29,7 +29,7 @@ from explorer.figures.step_by_step import values_heatmap
 from explorer.inference import encode_sources
 from ui.attention_controls import sentence_input
 from ui.figures import show_figure
-from ui.i18n import t
+from ui.i18n import current_language, t
 from ui.model_cache import require_model
 from ui.urlstate import is_int_in, note_link_value, sync_to_url, url_default
 
@@ -67,12 +67,13 @@ st.header(t("The encoding, position × dimension"))
 if learned:
     rows = min(length, config.max_len)
     show_figure(pe_side_by_side(table[:rows], learned_table(checkpoint.model, rows),
-                                title=f"Sinusoidal vs learned positions, d_model = {d_model}"),
+                                title=f"Sinusoidal vs learned positions, d_model = {d_model}", lang=current_language()),
                 "Positional encoding sinusoidal vs learned", key="pe_side_by_side")
     st.caption(t("The learned table (source side) has its own colour scale; it stops at the model's {max_len} positions. "
                  "The paper found both variants nearly equal (Table 3, row E).", max_len=config.max_len))
 else:
-    show_figure(pe_heatmap(table, title=f"Sinusoidal positional encoding, {length} positions × d_model = {d_model}"),
+    show_figure(pe_heatmap(table, title=f"Sinusoidal positional encoding, {length} positions × d_model = {d_model}",
+                           lang=current_language()),
                 "Positional encoding heatmap", key="pe_heatmap")
     st.caption(t("Left columns (small i) oscillate fast, right columns barely move: each position gets a unique "
                  "pattern, like the digits of a binary counter but smooth."))
@@ -93,7 +94,8 @@ def waves_section() -> None:
                           default=None if "pe_dims" in st.session_state else default,
                           help=t("Dimension 2i is sin, 2i + 1 is cos of the same frequency (pair i)."))
     if dims:
-        show_figure(pe_curves(table, dims, title="PE(pos, dim) against position"), "Positional encoding waves",
+        show_figure(pe_curves(table, dims, title="PE(pos, dim) against position",
+                              lang=current_language()), "Positional encoding waves",
                     key="pe_curves")
     else:
         st.info(t("Pick at least one dimension."))
@@ -118,12 +120,14 @@ def similarity_section() -> None:
     st.header(t("Similarity between positions depends on the offset"))
     url_default("pe_metric", "cosine", allowed=METRICS)
     metric = st.segmented_control("Similarity", METRICS, key="pe_metric", required=True,
-                                  format_func=lambda m: t({"cosine": "cosine", "dot": "dot product"}[m]))
+                                  format_func=lambda m: {"cosine": t("cosine"), "dot": t("dot product")}[m])
     sync_to_url("pe_metric")
     sim = similarity(table, metric)
-    show_figure(similarity_heatmap(sim, metric=metric, title=f"{metric} similarity of PE(p) and PE(q)"),
+    show_figure(similarity_heatmap(sim, metric=metric, title=f"{metric} similarity of PE(p) and PE(q)",
+                                   lang=current_language()),
                 f"Positional encoding {metric} similarity", key="pe_similarity")
-    show_figure(similarity_by_offset(sim, metric=metric, title=f"{metric} of PE(p) and PE(p + k) against the offset k"),
+    show_figure(similarity_by_offset(sim, metric=metric, title=f"{metric} of PE(p) and PE(p + k) against the offset k",
+                                     lang=current_language()),
                 f"Positional encoding {metric} by offset", key="pe_similarity_offset")
     spread = float(offset_spread(sim).max())
     st.markdown(t(
@@ -133,7 +137,8 @@ def similarity_section() -> None:
     if learned:
         rows = min(length, config.max_len)
         learned_sim = similarity(learned_table(checkpoint.model, rows), metric)
-        show_figure(similarity_heatmap(learned_sim, metric=metric, title=f"Learned positions: {metric} similarity"),
+        show_figure(similarity_heatmap(learned_sim, metric=metric, title=f"Learned positions: {metric} similarity",
+                                       lang=current_language()),
                     f"Learned positions {metric} similarity", key="pe_learned_similarity")
         st.caption(t("For the learned table the largest spread along a diagonal is {spread:.2f}: nothing forces it to "
                      "depend on the offset alone.", spread=float(offset_spread(learned_sim).max())))
@@ -171,7 +176,7 @@ def shift_section() -> None:
     show_figure(values_heatmap(check.matrix[:block, :block], [f"dim {i}" for i in range(block)],
                                title=f"M_k for k = {offset}: the first {block} × {block} entries "
                                      f"(2 × 2 rotations [[cos kω, −sin kω], [sin kω, cos kω]])",
-                               x_title="output dimension", decimals=3, bound=1.0),
+                               x_title="output dimension", decimals=3, bound=1.0, lang=current_language()),
                 f"Shift matrix k={offset}", key="pe_shift_matrix")
     st.caption(t("The full matrix is {d_model} × {d_model}, zero outside the 2 × 2 blocks on its diagonal.",
                  d_model=d_model))
@@ -200,7 +205,8 @@ def norms_section() -> None:
     pieces = checkpoint.tokenizer.pieces(ids[0])
     norms = embedding_norms(checkpoint.model, ids[0], pieces)
     show_figure(embedding_norms_figure(norms.token, norms.position, norms.total, norms.labels,
-                                       title="Token term vs position term at the encoder input"),
+                                       title="Token term vs position term at the encoder input",
+                                       lang=current_language()),
                 "Embedding and position norms", key="pe_norms")
     ratio = float(np.mean(norms.token / np.where(norms.position == 0, 1, norms.position)))
     st.caption(

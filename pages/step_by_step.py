@@ -28,7 +28,7 @@ from explorer.inference import Translation
 from ui.attention_controls import family_picker, number_picker, sentence_input, show_translation
 from ui.attention_view import FAMILY_TITLES
 from ui.figures import show_figure
-from ui.i18n import t
+from ui.i18n import current_language, t
 from ui.markdown import md_escape
 from ui.model_cache import cached, require_model, translate_for
 from ui.model_picker import Selection
@@ -107,14 +107,17 @@ st.markdown(t("Each head has its own $W^Q_i, W^K_i, W^V_i$ ($d_{{model}}$ = {d_m
               "from position {query}; keys and values from every position it may look at.", d_model=config.d_model,
               d_k=d_k, query=query))
 dims = slice(0, SHOWN_DIMS)
-show_figure(values_heatmap(steps.q[None, dims], [steps.query_piece], title=f"q = x W<sup>Q</sup>{cut(d_k)}"),
+show_figure(values_heatmap(steps.q[None, dims], [steps.query_piece], title=f"q = x W<sup>Q</sup>{cut(d_k)}",
+                           lang=current_language()),
             "Step by step query", key="sbs_q")
 left, right = st.columns(2)
 with left:
-    show_figure(values_heatmap(steps.keys[:, dims], steps.key_pieces, title=f"K = X W<sup>K</sup>{cut(d_k)}"),
+    show_figure(values_heatmap(steps.keys[:, dims], steps.key_pieces, title=f"K = X W<sup>K</sup>{cut(d_k)}",
+                               lang=current_language()),
                 "Step by step keys", key="sbs_k")
 with right:
-    show_figure(values_heatmap(steps.values[:, dims], steps.key_pieces, title=f"V = X W<sup>V</sup>{cut(d_v)}"),
+    show_figure(values_heatmap(steps.values[:, dims], steps.key_pieces, title=f"V = X W<sup>V</sup>{cut(d_v)}",
+                               lang=current_language()),
                 "Step by step values", key="sbs_v")
 
 # ---- 2. scores to weights --------------------------------------------------------------------------------
@@ -132,12 +135,13 @@ st.dataframe(stage_rows(steps), hide_index=True, width="stretch", key="sbs_stage
              column_config={name: st.column_config.NumberColumn(format="%.4f")
                             for name in ("q·k", "÷ √d_k", "softmax")})
 show_figure(query_row_figure(steps.scaled, steps.allowed, steps.weights, steps.key_pieces,
-                             title=f"Query “{escape_labels([steps.query_piece])[0]}”: scores → weights"),
+                             title=f"Query “{escape_labels([steps.query_piece])[0]}”: scores → weights",
+                             lang=current_language()),
             "Step by step scores to weights", key="sbs_row")
 with st.expander(t("The whole head: every query at every stage"), expanded=False):
     show_figure(stage_matrices(view.scores[head - 1], view.scaled_scores[head - 1], view.masked_scores[head - 1],
                                view.weights[head - 1], view.query_pieces, view.key_pieces, query,
-                               title=f"{where}: Q·Kᵀ → ÷√d_k → mask → softmax"),
+                               title=f"{where}: Q·Kᵀ → ÷√d_k → mask → softmax", lang=current_language()),
                 "Step by step stages", key="sbs_stages")
 
 # ---- 3. weighted sum -------------------------------------------------------------------------------------
@@ -147,7 +151,8 @@ st.markdown(t("head {head} output $= \\sum_j w_j v_j$: each value row scaled by 
 visible = np.flatnonzero(steps.allowed)
 rows = np.vstack([steps.weighted_values[visible][:, dims], steps.head_output[None, dims]])
 labels = [f"{steps.weights[j]:.2f} × v({steps.key_pieces[j]})" for j in visible] + [f"Σ = head {head}"]
-show_figure(values_heatmap(rows, labels, title=f"w<sub>j</sub> · v<sub>j</sub> and their sum{cut(d_v)}", decimals=3),
+show_figure(values_heatmap(rows, labels, title=f"w<sub>j</sub> · v<sub>j</sub> and their sum{cut(d_v)}", decimals=3,
+                           lang=current_language()),
             "Step by step weighted values", key="sbs_weighted")
 
 # ---- 4. concat and W^O -----------------------------------------------------------------------------------
@@ -157,10 +162,12 @@ st.markdown(t("All {heads} heads run in parallel on the same query; their output
               d_v=d_v, width=view.n_heads * d_v, d_model=config.d_model))
 head_labels = [f"head {h + 1}" + (" (above)" if h == head - 1 else "") for h in range(view.n_heads)]
 show_figure(values_heatmap(steps.all_head_outputs[:, dims], head_labels, decimals=3,
-                           title=f"Concat(head<sub>1</sub> … head<sub>{view.n_heads}</sub>), a row per head{cut(d_v)}"),
+                           title=f"Concat(head<sub>1</sub> … head<sub>{view.n_heads}</sub>), a row per head{cut(d_v)}",
+                           lang=current_language()),
             "Step by step heads", key="sbs_heads")
 show_figure(values_heatmap(steps.output[None, dims], ["output"],
-                           title=f"Concat · W<sup>O</sup> + b{cut(config.d_model)}", decimals=3),
+                           title=f"Concat · W<sup>O</sup> + b{cut(config.d_model)}", decimals=3,
+                           lang=current_language()),
             "Step by step output", key="sbs_output")
 
 reference = translation.attention.family(family)[layer - 1, head - 1, query]
@@ -187,7 +194,8 @@ def why_sqrt_dk() -> None:
     seed = right.number_input(t("Seed"), min_value=0, max_value=10_000, value=0, step=1, key="sbs_demo_seed")
     rows = demo_rows(n_keys, int(seed))
     unscaled, scaled = scaling_example(d_k_demo, n_keys, int(seed))
-    show_figure(softmax_comparison(unscaled, scaled, d_k=d_k_demo), "Why sqrt dk example", key="sbs_demo_example")
+    show_figure(softmax_comparison(unscaled, scaled, d_k=d_k_demo,
+                                   lang=current_language()), "Why sqrt dk example", key="sbs_demo_example")
     row = next(r for r in rows if r.d_k == d_k_demo)
     a, b, c = st.columns(3)
     plain = dict(delta_color="off", delta_arrow="off")
@@ -198,7 +206,8 @@ def why_sqrt_dk() -> None:
     c.metric("‖∂softmax/∂logits‖", f"{row.gradient_unscaled:.3f}", delta=f"scaled → {row.gradient_scaled:.3f}",
              **plain, help=t("Frobenius norm of the softmax Jacobian diag(p) − ppᵀ, mean over queries."))
     title = t("Unscaled logits saturate the softmax as d_k grows ({n} keys, 1000 queries)", n=n_keys)
-    show_figure(scaling_figure(*scaling_series(rows), title=title), "Why sqrt dk", key="sbs_demo_curves")
+    show_figure(scaling_figure(*scaling_series(rows), title=title,
+                               lang=current_language()), "Why sqrt dk", key="sbs_demo_curves")
     table = scaling_table(rows)
     st.dataframe(table, hide_index=True, width="stretch", height=36 * (len(table) + 1) + 4,
                  column_config={name: st.column_config.NumberColumn(format="%d" if name == "d_k" else "%.3f")

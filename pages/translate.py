@@ -10,11 +10,12 @@ from explorer.analysis.words import average_heads
 from explorer.figures.attention import attention_grid, attention_heatmap, head_view
 from explorer.inference import Translation
 from ui.attention_controls import family_picker, number_picker, sentence_input, show_translation
-from ui.attention_view import (MAX_UPLOAD_BYTES, MAX_UPLOAD_LINES, UNITS, attention_view, head_title,
-                               result_rows, rows_to_delimited)
+from ui.attention_view import (MAX_UPLOAD_BYTES, MAX_UPLOAD_LINES, UNITS, attention_view, checkpoint_examples,
+                               head_title, result_rows, rows_to_delimited, with_examples)
 from ui.batch_translate import read_upload, translate_batch, warn_truncated
 from ui.figures import file_stem, show_figure
-from ui.i18n import t
+from ui.heads_ablation import ablation_expander
+from ui.i18n import current_language, t
 from ui.model_cache import require_model, translate_for
 from ui.urlstate import note_link_value, sync_to_url, url_default
 
@@ -46,7 +47,10 @@ options = dict(beam_size=beam, alpha=ALPHA)
 how = t("greedy decoding") if beam == 1 else t("beam search, {beam} beams, α = {alpha}", beam=beam, alpha=ALPHA)
 
 if source == "type":
-    sentence = sentence_input("sentence", checkpoint.metadata)
+    examples = checkpoint_examples(checkpoint.path, checkpoint.metadata, current_language())
+    if examples.problem:
+        st.warning(examples.problem, icon=":material/warning:")
+    sentence = sentence_input("sentence", with_examples(checkpoint.metadata, examples))
     if not sentence:
         st.info(t("Type a sentence above, or click an example, to see its translation and its attention."),
                 icon=":material/keyboard:")
@@ -99,7 +103,7 @@ def attention_section(translation: Translation) -> None:
         help=t("Sub-word pieces as the model reads them, or whole words: a word's attention is summed over its "
                "pieces on the key side and averaged over them on the query side."))
     sync_to_url("mode", "units")
-    view = attention_view(translation, family, units)
+    view = attention_view(translation, family, units, current_language())
     summary = head_summary(view.weights)
     title = t(view.title)
 
@@ -107,7 +111,8 @@ def attention_section(translation: Translation) -> None:
         st.caption(t("Every head of every layer ({layers} × {heads}), all on the same colour scale 0–1. Hover a cell "
                      "for the exact weight.", layers=view.n_layers, heads=view.n_heads))
         show_figure(attention_grid(view.weights, view.query_labels, view.key_labels,
-                                   title=t("{family}: all layers and heads", family=title)),
+                                   title=t("{family}: all layers and heads", family=title),
+                                   lang=current_language()),
                     f"{view.title} all heads", key="translate_grid")
         with st.expander(t("What each head does"), expanded=True):
             st.dataframe([{t("Layer"): s["layer"], t("Head"): s["head"], t("Pattern"): s["pattern"],
@@ -132,16 +137,18 @@ def attention_section(translation: Translation) -> None:
         info = summary[(layer - 1) * view.n_heads + head - 1]
         st.markdown(f"**{info['caption']}**")
         show_figure(attention_heatmap(view.weights[layer - 1, head - 1], view.query_labels, view.key_labels,
-                                      title=head_title(family, layer, head), x_title=view.key_title,
-                                      y_title=view.query_title, zmax=zmax, show_values=len(view.key_labels) <= 12),
+                                      title=head_title(family, layer, head, current_language()),
+                                      x_title=view.key_title,
+                                      y_title=view.query_title, zmax=zmax, show_values=len(view.key_labels) <= 12,
+                                      lang=current_language()),
                     head_title(family, layer, head), key="translate_head")
         st.caption(t("Entropy {entropy:.2f} nats · mean distance {distance:.1f} tokens · mean peak weight {peak:.2f}. "
                      "Rows are queries, columns are keys.", entropy=info["entropy"], distance=info["mean_distance"],
                      peak=info["max_weight"]))
     elif mode == "mean":
         show_figure(attention_heatmap(average_heads(view.weights)[layer - 1], view.query_labels, view.key_labels,
-                                      title=head_title(family, layer, None), x_title=view.key_title,
-                                      y_title=view.query_title, zmax=zmax),
+                                      title=head_title(family, layer, None, current_language()), x_title=view.key_title,
+                                      y_title=view.query_title, zmax=zmax, lang=current_language()),
                     head_title(family, layer, None), key="translate_mean")
         st.caption(t("The mean of the {heads} heads of layer {layer}; each row is still a distribution.",
                      heads=view.n_heads, layer=layer))
@@ -159,7 +166,7 @@ def attention_section(translation: Translation) -> None:
             return
         show_figure(head_view(view.weights[layer - 1], view.query_labels, view.key_labels,
                               heads=[h - 1 for h in sorted(heads)], title=f"{title} · {t('layer')} {layer}",
-                              query_title=view.query_title, key_title=view.key_title),
+                              query_title=view.query_title, key_title=view.key_title, lang=current_language()),
                     f"{view.title} layer {layer} head view", key="translate_lines")
         st.caption(t("Lines join each query (left) to the keys it attends to (right); thicker and more opaque means "
                      "more weight. Hover a token on the left for its strongest keys; click a head in the legend to "
@@ -167,3 +174,4 @@ def attention_section(translation: Translation) -> None:
 
 
 attention_section(translation)
+ablation_expander(selection, config, translation, beam_size=beam, alpha=ALPHA)

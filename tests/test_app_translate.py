@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from explorer.checkpoint import load_checkpoint
-from explorer.figures.theme import escape_labels, find_browser
+from explorer.figures.export import find_browser
+from explorer.figures.theme import escape_labels
 from explorer.inference import translate
 from ui.attention_view import (MAX_UPLOAD_LINES, NATURAL_EXAMPLES, SYMBOL_EXAMPLES, attention_view, data_kind,
                                example_sentences, rows_to_delimited)

@@ -13,12 +13,15 @@ import csv
 import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from explorer.analysis.words import merge_attention_to_words
 from explorer.data.synthetic import TASKS
+from explorer.examples import Examples, load_examples
+from explorer.i18n import translate
 from explorer.inference import Translation
 from explorer.model.transformer import FAMILIES
 from explorer.tokenizer import word_groups, word_labels
@@ -62,10 +65,28 @@ def data_kind(metadata: Mapping[str, Any]) -> str:
 
 
 def example_sentences(metadata: Mapping[str, Any]) -> tuple[str, ...]:
+    """The sentences to offer: `metadata["examples"]` when the page put the checkpoint's own there (see
+    `checkpoint_examples`), else a list that suits what the checkpoint translates."""
+    if metadata.get("examples"):
+        return tuple(metadata["examples"])
     kind = data_kind(metadata)
     if kind in TASKS:
         return SYMBOL_EXAMPLES
     return WORDS_FIXTURE_EXAMPLES if kind == "words" else NATURAL_EXAMPLES
+
+
+def checkpoint_examples(checkpoint_dir: str | Path, metadata: Mapping[str, Any], lang: str = "en") -> Examples:
+    """The checkpoint folder's own examples (examples.json), else `example_sentences(metadata)` (symbols for a
+    toy task, the fixture's words...); `problem` says, in `lang`, why a file in the folder was not used."""
+    found = load_examples(checkpoint_dir, lang=lang)
+    if found.from_checkpoint:
+        return found
+    return Examples(example_sentences(metadata), from_checkpoint=False, problem=found.problem)
+
+
+def with_examples(metadata: Mapping[str, Any], examples: Examples) -> dict[str, Any]:
+    """`metadata` plus the sentences to offer, for `sentence_input` (the shared checkpoint's dict is not changed)."""
+    return {**metadata, "examples": list(examples.sentences)}
 
 
 @dataclass(frozen=True)
@@ -93,35 +114,51 @@ class AttentionView:
         return int(self.weights.shape[1])
 
 
-def family_pieces(translation: Translation, family: str) -> tuple[list[str], list[str], str, str]:
-    """(query pieces, key pieces, query axis title, key axis title) of one attention family."""
+def family_title(family: str, lang: str = "en") -> str:
+    """The family's title in `lang` ("Encoder-decoder attention"); literal calls, so the catalogue check sees them."""
+    titles = {
+        "encoder_self": translate("Encoder self-attention", lang),
+        "decoder_self": translate("Decoder self-attention (masked)", lang),
+        "cross": translate("Encoder-decoder attention", lang),
+    }
+    return titles[family]
+
+
+def family_pieces(translation: Translation, family: str, lang: str = "en") -> tuple[list[str], list[str], str, str]:
+    """(query pieces, key pieces, query axis title, key axis title) of one attention family; titles in `lang`."""
     if family == "encoder_self":
-        return translation.source_pieces, translation.source_pieces, "source (query)", "source (key)"
+        pieces = translation.source_pieces
+        return pieces, pieces, translate("source (query)", lang), translate("source (key)", lang)
     if family == "decoder_self":
         pieces = translation.target_input_pieces
-        return pieces, pieces, "target read (query)", "target read (key)"
+        return pieces, pieces, translate("target read (query)", lang), translate("target read (key)", lang)
     if family == "cross":
-        return translation.target_output_pieces, translation.source_pieces, "target produced (query)", "source (key)"
+        return (translation.target_output_pieces, translation.source_pieces, translate("target produced (query)", lang),
+                translate("source (key)", lang))
     raise KeyError(f"unknown attention family {family!r}; expected one of {FAMILIES}")
 
 
-def attention_view(translation: Translation, family: str, units: str = "pieces") -> AttentionView:
+def attention_view(translation: Translation, family: str, units: str = "pieces", lang: str = "en") -> AttentionView:
     """The weights (layers, heads, q, k) and labels of `family`; units='words' merges sub-word pieces
-    (summed over a word's pieces on the key side, averaged on the query side)."""
+    (summed over a word's pieces on the key side, averaged on the query side). Axis titles in `lang`."""
     assert translation.attention is not None, "translate with with_attention=True to look at attention"
     assert units in UNITS, f"units must be one of {UNITS}, got {units!r}"
     weights = np.asarray(translation.attention.family(family))
-    queries, keys, query_title, key_title = family_pieces(translation, family)
+    queries, keys, query_title, key_title = family_pieces(translation, family, lang)
     if units == "words":
         weights = merge_attention_to_words(weights, word_groups(queries), word_groups(keys))
         queries, keys = word_labels(queries), word_labels(keys)
     return AttentionView(family, units, weights, list(queries), list(keys), query_title, key_title)
 
 
-def head_title(family: str, layer: int, head: int | None) -> str:
-    """'Encoder-decoder attention · layer 2 · head 1' (1-based; head None means the mean over heads)."""
-    which = "mean over heads" if head is None else f"head {head}"
-    return f"{FAMILY_TITLES[family]} \u00b7 layer {layer} \u00b7 {which}"
+def head_title(family: str, layer: int, head: int | None, lang: str = "en") -> str:
+    """'Encoder-decoder attention · layer 2 · head 1' (1-based; head None means the mean over heads), in `lang`.
+    English (the default) also names the exported files."""
+    if head is None:
+        return translate("{family} · layer {layer} · mean over heads", lang, family=family_title(family, lang),
+                         layer=layer)
+    return translate("{family} · layer {layer} · head {head}", lang, family=family_title(family, lang), layer=layer,
+                     head=head)
 
 
 # Batch translation of an uploaded file.

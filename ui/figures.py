@@ -4,6 +4,9 @@ The modebar's camera saves what is on screen (PNG, in the browser). The two butt
 a file for slides: a white-background PNG at twice the size and an SVG, both rendered by kaleido with a
 local Chromium. Starting Chromium takes about two seconds, so the files are made only when a button is
 clicked (Streamlit's deferred `download_button` data, run on its own thread), never on a rerun.
+
+On the page every text colour is the body text of the theme the browser shows (`for_page_theme`): Streamlit's
+own plotly theme draws axis text in a grey under 4.5:1 on white. The files keep the light look on white.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from collections.abc import Callable
 import plotly.graph_objects as go
 import streamlit as st
 
-from explorer.figures.theme import download_config, figure_to_png, figure_to_svg, find_browser
+from explorer.figures.export import download_config, figure_to_png, figure_to_svg, find_browser
+from explorer.figures.theme import for_page_theme
 from ui.i18n import t
 
 
@@ -37,6 +41,12 @@ def _deferred(fig: go.Figure, fmt: str) -> Callable[[], bytes]:
     return lambda: _export(fig.to_json(), fmt)
 
 
+def page_theme() -> str:
+    """"light" or "dark", as the browser reports the page's background (light until it has said)."""
+    mode = st.context.theme.type or "light"
+    return mode if mode in ("light", "dark") else "light"
+
+
 def show_figure(fig: go.Figure, name: str, key: str, *, downloads: bool = True,
                 on_select: str | Callable[[], None] = "ignore", selection_mode: str | tuple[str, ...] = "points"):
     """Render `fig` full width with the lecture download config, and PNG/SVG download buttons under it.
@@ -45,7 +55,9 @@ def show_figure(fig: go.Figure, name: str, key: str, *, downloads: bool = True,
     `on_select` / `selection_mode` go to `st.plotly_chart` (clicking points of the chart); the chart's
     event state is returned (None unless on_select is set).
     """
-    event = st.plotly_chart(fig, width="stretch", theme="streamlit", config=download_config(name), key=key,
+    # A copy: the caller's figure (often from a cache) is not changed, and the exports keep the light colours.
+    shown = for_page_theme(go.Figure(fig), page_theme())
+    event = st.plotly_chart(shown, width="stretch", theme="streamlit", config=download_config(name), key=key,
                             on_select=on_select, selection_mode=selection_mode)
     result = event if on_select != "ignore" else None
     if not downloads:

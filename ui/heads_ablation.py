@@ -30,40 +30,41 @@ MODES = {"zero": "Zero (Michel et al.)", "mean": "Mean output"}
 MEAN_REFERENCE_SENTENCES = 50
 
 
-def _key(family: str, layer: int, head: int) -> str:
-    return f"hm_{family}_{layer}_{head}"
+def _key(family: str, layer: int, head: int, prefix: str = "hm") -> str:
+    return f"{prefix}_{family}_{layer}_{head}"
 
 
-def _seed_from_url(config: ModelConfig) -> None:
+def _seed_from_url(config: ModelConfig, url_key: str, prefix: str) -> None:
     """Once per session: the link's ?heads= switches those heads off (a bad name is shown, not fatal)."""
-    if "hm_seeded" in st.session_state:
+    if f"{prefix}_seeded" in st.session_state:
         return
-    st.session_state["hm_seeded"] = True
-    raw = st.query_params.get(URL_KEY)
+    st.session_state[f"{prefix}_seeded"] = True
+    raw = st.query_params.get(url_key)
     if not raw:
         return
     try:
         mask = HeadMask.parse(raw, config)
     except HeadNameError as error:
-        st.warning(t("The link's heads={value} was ignored: {error}", value=raw[:80], error=str(error)),
+        st.warning(t("The link's {key}={value} was ignored: {error}", key=url_key, value=raw[:80], error=str(error)),
                    icon=":material/link_off:")
         return
     for name in mask.off():
         family, layer, head = name.split(".")
-        st.session_state[_key(family, int(layer), int(head))] = False
+        st.session_state[_key(family, int(layer), int(head), prefix)] = False
 
 
-def _all_on(config: ModelConfig) -> None:
+def _all_on(config: ModelConfig, prefix: str) -> None:
     for name in [head_name(f, layer, h) for f in HEAD_FAMILIES for layer in range(family_layers(config, f))
                  for h in range(config.n_heads)]:
         family, layer, head = name.split(".")
-        st.session_state[_key(family, int(layer), int(head))] = True
+        st.session_state[_key(family, int(layer), int(head), prefix)] = True
 
 
-def head_mask_grid(config: ModelConfig) -> HeadMask:
+def head_mask_grid(config: ModelConfig, *, url_key: str = URL_KEY, prefix: str = "hm") -> HeadMask:
     """One checkbox per head, a row per layer, a block per family; unticked = switched off. Returns the mask
-    and writes it to the URL."""
-    _seed_from_url(config)
+    and writes it to the URL as ?{url_key}=. `prefix` names the checkboxes' keys (`hm_cross_1_0`), so two
+    pages keep separate grids."""
+    _seed_from_url(config, url_key, prefix)
     blocks = st.columns(len(HEAD_FAMILIES), gap="medium", border=True)
     off = []
     for block, family in zip(blocks, HEAD_FAMILIES):
@@ -73,16 +74,17 @@ def head_mask_grid(config: ModelConfig) -> HeadMask:
                 row = st.container(horizontal=True, gap="small", vertical_alignment="center")
                 row.caption(f"{t('Layer')} {layer}")
                 for head in range(config.n_heads):
-                    key = _key(family, layer, head)
+                    key = _key(family, layer, head, prefix)
                     if key not in st.session_state:
                         st.session_state[key] = True
                     if not row.checkbox(str(head), key=key, help=head_name(family, layer, head)):
                         off.append(head_name(family, layer, head))
-    st.button(t("Switch every head back on"), on_click=_all_on, args=(config,), icon=":material/restart_alt:")
+    st.button(t("Switch every head back on"), on_click=_all_on, args=(config, prefix), icon=":material/restart_alt:",
+              key=f"{prefix}_all_on")
     if off:
-        st.query_params[URL_KEY] = ",".join(off)
-    elif URL_KEY in st.query_params:
-        del st.query_params[URL_KEY]
+        st.query_params[url_key] = ",".join(off)
+    elif url_key in st.query_params:
+        del st.query_params[url_key]
     return HeadMask.from_names(off, config)
 
 
@@ -105,16 +107,17 @@ def _means(checkpoint: Checkpoint):
 
 
 def ablated_translation(selection: Selection, sentence: str, mask: HeadMask, *, beam_size: int = 1,
-                        mode: str = "zero") -> Translation:
-    """`sentence` decoded with the same search as the plain translation, `mask`'s heads off; cached."""
+                        alpha: float = 0.6, mode: str = "zero") -> Translation:
+    """`sentence` decoded with the same search as the plain translation (beam, length penalty α), `mask`'s
+    heads off; cached."""
     def compute(checkpoint: Checkpoint) -> Translation:
         used = mask
         if mode == "mean" and not mask.is_empty:
             used = mask.with_means(cached("head_means", selection, MEAN_REFERENCE_SENTENCES, _means))
         return translate_with_heads(checkpoint.model, checkpoint.tokenizer, [sentence], used, beam_size=beam_size,
-                                    with_attention=True)[0]
+                                    alpha=alpha, with_attention=True)[0]
 
-    return cached("ablate", selection, (sentence, beam_size, mode, tuple(mask.off())), compute)
+    return cached("ablate", selection, (sentence, beam_size, alpha, mode, tuple(mask.off())), compute)
 
 
 def marked_changes(original: str, ablated: str) -> tuple[str, int]:
@@ -154,3 +157,23 @@ def remaining_heads(translation: Translation, mask: HeadMask, family: str, layer
     figure = layer_heads(view.weights[layer], off, view.query_labels, view.key_labels, title=title,
                          lang=current_language())
     show_figure(figure, f"heads {family} layer {layer} ablated", key="heads_remaining")
+
+
+# On the Translate and Compare pages the head view's ?heads= (1-based head numbers) is taken, so the mask
+# has its own parameter there.
+PAGE_URL_KEY = "ablate"
+
+
+def ablation_expander(selection: Selection, config: ModelConfig, original: Translation, *, beam_size: int = 1,
+                      alpha: float = 0.6, prefix: str = "am") -> None:
+    """"Ablate heads", below a page's main figure: the head grid, and `original` re-decoded with the same
+    search and the unticked heads off, beside it with the changed words marked. Mask in ?ablate=; `prefix`
+    keeps each page's checkboxes apart."""
+    with st.expander(t("Ablate heads"), icon=":material/content_cut:",
+                     expanded=bool(st.query_params.get(PAGE_URL_KEY))):
+        st.markdown(t("Untick a head to switch it off (its output is removed before W^O, Michel et al., 2019); the "
+                      "sentence is translated again with the same search. The link keeps the choice."))
+        mask = head_mask_grid(config, url_key=PAGE_URL_KEY, prefix=prefix)
+        changed = original if mask.is_empty else ablated_translation(selection, original.source, mask,
+                                                                     beam_size=beam_size, alpha=alpha)
+        show_side_by_side(original, changed, mask)

@@ -204,15 +204,3 @@ def for_page_theme(fig: go.Figure, mode: str) -> go.Figure:
             trace.textfont.color = text
     return fig
 
-
-_MOVED_TO_EXPORT = frozenset({"download_config", "figure_to_png", "figure_to_svg", "find_browser",
-                              "ExportUnavailableError", "DEFAULT_EXPORT_WIDTH", "DEFAULT_EXPORT_HEIGHT"})
-
-
-def __getattr__(name: str):
-    """Export moved to `explorer.figures.export` (issue 14.6); old imports keep working until callers move."""
-    if name in _MOVED_TO_EXPORT:
-        from explorer.figures import export
-
-        return getattr(export, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
