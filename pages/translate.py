@@ -16,6 +16,8 @@ from ui.batch_translate import read_upload, translate_batch, warn_truncated
 from ui.figures import file_stem, show_figure
 from ui.heads_ablation import ablation_expander
 from ui.i18n import current_language, t
+from ui.layout import controls, fit_height, page_header
+from ui.presenter import step_buttons, stepper
 from ui.model_cache import require_model, translate_for
 from ui.urlstate import note_link_value, sync_to_url, url_default
 
@@ -27,19 +29,18 @@ ALPHA = 0.6  # Section 6.1: beam size 4, length penalty alpha = 0.6
 selection, checkpoint = require_model()
 config = checkpoint.config
 
-st.title(t("Translate & attention"))
-st.markdown(t(
+page_header(t("Translate & attention"), t(
     "Type a sentence and the model translates it; then look inside. Every layer has several attention "
     "**heads**, each a matrix of weights: row *i* says how much the token at position *i* (the **query**) "
     "looks at every other token (the **keys**); each row sums to 1 (Eq. 1, softmax(QKᵀ/√dₖ)V)."))
 
 url_default("input", "type", allowed=tuple(INPUTS))
 note_link_value("beam", [str(b) for b in BEAM_SIZES], 1)
-left, right = st.columns((3, 2), gap="large")
-source = left.segmented_control(t("Input"), tuple(INPUTS), key="input", required=True,
+side = controls()
+source = side.segmented_control(t("Input"), tuple(INPUTS), key="input", required=True,
                                 format_func=lambda k: t(INPUTS[k]))
 sync_to_url("input")
-beam = right.select_slider(t("Beam size"), BEAM_SIZES, value=None if "beam" in st.session_state else 1, key="beam",
+beam = side.select_slider(t("Beam size"), BEAM_SIZES, value=None if "beam" in st.session_state else 1, key="beam",
                            bind="query-params",
                            help=t("1 is greedy decoding. The paper uses beam search with 4 beams and length "
                                   "penalty α = {alpha} (Section 6.1).", alpha=ALPHA))
@@ -50,7 +51,8 @@ if source == "type":
     examples = checkpoint_examples(checkpoint.path, checkpoint.metadata, current_language())
     if examples.problem:
         st.warning(examples.problem, icon=":material/warning:")
-    sentence = sentence_input("sentence", with_examples(checkpoint.metadata, examples))
+    with side:
+        sentence = sentence_input("sentence", with_examples(checkpoint.metadata, examples))
     if not sentence:
         st.info(t("Type a sentence above, or click an example, to see its translation and its attention."),
                 icon=":material/keyboard:")
@@ -89,67 +91,74 @@ translation = translate_for(selection, [sentence], with_attention=True, **option
 show_translation(translation, config.max_len, how=how)
 
 
-@st.fragment
-def attention_section(translation: Translation) -> None:
-    """Pickers and the chosen view; a fragment, so changing a head reruns only this part."""
-    st.subheader(t("Attention"))
-    url_default("mode", "head", allowed=tuple(MODES))
-    url_default("units", "pieces", allowed=UNITS)
-    family = family_picker("family")
-    left, right = st.columns((5, 2), gap="large")
-    mode = left.segmented_control(t("View"), tuple(MODES), key="mode", required=True, format_func=lambda k: t(MODES[k]))
-    units = right.segmented_control(
+url_default("mode", "head", allowed=tuple(MODES))
+url_default("units", "pieces", allowed=UNITS)
+with side:
+    mode = st.segmented_control(t("View"), tuple(MODES), key="mode", required=True, format_func=lambda k: t(MODES[k]))
+    units = st.segmented_control(
         t("Tokens"), UNITS, key="units", required=True, format_func=lambda u: t(u.capitalize()),
         help=t("Sub-word pieces as the model reads them, or whole words: a word's attention is summed over its "
                "pieces on the key side and averaged over them on the query side."))
     sync_to_url("mode", "units")
+    note_link_value("stretch", lambda raw: raw.lower() in ("true", "false"), "false")
+    stretch = mode in ("head", "mean") and st.toggle(
+        t("Stretch the colours to this view's largest weight"), key="stretch", bind="query-params",
+        help=t("Off: 0 to 1, the same scale for every head. On: 0 to the largest weight shown, which brings out "
+               "the structure of heads that spread their attention."))
+
+
+@st.fragment
+def attention_section(translation: Translation, mode: str, units: str, stretch: bool) -> None:
+    """The pickers (family, layer, head) in a narrow column beside the chosen view; a fragment, so changing a
+    head, a layer or the family reruns only this part, never the translation."""
+    pickers, shown = st.columns((1, 3), gap="medium")
+    with pickers:
+        family = family_picker("family")
     view = attention_view(translation, family, units, current_language())
     summary = head_summary(view.weights)
     title = t(view.title)
 
     if mode == "grid":
+        with shown:
+            show_figure(fit_height(attention_grid(view.weights, view.query_labels, view.key_labels,
+                                                  title=t("{family}: all layers and heads", family=title),
+                                                  lang=current_language())),
+                        f"{view.title} all heads", key="translate_grid")
         st.caption(t("Every head of every layer ({layers} × {heads}), all on the same colour scale 0–1. Hover a cell "
                      "for the exact weight.", layers=view.n_layers, heads=view.n_heads))
-        show_figure(attention_grid(view.weights, view.query_labels, view.key_labels,
-                                   title=t("{family}: all layers and heads", family=title),
-                                   lang=current_language()),
-                    f"{view.title} all heads", key="translate_grid")
         with st.expander(t("What each head does"), expanded=True):
             st.dataframe([{t("Layer"): s["layer"], t("Head"): s["head"], t("Pattern"): s["pattern"],
                            t("Entropy (nats)"): round(s["entropy"], 2), t("Caption"): s["caption"]} for s in summary],
                          hide_index=True, width="stretch")
         return
 
-    left, right = st.columns((1, 2), gap="large")
-    with left:
+    with pickers:
         # The top layer first: there cross-attention aligns words most clearly (see the model card).
         layer = number_picker("Layer", "layer", view.n_layers, default=view.n_layers)
-    zmax = 1.0
-    if mode in ("head", "mean"):
-        note_link_value("stretch", lambda raw: raw.lower() in ("true", "false"), "false")
-        if st.toggle(t("Stretch the colours to this view's largest weight"), key="stretch", bind="query-params",
-                     help=t("Off: 0 to 1, the same scale for every head. On: 0 to the largest weight shown, which "
-                            "brings out the structure of heads that spread their attention.")):
-            zmax = None
+    zmax = None if stretch else 1.0
+    lang = current_language()
     if mode == "head":
-        with right:
+        with pickers:
             head = number_picker("Head", "head", view.n_heads)
+            step_buttons(stepper("head", view.n_heads))
         info = summary[(layer - 1) * view.n_heads + head - 1]
+        with shown:
+            show_figure(fit_height(attention_heatmap(
+                view.weights[layer - 1, head - 1], view.query_labels, view.key_labels,
+                title=head_title(family, layer, head, lang), x_title=view.key_title, y_title=view.query_title,
+                zmax=zmax, show_values=len(view.key_labels) <= 12, lang=lang)),
+                head_title(family, layer, head), key="translate_head")
         st.markdown(f"**{info['caption']}**")
-        show_figure(attention_heatmap(view.weights[layer - 1, head - 1], view.query_labels, view.key_labels,
-                                      title=head_title(family, layer, head, current_language()),
-                                      x_title=view.key_title,
-                                      y_title=view.query_title, zmax=zmax, show_values=len(view.key_labels) <= 12,
-                                      lang=current_language()),
-                    head_title(family, layer, head), key="translate_head")
         st.caption(t("Entropy {entropy:.2f} nats · mean distance {distance:.1f} tokens · mean peak weight {peak:.2f}. "
                      "Rows are queries, columns are keys.", entropy=info["entropy"], distance=info["mean_distance"],
                      peak=info["max_weight"]))
     elif mode == "mean":
-        show_figure(attention_heatmap(average_heads(view.weights)[layer - 1], view.query_labels, view.key_labels,
-                                      title=head_title(family, layer, None, current_language()), x_title=view.key_title,
-                                      y_title=view.query_title, zmax=zmax, lang=current_language()),
-                    head_title(family, layer, None), key="translate_mean")
+        with shown:
+            show_figure(fit_height(attention_heatmap(
+                average_heads(view.weights)[layer - 1], view.query_labels, view.key_labels,
+                title=head_title(family, layer, None, lang), x_title=view.key_title, y_title=view.query_title,
+                zmax=zmax, lang=lang)),
+                head_title(family, layer, None), key="translate_mean")
         st.caption(t("The mean of the {heads} heads of layer {layer}; each row is still a distribution.",
                      heads=view.n_heads, layer=layer))
     else:
@@ -157,21 +166,23 @@ def attention_section(translation: Translation) -> None:
         note_link_value("heads", lambda raw: all(h.strip() in map(str, all_heads) for h in raw.split(",")), "all")
         if "heads" in st.session_state:
             st.session_state["heads"] = [h for h in st.session_state["heads"] if h in all_heads]
-        with right:
+        with pickers:
             heads = st.pills(t("Heads"), all_heads, selection_mode="multi", key="heads", bind="query-params",
                              default=None if "heads" in st.session_state else all_heads,
                              help=t("Toggle heads on and off."))
         if not heads:
-            st.info(t("Switch on at least one head above."), icon=":material/toggle_on:")
+            shown.info(t("Switch on at least one head above."), icon=":material/toggle_on:")
             return
-        show_figure(head_view(view.weights[layer - 1], view.query_labels, view.key_labels,
-                              heads=[h - 1 for h in sorted(heads)], title=f"{title} · {t('layer')} {layer}",
-                              query_title=view.query_title, key_title=view.key_title, lang=current_language()),
-                    f"{view.title} layer {layer} head view", key="translate_lines")
+        with shown:
+            show_figure(fit_height(head_view(
+                view.weights[layer - 1], view.query_labels, view.key_labels, heads=[h - 1 for h in sorted(heads)],
+                title=f"{title} · {t('layer')} {layer}", query_title=view.query_title, key_title=view.key_title,
+                lang=lang)),
+                f"{view.title} layer {layer} head view", key="translate_lines")
         st.caption(t("Lines join each query (left) to the keys it attends to (right); thicker and more opaque means "
                      "more weight. Hover a token on the left for its strongest keys; click a head in the legend to "
                      "hide it."))
 
 
-attention_section(translation)
+attention_section(translation, mode, units, stretch)
 ablation_expander(selection, config, translation, beam_size=beam, alpha=ALPHA)

@@ -109,6 +109,21 @@ def overflowing(page) -> list[str]:
     }""")
 
 
+def cut_text(page) -> list[str]:
+    """Labels, buttons and headings whose text is cut (an ellipsis, or hidden overflow narrower than the text)."""
+    return page.evaluate("""() => {
+        const found = [];
+        for (const e of document.querySelectorAll('[data-testid="stAppViewContainer"] :is(button, label, p, h1, h2, h3, span)')) {
+            const r = e.getBoundingClientRect();
+            if (r.width === 0 || r.height === 0 || !e.textContent.trim()) continue;
+            const s = getComputedStyle(e);
+            const clips = s.textOverflow === 'ellipsis' || s.overflowX === 'hidden' || s.overflowX === 'clip';
+            if (clips && e.scrollWidth > e.clientWidth + 1) found.push(`${e.tagName.toLowerCase()} "${e.textContent.trim().slice(0, 50)}"`);
+        }
+        return [...new Set(found)].slice(0, 20);
+    }""")
+
+
 def is_local(url: str) -> bool:
     scheme = urllib.parse.urlsplit(url).scheme
     host = urllib.parse.urlsplit(url).hostname or ""

@@ -44,12 +44,13 @@ def sentence_input(key: str, metadata: dict, *, label: str = "Sentence", example
 
 def show_translation(translation: Translation, max_len: int, *, how: str) -> None:
     """The translation in large type, with how it was found and a warning if the source was cut."""
-    with st.container(border=True):
-        st.caption(t("Translation · {how}", how=how))
+    # Compact (one heading line, one caption line): on a 720 px projector the figure below must still fit.
+    with st.container(border=True, gap="small"):
         st.markdown(f"## {md_escape(translation.output) if translation.output else t('(empty)')}")
-        details = t("{source} source tokens → {target} target tokens · score {score:.3f} (length-normalised "
-                    "log-probability)", source=len(translation.source_pieces), target=len(translation.output_ids),
-                    score=translation.score)
+        details = t("Translation · {how}", how=how) + " · " + t(
+            "{source} source tokens → {target} target tokens · score {score:.3f} (length-normalised "
+            "log-probability)", source=len(translation.source_pieces), target=len(translation.output_ids),
+            score=translation.score)
         if not translation.finished:
             details += " · " + t("stopped at the length limit without producing </s>")
         st.caption(details)

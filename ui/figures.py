@@ -20,8 +20,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from explorer.figures.export import download_config, figure_to_png, figure_to_svg, find_browser
-from explorer.figures.theme import for_page_theme
+from explorer.figures.theme import for_page_theme, scale_text
 from ui.i18n import t
+from ui.presenter import font_scale
 
 
 def file_stem(name: str) -> str:
@@ -56,7 +57,7 @@ def show_figure(fig: go.Figure, name: str, key: str, *, downloads: bool = True,
     event state is returned (None unless on_select is set).
     """
     # A copy: the caller's figure (often from a cache) is not changed, and the exports keep the light colours.
-    shown = for_page_theme(go.Figure(fig), page_theme())
+    shown = scale_text(for_page_theme(go.Figure(fig), page_theme()), font_scale())  # presenter mode: larger text
     event = st.plotly_chart(shown, width="stretch", theme="streamlit", config=download_config(name), key=key,
                             on_select=on_select, selection_mode=selection_mode)
     result = event if on_select != "ignore" else None

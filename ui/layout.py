@@ -15,23 +15,31 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from explorer.figures.theme import numbers_fit
+from explorer.figures.theme import TITLE_SIZE, numbers_fit, text_width_px
 from ui.i18n import t
 
 _SLOT = "_page_controls"
 # The tallest a page's main figure may be: 720 px less the top padding, a title, one translation line
 # and one row of pickers (measured at 1280x720, see tests/test_browser_projector.py).
 FIRST_SCREEN_FIGURE_PX = 440
+# The narrowest a page's figure gets: three quarters of the main area at 1024 px beside the sidebar.
+NARROW_COLUMN_PX = 460
 
 # Less air above the page and a smaller page title: on a 720 px projector Streamlit's defaults (6 rem of
 # padding, a 2.75 rem title) leave little room for the figure. The header bar stays where it is.
 _COMPACT_CSS = """<style>
-[data-testid="stMainBlockContainer"] { padding-top: 3.2rem; padding-bottom: 2rem; }
+[data-testid="stMainBlockContainer"] { padding: 1.6rem 2rem 2rem 2rem; }
 [data-testid="stMain"] h1 { font-size: 1.7rem; padding: 0 0 0.25rem 0; }
 [data-testid="stMain"] [data-testid="stHeading"] h2 { font-size: 1.35rem; }
-[data-testid="stMain"] [data-testid="stMarkdownContainer"] h2 { font-size: 1.6rem; padding: 0.1rem 0; }
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] h2 { font-size: 1.35rem; padding: 0; }
 [data-testid="stSidebarHeader"] { height: 2.5rem; margin-bottom: 0; }
 [data-testid="stSidebarUserContent"] { padding-top: 0.5rem; }
+/* Segmented controls wrap onto a second line in a narrow column instead of scrolling their buttons away. */
+[data-testid="stButtonGroup"], [data-testid="stButtonGroup"] > div { flex-wrap: wrap; overflow: visible; }
+/* ...and a label too long for its button wraps inside it rather than being cut. */
+[data-testid="stButtonGroup"] button { height: auto; max-width: 100%; }
+[data-testid="stButtonGroup"] button, [data-testid="stButtonGroup"] button * {
+  white-space: normal; overflow: visible; text-overflow: clip; }
 </style>"""
 
 
@@ -58,8 +66,27 @@ def page_header(title: str, intro: str | None = None, *, label: str = "About thi
             st.markdown(intro)
 
 
-def fit_height(fig: go.Figure, limit: int = FIRST_SCREEN_FIGURE_PX) -> go.Figure:
-    """Cap the figure's height at `limit` px (in place), so it ends on the first screen."""
+def wrap_title(fig: go.Figure, width: int = NARROW_COLUMN_PX) -> go.Figure:
+    """Break a title that would run past a `width` px figure at its last " · " that fits (in place): plotly
+    does not wrap titles, it cuts them at the figure's edge."""
+    text = fig.layout.title.text
+    size = fig.layout.title.font.size or TITLE_SIZE
+    if not text or "<br>" in text or text_width_px(text, size) <= width - 20:
+        return fig
+    parts = text.split(" \u00b7 ")
+    for cut in range(len(parts) - 1, 0, -1):
+        head = " \u00b7 ".join(parts[:cut])
+        if text_width_px(head, size) <= width - 20:
+            fig.update_layout(title_text=head + "<br>" + " \u00b7 ".join(parts[cut:]),
+                              margin_t=(fig.layout.margin.t or 80) + int(1.3 * size))
+            break
+    return fig
+
+
+def fit_height(fig: go.Figure, limit: int = FIRST_SCREEN_FIGURE_PX, width: int = NARROW_COLUMN_PX) -> go.Figure:
+    """Cap the figure's height at `limit` px (in place), so it ends on the first screen, and wrap a title
+    too wide for a `width` px column."""
+    wrap_title(fig, width)
     height = fig.layout.height or 450
     if height <= limit:
         return fig
