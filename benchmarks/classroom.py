@@ -105,7 +105,7 @@ def main(rounds: int = 3) -> int:
           f"1-minute load {min(loads):.1f}–{max(loads):.1f}")
     print("| way | p50 (s) | p95 (s) | total (s) | total ÷ sequential |\n|---|---:|---:|---:|---:|")
     for name, f in figures.items():
-        ratio = statistics.median(t / s for t, s in zip(f["total"], figures["sequential"]["total"]))
+        ratio = statistics.median(t / s for t, s in zip(f["total"], figures["sequential"]["total"], strict=False))
         print(f"| {name} | {statistics.median(f['p50']):.3f} | {statistics.median(f['p95']):.3f} | "
               f"{statistics.median(f['total']):.3f} | {ratio:.2f}× |")
     return 0

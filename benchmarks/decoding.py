@@ -9,14 +9,30 @@ translations — the benchmark checks that too.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 
-from benchmarks.common import (MULTI30K, repo_relative, Options, Result, apply_threads, benchmark_tokenizer, interleaved,
-                               memory_rows, multi30k_available, paired_ratio, print_table, ratio_text, read_lines,
-                               shipped_checkpoint, synthetic_ids, synthetic_lengths, threads_text)
+from benchmarks.common import (
+    MULTI30K,
+    Options,
+    Result,
+    apply_threads,
+    benchmark_tokenizer,
+    interleaved,
+    memory_rows,
+    multi30k_available,
+    paired_ratio,
+    print_table,
+    ratio_text,
+    read_lines,
+    repo_relative,
+    shipped_checkpoint,
+    synthetic_ids,
+    synthetic_lengths,
+    threads_text,
+)
 from explorer.config import preset
 from explorer.decoding.search import beam_search, greedy_search
 from explorer.inference import EXTRA_OUTPUT_TOKENS, ModelScorer, encode_sources, pad
@@ -66,7 +82,8 @@ def load_model(opts: Options) -> tuple[Transformer, object | None, str, int]:
     """(model, tokenizer or None, label, extra output tokens): the shipped checkpoint or an untrained "small"."""
     checkpoint = shipped_checkpoint(opts)
     if checkpoint is not None:
-        return checkpoint.model, checkpoint.tokenizer, f"shipped checkpoint {repo_relative(opts.checkpoint)}", EXTRA_OUTPUT_TOKENS
+        label = f"shipped checkpoint {repo_relative(opts.checkpoint)}"
+        return checkpoint.model, checkpoint.tokenizer, label, EXTRA_OUTPUT_TOKENS
     tokenizer = benchmark_tokenizer(1000 if opts.quick else 8000, quick=opts.quick, required=True)
     torch.manual_seed(opts.seed)
     if opts.quick:
@@ -76,7 +93,8 @@ def load_model(opts: Options) -> tuple[Transformer, object | None, str, int]:
         config = preset("small", vocab_size=tokenizer.vocab_size)
         name = "small"
     model = Transformer(config).to(opts.device).eval()
-    label = (f"randomly initialised '{name}' model (no checkpoint at {repo_relative(opts.checkpoint)}); outputs capped at "
+    label = (f"randomly initialised '{name}' model (no checkpoint at {repo_relative(opts.checkpoint)}); "
+             "outputs capped at "
              f"source length + {UNTRAINED_EXTRA_TOKENS}")
     return model, tokenizer, label, UNTRAINED_EXTRA_TOKENS
 
@@ -115,7 +133,7 @@ def decode_all(d: DecodeSetup, beam_size: int, scorer: str) -> list[tuple[int, .
         else:
             found = beam_search(step_scorer, len(chunk), beam_size, config.bos_id, config.eos_id, limits, n_best=1)
             best = [r.hypotheses[0].tokens for r in found]
-        for index, tokens in zip(chunk, best):
+        for index, tokens in zip(chunk, best, strict=False):
             outputs[index] = tokens
     return outputs
 
@@ -146,7 +164,7 @@ def run(opts: Options) -> Result:
     print_table(("variant", "sentences/s", "time per pass"), table)
     for search in ("greedy", "beam 4"):
         speedup = paired_ratio(times[f"{search}, recompute"], times[f"{search}, cache"])
-        same = sum(a == b for a, b in zip(outputs[f"{search}, cache"], outputs[f"{search}, recompute"]))
+        same = sum(a == b for a, b in zip(outputs[f"{search}, cache"], outputs[f"{search}, recompute"], strict=False))
         goal = "≥ 3.00×" if search == "beam 4" else ""
         result.add(f"{search}: cache speed-up over recompute", ratio_text(speedup), goal,
                    speedup >= 3.0 if search == "beam 4" and not opts.quick else None)

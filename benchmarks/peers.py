@@ -71,7 +71,7 @@ def ctranslate2_spec(checkpoint):
     spec.decoder.position_encodings.encodings = table
     spec.decoder.projection.weight = embedding
     spec.decoder.projection.bias = torch.zeros(config.vocab_size).numpy()
-    for ours, theirs in zip(model.encoder_layers, spec.encoder.layer):
+    for ours, theirs in zip(model.encoder_layers, spec.encoder.layer, strict=False):
         a = ours.self_attention
         _linear(theirs.self_attention.linear[0], torch.cat([a.w_q.weight, a.w_k.weight, a.w_v.weight]),
                 torch.cat([a.w_q.bias, a.w_k.bias, a.w_v.bias]))
@@ -80,14 +80,15 @@ def ctranslate2_spec(checkpoint):
         _linear(theirs.ffn.linear_0, ours.feed_forward.w_1.weight, ours.feed_forward.w_1.bias)
         _linear(theirs.ffn.linear_1, ours.feed_forward.w_2.weight, ours.feed_forward.w_2.bias)
         _norm(theirs.ffn.layer_norm, ours.ffn_residual.norm)
-    for ours, theirs in zip(model.decoder_layers, spec.decoder.layer):
+    for ours, theirs in zip(model.decoder_layers, spec.decoder.layer, strict=False):
         s, c = ours.self_attention, ours.cross_attention
         _linear(theirs.self_attention.linear[0], torch.cat([s.w_q.weight, s.w_k.weight, s.w_v.weight]),
                 torch.cat([s.w_q.bias, s.w_k.bias, s.w_v.bias]))
         _linear(theirs.self_attention.linear[1], s.w_o.weight, s.w_o.bias)
         _norm(theirs.self_attention.layer_norm, ours.self_residual.norm)
         _linear(theirs.attention.linear[0], c.w_q.weight, c.w_q.bias)
-        _linear(theirs.attention.linear[1], torch.cat([c.w_k.weight, c.w_v.weight]), torch.cat([c.w_k.bias, c.w_v.bias]))
+        _linear(theirs.attention.linear[1], torch.cat([c.w_k.weight, c.w_v.weight]),
+                torch.cat([c.w_k.bias, c.w_v.bias]))
         _linear(theirs.attention.linear[2], c.w_o.weight, c.w_o.bias)
         _norm(theirs.attention.layer_norm, ours.cross_residual.norm)
         _linear(theirs.ffn.linear_0, ours.feed_forward.w_1.weight, ours.feed_forward.w_1.bias)
@@ -289,8 +290,8 @@ def main(rounds: int = 3, n: int = 1000) -> int:
             else:
                 cells.append(f"{value:.1f}")
         same = "" if reference is None else (
-            f"{sum(a == b for a, b in zip(runs[0]['greedy'], reference['greedy']))}/{n} / "
-            f"{sum(a == b for a, b in zip(runs[0]['beam'], reference['beam']))}/{n}")
+            f"{sum(a == b for a, b in zip(runs[0]['greedy'], reference['greedy'], strict=False))}/{n} / "
+            f"{sum(a == b for a, b in zip(runs[0]['beam'], reference['beam'], strict=False))}/{n}")
         print(f"| {name} | " + " | ".join(cells) + f" | {same} |")
     return 0
 

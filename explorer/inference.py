@@ -9,8 +9,8 @@ Label conventions for the attention of a `Translation` (rows are queries, column
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import torch
 
@@ -109,7 +109,8 @@ def attention_for(model: Transformer, source_ids: Sequence[Sequence[int]],
     result = model(pad(source_ids, config.pad_id, device), pad(target_in, config.pad_id, device), need_weights=True,
                    head_mask=head_mask)
     assert result.attention is not None
-    return [result.attention.sentence(i, len(s), len(t)) for i, (s, t) in enumerate(zip(source_ids, target_in))]
+    return [result.attention.sentence(i, len(s), len(t))
+            for i, (s, t) in enumerate(zip(source_ids, target_in, strict=True))]
 
 
 @torch.inference_mode()
@@ -144,7 +145,8 @@ def translate(model: Transformer, tokenizer: Tokenizer, sentences: Sequence[str]
                                 n_best=max(n_best, 1), trace=with_trace)
             best = [r.hypotheses for r in found]
             traces = [r.trace for r in found]
-        attentions = attention_for(model, ids, [list(h[0].tokens) for h in best], head_mask) if with_attention else [None] * len(chunk)
+        attentions = (attention_for(model, ids, [list(h[0].tokens) for h in best], head_mask) if with_attention
+                      else [None] * len(chunk))
         for position, index in enumerate(chunk):
             top = best[position][0]
             tokens = list(top.tokens)

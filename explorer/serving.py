@@ -20,8 +20,9 @@ from __future__ import annotations
 import queue
 import threading
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from explorer.inference import Translation, translate
 from explorer.model import Transformer
@@ -87,7 +88,7 @@ class BatchingTranslator:
                 raise RuntimeError("the model of this translator was released")
             found = translate(model, self._tokenizer, [r.sentence for r in requests],
                               **{"batch_size": len(requests), **options})
-            for request, result in zip(requests, found):
+            for request, result in zip(requests, found, strict=False):
                 request.result = result
         except BaseException as error:  # handed to every waiting caller, raised in its own thread
             for request in requests:
@@ -97,7 +98,7 @@ class BatchingTranslator:
                 request.done.set()
 
 
-_TRANSLATORS: "weakref.WeakKeyDictionary[Transformer, BatchingTranslator]" = weakref.WeakKeyDictionary()
+_TRANSLATORS: weakref.WeakKeyDictionary[Transformer, BatchingTranslator] = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
 
 

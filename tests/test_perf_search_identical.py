@@ -35,9 +35,9 @@ def test_fast_search_gives_the_old_outputs_on_200_test_sentences(reference, sear
     data, c = reference
     found = translate(c.model, c.tokenizer, data["sentences"], beam_size=beam, batch_size=32)
     expected = data["searches"][search]
-    same = sum(t.output_ids == e["output_ids"] for t, e in zip(found, expected))
+    same = sum(t.output_ids == e["output_ids"] for t, e in zip(found, expected, strict=False))
     assert same == len(expected) == 200, f"{same}/200 outputs identical to the old search"
-    for t, e in zip(found, expected):
+    for t, e in zip(found, expected, strict=False):
         assert t.finished == e["finished"]
         assert t.score == pytest.approx(e["score"], rel=1e-5, abs=1e-6)
         assert t.log_prob == pytest.approx(e["log_prob"], rel=1e-5, abs=1e-6)

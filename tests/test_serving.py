@@ -36,7 +36,7 @@ def test_concurrent_requests_get_their_own_translations_with_attention(words_che
     served = _concurrently(lambda s: translate_served(c.model, c.tokenizer, [s], with_attention=True), SENTENCES)
     assert [r[0].source for r in served] == SENTENCES
     assert [r[0].output for r in served] == [t.output for t in alone]
-    assert all(r[0].attention.cross.shape == t.attention.cross.shape for r, t in zip(served, alone))
+    assert all(r[0].attention.cross.shape == t.attention.cross.shape for r, t in zip(served, alone, strict=False))
 
 
 def test_requests_with_different_options_are_not_mixed(words_checkpoint, one_torch_thread):

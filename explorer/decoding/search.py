@@ -234,7 +234,8 @@ def greedy_search(
             last = best_token
         step += 1
     return [_hypothesis(tokens[s, :n].tolist(), token_lps[s, :n].tolist(), total, eos, alpha)
-            for s, (n, total, eos) in enumerate(zip(lengths.tolist(), totals.tolist(), ended_with_eos.tolist()))]
+            for s, (n, total, eos) in enumerate(zip(lengths.tolist(), totals.tolist(), ended_with_eos.tolist(),
+                                                    strict=True))]
 
 
 @dataclass
@@ -357,9 +358,9 @@ def _top_candidates(
     token_ids = tokens.view(len(lives), beam_size * per_row).gather(1, top_index)  # (S, 2k)
     parents = torch.div(top_index, per_row, rounding_mode="floor")
     return [
-        [(v, parent, token, lp) for v, parent, token, lp in zip(values, rows, ids, lps) if v > -math.inf]
+        [(v, parent, token, lp) for v, parent, token, lp in zip(values, rows, ids, lps, strict=False) if v > -math.inf]
         for values, rows, ids, lps in zip(top_values.tolist(), parents.tolist(), token_ids.tolist(),
-                                          token_lps.tolist())
+                                          token_lps.tolist(), strict=False)
     ]
 
 
@@ -374,7 +375,7 @@ def _advance(
     new_live: list[_Live] = []
     kept_parents: list[int] = []
     candidates: list[Candidate] = []
-    for (value, parent, token, token_lp), status in zip(ranked, statuses):
+    for (value, parent, token, token_lp), status in zip(ranked, statuses, strict=False):
         node_id = sentence.next_id
         sentence.next_id += 1
         source = old_live[parent]

@@ -39,7 +39,7 @@ class PackedCache:
     src_mask: torch.Tensor  # (rows, 1, 1, src) bool, True on real tokens
     position: int  # index of the next target position
 
-    def select(self, rows: torch.Tensor) -> "PackedCache":
+    def select(self, rows: torch.Tensor) -> PackedCache:
         return PackedCache(tuple(kv.index_select(0, rows) for kv in self.self_kv),
                            self.cross_kv.index_select(2, rows), self.src_mask.index_select(0, rows), self.position)
 
@@ -147,7 +147,7 @@ def _versions(model: Transformer) -> tuple[int, ...]:
     return tuple(-1 if p.is_inference() else p._version for p in model.parameters())
 
 
-_PACKED: "weakref.WeakKeyDictionary[Transformer, PackedDecoder]" = weakref.WeakKeyDictionary()
+_PACKED: weakref.WeakKeyDictionary[Transformer, PackedDecoder] = weakref.WeakKeyDictionary()
 
 
 def supports_packed(model: Transformer) -> bool:
