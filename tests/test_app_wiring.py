@@ -79,6 +79,8 @@ def test_switching_heads_off_on_the_translate_page_changes_the_translation(shipp
     original, ablated = translations(at)
     assert original == before[0] and ":orange-background[" in ablated, ablated
     assert query_value(at, "ablate") == top
+    # The remaining heads of the top cross-attention layer are redrawn: all four are off.
+    assert [trace["meta"]["off"] for trace in chart(at, "am_remaining")["data"]] == [True] * 4
     # The link alone switches the same heads off (and opens the expander).
     linked = open_page(PAGE, model=SHIPPED, sentence=sentence, ablate=top)
     assert translations(linked) == [original, ablated]

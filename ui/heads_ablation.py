@@ -17,6 +17,7 @@ from explorer.inference import Translation, translate
 from explorer.model import HeadMask, HeadNameError
 from explorer.model.head_mask import FAMILY_FIELDS, HEAD_FAMILIES, family_layers, head_name
 from explorer.model.masked import translate_with_heads
+from ui.attention_controls import number_picker
 from ui.attention_view import attention_view, example_sentences
 from ui.figures import show_figure
 from ui.i18n import current_language, t
@@ -148,7 +149,8 @@ def show_side_by_side(original: Translation, ablated: Translation, mask: HeadMas
         st.caption(t("{n} words changed", n=changed) if changed else t("Same translation"))
 
 
-def remaining_heads(translation: Translation, mask: HeadMask, family: str, layer: int) -> None:
+def remaining_heads(translation: Translation, mask: HeadMask, family: str, layer: int, *,
+                    key: str = "heads_remaining") -> None:
     """The ablated translation's attention in one layer, switched-off heads blanked."""
     view = attention_view(translation, FAMILY_FIELDS[family], "pieces")
     gates = getattr(mask, family)
@@ -156,7 +158,7 @@ def remaining_heads(translation: Translation, mask: HeadMask, family: str, layer
     title = t("{family}, layer {layer}, after switching heads off", family=t(FAMILY_LABELS[family]), layer=layer)
     figure = layer_heads(view.weights[layer], off, view.query_labels, view.key_labels, title=title,
                          lang=current_language())
-    show_figure(figure, f"heads {family} layer {layer} ablated", key="heads_remaining")
+    show_figure(figure, f"heads {family} layer {layer} ablated", key=key)
 
 
 # On the Translate and Compare pages the head view's ?heads= (1-based head numbers) is taken, so the mask
@@ -174,6 +176,14 @@ def ablation_expander(selection: Selection, config: ModelConfig, original: Trans
         st.markdown(t("Untick a head to switch it off (its output is removed before W^O, Michel et al., 2019); the "
                       "sentence is translated again with the same search. The link keeps the choice."))
         mask = head_mask_grid(config, url_key=PAGE_URL_KEY, prefix=prefix)
-        changed = original if mask.is_empty else ablated_translation(selection, original.source, mask,
-                                                                     beam_size=beam_size, alpha=alpha)
+        if mask.is_empty:
+            show_side_by_side(original, original, mask)
+            return
+        changed = ablated_translation(selection, original.source, mask, beam_size=beam_size, alpha=alpha)
         show_side_by_side(original, changed, mask)
+        # The attention of the heads left on, in the family and layer chosen here.
+        family = st.segmented_control(t("Attention family"), HEAD_FAMILIES, key=f"{prefix}_family", default="cross",
+                                      required=True, format_func=lambda f: t(FAMILY_LABELS[f]))
+        layers = family_layers(config, family)
+        layer = number_picker("Layer", f"{prefix}_layer", layers, default=layers) - 1
+        remaining_heads(changed, mask, family, layer, key=f"{prefix}_remaining")
