@@ -12,6 +12,8 @@ from ui.attention_controls import family_picker, number_picker, sentence_input, 
 from ui.attention_view import FAMILY_SHORT, UNITS, attention_view
 from ui.figures import show_figure
 from ui.heads_ablation import ablation_expander
+from ui.layout import controls, fit_height, page_header
+from ui.presenter import step_buttons, stepper
 from ui.i18n import current_language, t
 from ui.model_cache import current_model, require_model, translate_for
 from ui.model_picker import MODEL_KEY, Selection, checkpoint_choices, weights_version
@@ -24,8 +26,7 @@ PANEL_COUNTS = (2, 3, 4)
 
 selection, checkpoint = require_model()
 
-st.title(t("Compare heads"))
-st.markdown(t(
+page_header(t("Compare heads"), t(
     "Put attention heads next to each other on the **same colour scale**: do two heads of one layer split "
     "the work (Section 3.2.2: *multi-head attention allows the model to jointly attend to information from "
     "different representation subspaces*)? Does a head look the same in a toy model and in a translator, "
@@ -34,14 +35,14 @@ st.markdown(t(
 url_default("c_compare", "heads", allowed=tuple(COMPARE))
 url_default("c_scale", "fixed", allowed=tuple(SCALES))
 url_default("c_units", "pieces", allowed=UNITS)
-what = st.segmented_control(t("Compare"), tuple(COMPARE), key="c_compare", required=True,
+side = controls()
+what = side.segmented_control(t("Compare"), tuple(COMPARE), key="c_compare", required=True,
                             format_func=lambda k: t(COMPARE[k]))
-second, third = st.columns((3, 2), gap="large")
-scale = second.segmented_control(t("Colour scale"), tuple(SCALES), key="c_scale", required=True,
+scale = side.segmented_control(t("Colour scale"), tuple(SCALES), key="c_scale", required=True,
                                  format_func=lambda k: t(SCALES[k]),
                                  help=t("Either way every panel uses the same scale, so equal colours mean equal "
                                         "weights."))
-units = third.segmented_control(t("Tokens"), UNITS, key="c_units", required=True, format_func=lambda u: t(u.capitalize()),
+units = side.segmented_control(t("Tokens"), UNITS, key="c_units", required=True, format_func=lambda u: t(u.capitalize()),
                                 help=t("Sub-word pieces, or whole words (summed over a word's pieces as keys, "
                                        "averaged as queries)."))
 sync_to_url("c_compare", "c_scale", "c_units")
@@ -57,13 +58,19 @@ def panel(translation: Translation, family: str, layer: int, head: int, prefix: 
             f"**{title}** {info['caption'].removeprefix('Layer 1, head 1 ')}")
 
 
+def step_all_heads(count: int, n_heads: int):
+    """Presenter mode: the remote moves every panel to its next (or previous) head."""
+    steps = [stepper(f"c_h{i}", n_heads) for i in range(count)]
+    return lambda direction: [step(direction) for step in steps]
+
+
 def layers_of(family: str, n_encoder: int, n_decoder: int) -> int:
     return n_encoder if family == "encoder_self" else n_decoder
 
 
 def show(panels: list[tuple[Panel, str]], name: str) -> None:
     figure = compare_heads([p for p, _ in panels], zmax=1.0 if scale == "fixed" else None, lang=current_language())
-    show_figure(figure, name, key="compare_figure")
+    show_figure(fit_height(figure, width=900), name, key="compare_figure")
     for _, caption in panels:
         st.markdown(caption)
 
@@ -72,9 +79,10 @@ config = checkpoint.config
 # The translate page's sentence, when there is one, is the natural one to compare heads on.
 translate_sentence = st.session_state.get("sentence")
 if what == "heads":
-    sentence = sentence_input("c_sentence", checkpoint.metadata, default=translate_sentence)
+    with side:
+        sentence = sentence_input("c_sentence", checkpoint.metadata, default=translate_sentence)
     note_link_value("c_n", [str(n) for n in PANEL_COUNTS], 2)
-    count = st.segmented_control(t("How many heads"), PANEL_COUNTS, key="c_n", required=True, bind="query-params",
+    count = side.segmented_control(t("How many heads"), PANEL_COUNTS, key="c_n", required=True, bind="query-params",
                                  default=None if "c_n" in st.session_state else 2)
     if not sentence:
         st.info(t("Type a sentence above, or click an example."), icon=":material/keyboard:")
@@ -82,8 +90,8 @@ if what == "heads":
     translation = translate_for(selection, [sentence], with_attention=True)[0]
     show_translation(translation, config.max_len, how=t("{name}, greedy decoding", name=selection.name))
     chosen = []
-    for i, column in enumerate(st.columns(count, gap="medium", border=True)):
-        with column:
+    for i in range(count):
+        with side.container(border=True):
             family = family_picker(f"c_f{i}", label=t("View {n}", n=i + 1), short=True, help=None)
             n_layers = layers_of(family, config.n_encoder_layers, config.n_decoder_layers)
             # Defaults walk through the heads of the last layer, then the layer before.
@@ -91,6 +99,7 @@ if what == "heads":
             head = number_picker("Head", f"c_h{i}", config.n_heads, default=i % config.n_heads + 1)
         chosen.append(panel(translation, family, layer, head))
     show(chosen, f"compare {count} heads")
+    step_buttons(step_all_heads(count, config.n_heads))
     ablation_expander(selection, config, translation, prefix="cm")
 
 elif what == "checkpoints":
