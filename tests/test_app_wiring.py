@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -42,8 +41,9 @@ def test_the_shipped_checkpoint_offers_its_own_examples(shipped, one_torch_threa
     assert not at.warning
 
 
-def test_a_checkpoint_without_examples_keeps_its_kind_and_a_bad_file_says_why(checkpoint_root, tmp_path,
-                                                                              monkeypatch, one_torch_thread):
+def test_a_checkpoint_without_examples_keeps_its_kind_and_a_bad_file_says_why(
+    checkpoint_root, tmp_path, monkeypatch, one_torch_thread
+):
     at = open_page(PAGE, model="reverse-fixture")
     assert example_options(at) == ["a b c d e f g", "h e l l o", "s t e p s", "b a d c a b"]
     shutil.copytree(checkpoint_root / "reverse-fixture", tmp_path / "bad")
@@ -89,6 +89,7 @@ def test_switching_heads_off_on_the_translate_page_changes_the_translation(shipp
 
 def test_the_korean_catalogue_ships_in_the_wheel():
     """A non-editable install reads its .po files from the package: they must be package data."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     patterns = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["explorer"]
     package = REPO / "explorer"
     catalogues = sorted(package.glob("locale/*/LC_MESSAGES/*.po"))

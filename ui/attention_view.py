@@ -133,8 +133,12 @@ def family_pieces(translation: Translation, family: str, lang: str = "en") -> tu
         pieces = translation.target_input_pieces
         return pieces, pieces, translate("target read (query)", lang), translate("target read (key)", lang)
     if family == "cross":
-        return (translation.target_output_pieces, translation.source_pieces, translate("target produced (query)", lang),
-                translate("source (key)", lang))
+        return (
+            translation.target_output_pieces,
+            translation.source_pieces,
+            translate("target produced (query)", lang),
+            translate("source (key)", lang),
+        )
     raise KeyError(f"unknown attention family {family!r}; expected one of {FAMILIES}")
 
 
@@ -155,10 +159,12 @@ def head_title(family: str, layer: int, head: int | None, lang: str = "en") -> s
     """'Encoder-decoder attention · layer 2 · head 1' (1-based; head None means the mean over heads), in `lang`.
     English (the default) also names the exported files."""
     if head is None:
-        return translate("{family} · layer {layer} · mean over heads", lang, family=family_title(family, lang),
-                         layer=layer)
-    return translate("{family} · layer {layer} · head {head}", lang, family=family_title(family, lang), layer=layer,
-                     head=head)
+        return translate(
+            "{family} · layer {layer} · mean over heads", lang, family=family_title(family, lang), layer=layer
+        )
+    return translate(
+        "{family} · layer {layer} · head {head}", lang, family=family_title(family, lang), layer=layer, head=head
+    )
 
 
 # Batch translation of an uploaded file.
@@ -170,8 +176,7 @@ BATCH_CHUNK = 16  # sentences per cached call, so the progress bar moves
 def result_rows(translations: Sequence[Translation]) -> list[dict[str, Any]]:
     """One row per translation for the results table and the CSV/TSV download."""
     return [
-        {"#": i + 1, "source": t.source, "translation": t.output, "score": round(t.score, 4),
-         "truncated": t.truncated}
+        {"#": i + 1, "source": t.source, "translation": t.output, "score": round(t.score, 4), "truncated": t.truncated}
         for i, t in enumerate(translations)
     ]
 

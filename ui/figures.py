@@ -43,13 +43,20 @@ def _deferred(fig: go.Figure, fmt: str) -> Callable[[], bytes]:
 
 
 def page_theme() -> str:
-    """"light" or "dark", as the browser reports the page's background (light until it has said)."""
+    """ "light" or "dark", as the browser reports the page's background (light until it has said)."""
     mode = st.context.theme.type or "light"
     return mode if mode in ("light", "dark") else "light"
 
 
-def show_figure(fig: go.Figure, name: str, key: str, *, downloads: bool = True,
-                on_select: str | Callable[[], None] = "ignore", selection_mode: str | tuple[str, ...] = "points"):
+def show_figure(
+    fig: go.Figure,
+    name: str,
+    key: str,
+    *,
+    downloads: bool = True,
+    on_select: str | Callable[[], None] = "ignore",
+    selection_mode: str | tuple[str, ...] = "points",
+):
     """Render `fig` full width with the lecture download config, and PNG/SVG download buttons under it.
 
     `name` is the human title of the view (it names the files); `key` must be unique on the page.
@@ -58,8 +65,15 @@ def show_figure(fig: go.Figure, name: str, key: str, *, downloads: bool = True,
     """
     # A copy: the caller's figure (often from a cache) is not changed, and the exports keep the light colours.
     shown = scale_text(for_page_theme(go.Figure(fig), page_theme()), font_scale())  # presenter mode: larger text
-    event = st.plotly_chart(shown, width="stretch", theme="streamlit", config=download_config(name), key=key,
-                            on_select=on_select, selection_mode=selection_mode)
+    event = st.plotly_chart(
+        shown,
+        width="stretch",
+        theme="streamlit",
+        config=download_config(name),
+        key=key,
+        on_select=on_select,
+        selection_mode=selection_mode,
+    )
     result = event if on_select != "ignore" else None
     if not downloads:
         return result
@@ -69,10 +83,26 @@ def show_figure(fig: go.Figure, name: str, key: str, *, downloads: bool = True,
         return result
     # A horizontal row sized to its buttons: fixed columns squeeze the labels to "P…" in half-width layouts.
     row = st.container(horizontal=True, gap="small")
-    row.download_button("PNG", data=_deferred(fig, "png"), file_name=f"{stem}.png", mime="image/png",
-                        key=f"{key}__png", on_click="ignore", icon=":material/image:", width="content",
-                        help=t("A white-background PNG at twice the size, for slides (takes a moment)."))
-    row.download_button("SVG", data=_deferred(fig, "svg"), file_name=f"{stem}.svg", mime="image/svg+xml",
-                        key=f"{key}__svg", on_click="ignore", icon=":material/polyline:", width="content",
-                        help=t("A vector SVG of this figure (takes a moment)."))
+    row.download_button(
+        "PNG",
+        data=_deferred(fig, "png"),
+        file_name=f"{stem}.png",
+        mime="image/png",
+        key=f"{key}__png",
+        on_click="ignore",
+        icon=":material/image:",
+        width="content",
+        help=t("A white-background PNG at twice the size, for slides (takes a moment)."),
+    )
+    row.download_button(
+        "SVG",
+        data=_deferred(fig, "svg"),
+        file_name=f"{stem}.svg",
+        mime="image/svg+xml",
+        key=f"{key}__svg",
+        on_click="ignore",
+        icon=":material/polyline:",
+        width="content",
+        help=t("A vector SVG of this figure (takes a moment)."),
+    )
     return result

@@ -46,8 +46,10 @@ def _seed_from_url(config: ModelConfig, url_key: str, prefix: str) -> None:
     try:
         mask = HeadMask.parse(raw, config)
     except HeadNameError as error:
-        st.warning(t("The link's {key}={value} was ignored: {error}", key=url_key, value=raw[:80], error=str(error)),
-                   icon=":material/link_off:")
+        st.warning(
+            t("The link's {key}={value} was ignored: {error}", key=url_key, value=raw[:80], error=str(error)),
+            icon=":material/link_off:",
+        )
         return
     for name in mask.off():
         family, layer, head = name.split(".")
@@ -55,8 +57,12 @@ def _seed_from_url(config: ModelConfig, url_key: str, prefix: str) -> None:
 
 
 def _all_on(config: ModelConfig, prefix: str) -> None:
-    for name in [head_name(f, layer, h) for f in HEAD_FAMILIES for layer in range(family_layers(config, f))
-                 for h in range(config.n_heads)]:
+    for name in [
+        head_name(f, layer, h)
+        for f in HEAD_FAMILIES
+        for layer in range(family_layers(config, f))
+        for h in range(config.n_heads)
+    ]:
         family, layer, head = name.split(".")
         st.session_state[_key(family, int(layer), int(head), prefix)] = True
 
@@ -68,7 +74,7 @@ def head_mask_grid(config: ModelConfig, *, url_key: str = URL_KEY, prefix: str =
     _seed_from_url(config, url_key, prefix)
     blocks = st.columns(len(HEAD_FAMILIES), gap="medium", border=True)
     off = []
-    for block, family in zip(blocks, HEAD_FAMILIES):
+    for block, family in zip(blocks, HEAD_FAMILIES, strict=True):
         with block:
             st.markdown(f"**{t(FAMILY_LABELS[family])}** · `{family}`")
             for layer in range(family_layers(config, family)):
@@ -80,8 +86,13 @@ def head_mask_grid(config: ModelConfig, *, url_key: str = URL_KEY, prefix: str =
                         st.session_state[key] = True
                     if not row.checkbox(str(head), key=key, help=head_name(family, layer, head)):
                         off.append(head_name(family, layer, head))
-    st.button(t("Switch every head back on"), on_click=_all_on, args=(config, prefix), icon=":material/restart_alt:",
-              key=f"{prefix}_all_on")
+    st.button(
+        t("Switch every head back on"),
+        on_click=_all_on,
+        args=(config, prefix),
+        icon=":material/restart_alt:",
+        key=f"{prefix}_all_on",
+    )
     if off:
         st.query_params[url_key] = ",".join(off)
     elif url_key in st.query_params:
@@ -107,16 +118,25 @@ def _means(checkpoint: Checkpoint):
     return head_means(checkpoint.model, checkpoint.tokenizer, sources, outputs)
 
 
-def ablated_translation(selection: Selection, sentence: str, mask: HeadMask, *, beam_size: int = 1,
-                        alpha: float = 0.6, mode: str = "zero") -> Translation:
+def ablated_translation(
+    selection: Selection, sentence: str, mask: HeadMask, *, beam_size: int = 1, alpha: float = 0.6, mode: str = "zero"
+) -> Translation:
     """`sentence` decoded with the same search as the plain translation (beam, length penalty α), `mask`'s
     heads off; cached."""
+
     def compute(checkpoint: Checkpoint) -> Translation:
         used = mask
         if mode == "mean" and not mask.is_empty:
             used = mask.with_means(cached("head_means", selection, MEAN_REFERENCE_SENTENCES, _means))
-        return translate_with_heads(checkpoint.model, checkpoint.tokenizer, [sentence], used, beam_size=beam_size,
-                                    alpha=alpha, with_attention=True)[0]
+        return translate_with_heads(
+            checkpoint.model,
+            checkpoint.tokenizer,
+            [sentence],
+            used,
+            beam_size=beam_size,
+            alpha=alpha,
+            with_attention=True,
+        )[0]
 
     return cached("ablate", selection, (sentence, beam_size, alpha, mode, tuple(mask.off())), compute)
 
@@ -149,15 +169,17 @@ def show_side_by_side(original: Translation, ablated: Translation, mask: HeadMas
         st.caption(t("{n} words changed", n=changed) if changed else t("Same translation"))
 
 
-def remaining_heads(translation: Translation, mask: HeadMask, family: str, layer: int, *,
-                    key: str = "heads_remaining") -> None:
+def remaining_heads(
+    translation: Translation, mask: HeadMask, family: str, layer: int, *, key: str = "heads_remaining"
+) -> None:
     """The ablated translation's attention in one layer, switched-off heads blanked."""
     view = attention_view(translation, FAMILY_FIELDS[family], "pieces")
     gates = getattr(mask, family)
     off = [bool(gates is not None and gates[layer, h] == 0) for h in range(view.weights.shape[1])]
     title = t("{family}, layer {layer}, after switching heads off", family=t(FAMILY_LABELS[family]), layer=layer)
-    figure = layer_heads(view.weights[layer], off, view.query_labels, view.key_labels, title=title,
-                         lang=current_language())
+    figure = layer_heads(
+        view.weights[layer], off, view.query_labels, view.key_labels, title=title, lang=current_language()
+    )
     show_figure(figure, f"heads {family} layer {layer} ablated", key=key)
 
 
@@ -166,15 +188,27 @@ def remaining_heads(translation: Translation, mask: HeadMask, family: str, layer
 PAGE_URL_KEY = "ablate"
 
 
-def ablation_expander(selection: Selection, config: ModelConfig, original: Translation, *, beam_size: int = 1,
-                      alpha: float = 0.6, prefix: str = "am") -> None:
-    """"Ablate heads", below a page's main figure: the head grid, and `original` re-decoded with the same
+def ablation_expander(
+    selection: Selection,
+    config: ModelConfig,
+    original: Translation,
+    *,
+    beam_size: int = 1,
+    alpha: float = 0.6,
+    prefix: str = "am",
+) -> None:
+    """ "Ablate heads", below a page's main figure: the head grid, and `original` re-decoded with the same
     search and the unticked heads off, beside it with the changed words marked. Mask in ?ablate=; `prefix`
     keeps each page's checkboxes apart."""
-    with st.expander(t("Ablate heads"), icon=":material/content_cut:",
-                     expanded=bool(st.query_params.get(PAGE_URL_KEY))):
-        st.markdown(t("Untick a head to switch it off (its output is removed before W^O, Michel et al., 2019); the "
-                      "sentence is translated again with the same search. The link keeps the choice."))
+    with st.expander(
+        t("Ablate heads"), icon=":material/content_cut:", expanded=bool(st.query_params.get(PAGE_URL_KEY))
+    ):
+        st.markdown(
+            t(
+                "Untick a head to switch it off (its output is removed before W^O, Michel et al., 2019); the "
+                "sentence is translated again with the same search. The link keeps the choice."
+            )
+        )
         mask = head_mask_grid(config, url_key=PAGE_URL_KEY, prefix=prefix)
         if mask.is_empty:
             show_side_by_side(original, original, mask)
@@ -182,8 +216,14 @@ def ablation_expander(selection: Selection, config: ModelConfig, original: Trans
         changed = ablated_translation(selection, original.source, mask, beam_size=beam_size, alpha=alpha)
         show_side_by_side(original, changed, mask)
         # The attention of the heads left on, in the family and layer chosen here.
-        family = st.segmented_control(t("Attention family"), HEAD_FAMILIES, key=f"{prefix}_family", default="cross",
-                                      required=True, format_func=lambda f: t(FAMILY_LABELS[f]))
+        family = st.segmented_control(
+            t("Attention family"),
+            HEAD_FAMILIES,
+            key=f"{prefix}_family",
+            default="cross",
+            required=True,
+            format_func=lambda f: t(FAMILY_LABELS[f]),
+        )
         layers = family_layers(config, family)
         layer = number_picker("Layer", f"{prefix}_layer", layers, default=layers) - 1
         remaining_heads(changed, mask, family, layer, key=f"{prefix}_remaining")
