@@ -17,6 +17,7 @@ from explorer.model.transformer import SentenceAttention
 from ui.attention_controls import number_picker, sentence_input, show_translation
 from ui.figures import show_figure
 from ui.i18n import current_language, t
+from ui.layout import controls, fit_height, page_header
 from ui.markdown import md_escape
 from ui.model_cache import cached, require_model, translate_for
 from ui.model_picker import Selection
@@ -59,21 +60,20 @@ def picked_node(search: tuple) -> int | None:
 selection, checkpoint = require_model()
 config, tokenizer = checkpoint.config, checkpoint.tokenizer
 
-st.title(t("Beam search"))
-st.markdown(t(
+page_header(t("Beam search"), t(
     "Greedy decoding keeps the single most probable next token. Beam search keeps the **k** best partial "
     "translations at every step, extends each by every token, ranks the 2k best continuations by total "
     "log-probability and keeps k of them; a continuation ending in </s> is set aside as finished. The paper "
     "used k = 4, a length penalty α = 0.6 and a maximum output length of input length + 50 (Section 6.1). "
-    "Finished hypotheses are ranked by their length-normalised score (GNMT's penalty):"))
-st.latex(r"\mathrm{score}(Y) = \frac{\log P(Y \mid X)}{lp(Y)}, \qquad lp(Y) = \left(\frac{5 + |Y|}{6}\right)^{\alpha}")
+    "Finished hypotheses are ranked by their length-normalised score (GNMT's penalty):"), formula=r"\mathrm{score}(Y) = \frac{\log P(Y \mid X)}{lp(Y)}, \qquad lp(Y) = \left(\frac{5 + |Y|}{6}\right)^{\alpha}")
 
-sentence = sentence_input("beam_sentence", checkpoint.metadata)
-left, middle, right = st.columns(3)
-beam_size = bound_slider(left, t("Beam size k"), "beam_k", 1, 10, 4, on_change=forget_tree_click)
-alpha = bound_slider(middle, t("Length penalty α"), "beam_alpha", 0.0, 2.0, 0.6, step=0.1, on_change=forget_tree_click,
+side = controls()
+with side:
+    sentence = sentence_input("beam_sentence", checkpoint.metadata)
+beam_size = bound_slider(side, t("Beam size k"), "beam_k", 1, 10, 4, on_change=forget_tree_click)
+alpha = bound_slider(side, t("Length penalty α"), "beam_alpha", 0.0, 2.0, 0.6, step=0.1, on_change=forget_tree_click,
                      help=t("0: no normalisation (favours short outputs)."))
-extra = bound_slider(right, t("Maximum length: input length +"), "beam_extra", 1, 200, EXTRA_OUTPUT_TOKENS,
+extra = bound_slider(side, t("Maximum length: input length +"), "beam_extra", 1, 200, EXTRA_OUTPUT_TOKENS,
                      on_change=forget_tree_click,
                      help=t("Tokens beyond the input's length; also capped by the model's {max_len} positions.",
                             max_len=config.max_len))
@@ -99,22 +99,12 @@ with right:
 numbers = t("score at α = {alpha:g}: beam {beam:.3f}, greedy {greedy:.3f} (log-probability: beam {beam_lp:.3f}, "
             "greedy {greedy_lp:.3f})", alpha=alpha, beam=beam.score, greedy=greedy_score, beam_lp=beam.log_prob,
             greedy_lp=greedy.log_prob)
-if beam.output_ids == greedy.output_ids:
-    st.caption(t("Here beam search finds the same output as greedy decoding; {numbers}.", numbers=numbers))
-elif beam.score >= greedy_score:
-    st.caption(t("Beam search found a different output that ranks higher by the score the search uses; {numbers}.",
-                 numbers=numbers))
-else:
-    st.caption(t("Greedy's output ranks higher by the score the search uses: beam search pruned its path early; "
-                 "{numbers}.", numbers=numbers))
-
 # ---- the tree ------------------------------------------------------------------------------------------
-st.header(t("The search, step by step"))
 last = len(trace.steps) - 1  # steps are 0-based in the trace, 1-based on screen
 if st.session_state.get("beam_step") is not None and not 1 <= st.session_state["beam_step"] <= last + 1:
     st.session_state["beam_step"] = last + 1  # another search with fewer steps
 if last > 0:
-    upto = bound_slider(st, t("Show steps up to"), "beam_step", 1, last + 1, last + 1,
+    upto = bound_slider(side, t("Show steps up to"), "beam_step", 1, last + 1, last + 1,
                         help=t("Walk through the search one decoding step at a time.")) - 1
 else:
     upto = 0
@@ -132,9 +122,18 @@ else:
 
 figure = beam_tree_figure(trace, lambda token: tokenizer.pieces([token])[0], upto_step=upto,
                           highlight=chosen_tokens, lang=current_language())
-show_figure(figure, f"Beam search tree k={beam_size}", key=TREE_KEY, on_select=partial(remember_tree_click, search))
+show_figure(fit_height(figure, 420, width=900), f"Beam search tree k={beam_size}", key=TREE_KEY, on_select=partial(remember_tree_click, search))
 st.caption(t("Click a node to see that (partial) hypothesis' cross-attention below; hover for log-probabilities. "
              "Blue: kept in the beam; grey: pruned; green stars: finished with </s>."))
+
+if beam.output_ids == greedy.output_ids:
+    st.caption(t("Here beam search finds the same output as greedy decoding; {numbers}.", numbers=numbers))
+elif beam.score >= greedy_score:
+    st.caption(t("Beam search found a different output that ranks higher by the score the search uses; {numbers}.",
+                 numbers=numbers))
+else:
+    st.caption(t("Greedy's output ranks higher by the score the search uses: beam search pruned its path early; "
+                 "{numbers}.", numbers=numbers))
 
 st.subheader(t("Step {step}: the {n} best continuations", step=upto + 1, n=len(trace.steps[upto].candidates)))
 st.dataframe(step_rows(trace, upto, tokenizer), hide_index=True, width="stretch", key="beam_step_table",

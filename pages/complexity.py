@@ -8,6 +8,7 @@ from explorer.complexity.measure import measure_layers, rows_to_csv, sequence_le
 from explorer.complexity.table1 import crossover_n, table1_rows
 from explorer.figures.complexity import measured_figure, metric_labels, n_grid, operations_figure, path_length_figure
 from explorer.figures.export import download_config
+from ui.layout import controls, fit_height, page_header
 from ui.i18n import current_language, t
 from ui.urlstate import is_int_in, note_link_value
 
@@ -23,8 +24,7 @@ def measured_rows(ns: tuple[int, ...], d: int, kernel: int, device: str) -> list
 
 st.session_state.setdefault("complexity_measurement", None)
 
-st.title(t("Complexity: self-attention vs recurrent vs convolutional"))
-st.markdown(t(
+page_header(t("Complexity: self-attention vs recurrent vs convolutional"), t(
     "Section 4 of the paper (*Why Self-Attention*) compares layers that map a sequence of **n** vectors of "
     "size **d** to another by three criteria, summarised in **Table 1**: the computation per layer, the "
     "number of operations that must run one after another, and the longest path a signal travels between "
@@ -42,12 +42,15 @@ def bound_slider(where, label: str, key: str, low: int, high: int, default: int,
     return where.slider(label, min_value=low, max_value=high, value=default, key=key, bind="query-params", **options)
 
 
-left, right = st.columns(2)
-n = bound_slider(left, t("Sequence length n"), "complexity_n", 2, 4096, 128)
-d = bound_slider(right, t("Representation dimension d"), "complexity_d", 16, 2048, 512, step=16)
-k = bound_slider(left, t("Kernel size k (convolution)"), "complexity_k", 2, 9, 3)
-r = bound_slider(right, t("Neighbourhood r (restricted self-attention)"), "complexity_r", 1, 256, 16)
+side = controls()
+n = bound_slider(side, t("Sequence length n"), "complexity_n", 2, 4096, 128)
+d = bound_slider(side, t("Representation dimension d"), "complexity_d", 16, 2048, 512, step=16)
+k = bound_slider(side, t("Kernel size k (convolution)"), "complexity_k", 2, 9, 3)
+r = bound_slider(side, t("Neighbourhood r (restricted self-attention)"), "complexity_r", 1, 256, 16)
 
+st.plotly_chart(fit_height(operations_figure(n_grid(n, d), d, k, r, highlight_n=n, lang=current_language()), width=900),
+                width="stretch",
+                config=download_config("Table 1 operations"))
 st.subheader(t("Table 1"))
 st.dataframe(table1_rows(n, d, k, r), hide_index=True, width="stretch",
              column_config={"Operations": st.column_config.NumberColumn(format="localized")})
@@ -56,8 +59,6 @@ st.caption(t(
     "Self-attention and recurrence cost the same at n = d = {crossover:.0f}. Path length: layers (recurrent: "
     "steps) between the first and the last position; the convolutional row uses dilated convolutions.",
     n=n, d=d, k=k, r=r, crossover=crossover_n(d)))
-st.plotly_chart(operations_figure(n_grid(n, d), d, k, r, highlight_n=n, lang=current_language()), width="stretch",
-                config=download_config("Table 1 operations"))
 
 st.subheader(t("Measured on this machine"))
 device = str(st.session_state.get("device", "cpu"))

@@ -29,6 +29,7 @@ from explorer.figures.step_by_step import values_heatmap
 from explorer.inference import encode_sources
 from ui.attention_controls import sentence_input
 from ui.figures import show_figure
+from ui.layout import controls, page_header
 from ui.i18n import current_language, t
 from ui.model_cache import require_model
 from ui.urlstate import is_int_in, note_link_value, sync_to_url, url_default
@@ -41,25 +42,27 @@ config = checkpoint.config
 d_model = config.d_model
 learned = config.positional == "learned"
 
-st.title(t("Positional encoding"))
-st.markdown(t(
+page_header(t("Positional encoding"), t(
     "Self-attention treats its input as a set: permute the tokens and every output is permuted the same way. "
     "The Transformer therefore **adds** a position signal to each token embedding (Section 3.5). The paper "
-    "uses fixed sinusoids of geometrically growing wavelength, one sine/cosine pair per two dimensions:"))
-st.latex(r"PE_{(pos,\,2i)} = \sin\!\left(\frac{pos}{10000^{2i/d_{model}}}\right) \qquad "
-         r"PE_{(pos,\,2i+1)} = \cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)")
-if learned:
-    st.markdown(t("The loaded model **{name}** has d_model = **{d_model}** and uses **learned** position embeddings "
-                  "(Table 3, row E); its table is shown beside the sinusoids.", name=selection.name, d_model=d_model))
-else:
-    st.markdown(t("The loaded model **{name}** has d_model = **{d_model}** and uses the **sinusoidal** encoding.",
-                  name=selection.name, d_model=d_model))
+    "uses fixed sinusoids of geometrically growing wavelength, one sine/cosine pair per two dimensions:"),
+            formula=(r"PE_{(pos,\,2i)} = \sin\!\left(\frac{pos}{10000^{2i/d_{model}}}\right) \qquad "
+                     r"PE_{(pos,\,2i+1)} = \cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)"))
+with controls():
+    if learned:
+        st.markdown(t("The loaded model **{name}** has d_model = **{d_model}** and uses **learned** position "
+                      "embeddings (Table 3, row E); its table is shown beside the sinusoids.", name=selection.name,
+                      d_model=d_model))
+    else:
+        st.markdown(t("The loaded model **{name}** has d_model = **{d_model}** and uses the **sinusoidal** encoding.",
+                      name=selection.name, d_model=d_model))
+
 
 note_link_value("pe_length", is_int_in(8, MAX_LENGTH), 100)
-length = st.slider(t("Number of positions shown"), min_value=8, max_value=MAX_LENGTH, key="pe_length",
-                   value=None if "pe_length" in st.session_state else 100, bind="query-params",
-                   help=t("The sinusoids exist for any position; this model reads at most {max_len}.",
-                          max_len=config.max_len))
+length = controls().slider(t("Number of positions shown"), min_value=8, max_value=MAX_LENGTH, key="pe_length",
+                            value=None if "pe_length" in st.session_state else 100, bind="query-params",
+                            help=t("The sinusoids exist for any position; this model reads at most {max_len}.",
+                                   max_len=config.max_len))
 table = sinusoid_table(length, d_model)
 
 # ---- 1. the table ---------------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from ui.attention_controls import family_picker, number_picker, sentence_input, 
 from ui.attention_view import FAMILY_TITLES
 from ui.figures import show_figure
 from ui.i18n import current_language, t
+from ui.layout import controls, page_header
 from ui.markdown import md_escape
 from ui.model_cache import cached, require_model, translate_for
 from ui.model_picker import Selection
@@ -60,14 +61,15 @@ def cut(width: int) -> str:
 selection, checkpoint = require_model()
 config = checkpoint.config
 
-st.title(t("Attention step by step"))
-st.markdown(t(
+page_header(t("Attention step by step"), t(
     "Scaled dot-product attention (Eq. 1) with the loaded model's real numbers: pick a sentence, an attention "
-    "module, a head and one query token, and follow that query from its projection to the module's output."))
-st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V \qquad "
-         r"\mathrm{MultiHead} = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\,W^O")
+    "module, a head and one query token, and follow that query from its projection to the module's output."),
+    formula=(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V \qquad "
+             r"\mathrm{MultiHead} = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\,W^O"))
 
-sentence = sentence_input("sbs_sentence", checkpoint.metadata)
+side = controls()
+with side:
+    sentence = sentence_input("sbs_sentence", checkpoint.metadata)
 if not sentence:
     st.info(t("Type a sentence to look inside the attention."))
     st.stop()
@@ -75,18 +77,16 @@ translation = translate_for(selection, [sentence], beam_size=1, with_attention=T
 show_translation(translation, config.max_len,
                  how="greedy search; this output is fed back as the decoder input (teacher forcing)")
 
-family = family_picker("sbs_family")
-n_layers = config.n_encoder_layers if family == "encoder_self" else config.n_decoder_layers
-left, right, _ = st.columns((1, 1, 2))
-with left:
+with side:
+    family = family_picker("sbs_family")
+    n_layers = config.n_encoder_layers if family == "encoder_self" else config.n_decoder_layers
     layer = number_picker("Layer", "sbs_layer", n_layers)
-with right:
     head = number_picker("Head", "sbs_head", config.n_heads)
 view = inspected(selection, sentence, translation, family, layer - 1)
 queries = view.query_pieces
 positions = list(range(len(queries)))
 url_default("sbs_query", min(1, len(queries) - 1), int, allowed=positions)  # hand-kept: labels are tokens
-query = st.pills(t("Query token"), options=positions, key="sbs_query", required=True,
+query = side.pills(t("Query token"), options=positions, key="sbs_query", required=True,
                  format_func=lambda i: f"{i}: {queries[i]}",  # unique labels: pills match by label
                  help=t("The position whose attention row is followed through every stage.") + " "
                  + t(QUERY_HELP[family]))
@@ -103,13 +103,13 @@ st.markdown(t("**{where}** · query **{token}** (position {query}) attends over 
 
 # ---- 1. projections -------------------------------------------------------------------------------------
 st.header(t("1 · Project to query, keys and values"))
-st.markdown(t("Each head has its own $W^Q_i, W^K_i, W^V_i$ ($d_{{model}}$ = {d_model} → $d_k$ = {d_k}). The query comes "
-              "from position {query}; keys and values from every position it may look at.", d_model=config.d_model,
-              d_k=d_k, query=query))
 dims = slice(0, SHOWN_DIMS)
 show_figure(values_heatmap(steps.q[None, dims], [steps.query_piece], title=f"q = x W<sup>Q</sup>{cut(d_k)}",
                            lang=current_language()),
             "Step by step query", key="sbs_q")
+st.markdown(t("Each head has its own $W^Q_i, W^K_i, W^V_i$ ($d_{{model}}$ = {d_model} → $d_k$ = {d_k}). The query comes "
+              "from position {query}; keys and values from every position it may look at.", d_model=config.d_model,
+              d_k=d_k, query=query))
 left, right = st.columns(2)
 with left:
     show_figure(values_heatmap(steps.keys[:, dims], steps.key_pieces, title=f"K = X W<sup>K</sup>{cut(d_k)}",

@@ -115,10 +115,11 @@ def cut_text(page) -> list[str]:
         const found = [];
         for (const e of document.querySelectorAll('[data-testid="stAppViewContainer"] :is(button, label, p, h1, h2, h3, span)')) {
             const r = e.getBoundingClientRect();
-            if (r.width === 0 || r.height === 0 || !e.textContent.trim()) continue;
+            if (r.width === 0 || r.height === 0 || !e.textContent.trim() || e.closest('.katex')) continue;
             const s = getComputedStyle(e);
             const clips = s.textOverflow === 'ellipsis' || s.overflowX === 'hidden' || s.overflowX === 'clip';
-            if (clips && e.scrollWidth > e.clientWidth + 1) found.push(`${e.tagName.toLowerCase()} "${e.textContent.trim().slice(0, 50)}"`);
+            const text = e.textContent.trim().slice(0, 50);
+            if (clips && e.scrollWidth > e.clientWidth + 1) found.push(`${e.tagName.toLowerCase()} "${text}"`);
         }
         return [...new Set(found)].slice(0, 20);
     }""")

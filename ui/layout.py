@@ -57,13 +57,16 @@ def controls():
     return st.session_state.get(_SLOT) or st.sidebar
 
 
-def page_header(title: str, intro: str | None = None, *, label: str = "About this page") -> None:
+def page_header(title: str, intro: str | None = None, *, formula: str | None = None,
+                label: str = "About this page") -> None:
     """The page's title, and its explanation in a collapsed expander at the top of the sidebar (translated
     strings in)."""
     st.title(title)
     if intro:  # in the sidebar: the main area keeps its height for the figure
         with controls().expander(t(label)):
             st.markdown(intro)
+            if formula:
+                st.latex(formula)
 
 
 def wrap_title(fig: go.Figure, width: int = NARROW_COLUMN_PX) -> go.Figure:
