@@ -17,6 +17,12 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # ui/ and pages/ sit in the repository root, one folder up
     sys.path.insert(0, str(ROOT))
 
+from explorer.runtime import configure_for  # noqa: E402
+
+# Before anything loads torch: the OpenMP runtime reads its settings once (explorer/runtime.py measures why
+# the app serves each request on one thread).
+configure_for("app")
+
 from ui.startup import preload_libraries  # noqa: E402
 
 preload_libraries()

@@ -15,7 +15,8 @@ import streamlit as st
 
 from explorer.checkpoint import Checkpoint, CheckpointError, load_checkpoint
 from explorer.devices import resolve_device
-from explorer.inference import EXTRA_OUTPUT_TOKENS, Translation, translate
+from explorer.inference import EXTRA_OUTPUT_TOKENS, Translation
+from explorer.serving import translate_served
 from ui.i18n import t
 from ui.model_picker import Selection
 from ui.result_cache import MB, MemoryBoundedCache
@@ -51,7 +52,8 @@ def translate_for(selection: Selection, sentences: list[str], *, beam_size: int 
     options = dict(beam_size=beam_size, alpha=alpha, with_attention=with_attention, with_trace=with_trace,
                    n_best=n_best, max_extra_tokens=max_extra_tokens)
     return cached("translate", selection, (tuple(sentences), tuple(sorted(options.items()))),
-                  lambda ck: translate(ck.model, ck.tokenizer, list(sentences), **options))
+                  # translate_served batches one-sentence requests that arrive together (a classroom pressing Translate).
+                  lambda ck: translate_served(ck.model, ck.tokenizer, list(sentences), **options))
 
 
 def current_model(selection: Selection) -> Checkpoint | None:
