@@ -21,6 +21,8 @@ BENCHMARKS = {
     "decoding": "benchmarks.decoding",
     "latency": "benchmarks.latency",
     "threads": "benchmarks.threads",
+    "head_mask": "benchmarks.head_mask",
+    "while_training": "benchmarks.while_training",
     "gpu": "benchmarks.gpu",
 }
 
