@@ -20,6 +20,7 @@ from ui.heads_replay import replay_section
 from ui.heads_roles import roles_section
 from ui.heads_rollout import rollout_section
 from ui.i18n import t
+from ui.layout import controls, page_header
 from ui.model_cache import require_model, translate_for
 from ui.urlstate import sync_to_url, url_default
 
@@ -28,8 +29,7 @@ BEAMS = (1, 4)
 selection, checkpoint = require_model()
 config = checkpoint.config
 
-st.title(t("Heads: ablation & roles"))
-st.markdown(t(
+page_header(t("Heads: ablation & roles"), t(
     "A heatmap shows where a head looks, not whether it matters. Switch heads off and watch the translation "
     "change; see which heads the model needs most; follow information through all layers; and read each "
     "head's role with the sentences that show it. Heads are named `FAMILY.LAYER.HEAD`, counted from 0."))
@@ -37,34 +37,40 @@ st.markdown(t(
 ablate, importance, flow, roles, replay = st.tabs([t("Switch heads off"), t("Which heads matter"),
                                                    t("Information flow"), t("Head roles"), t("Replay over training")])
 
-with ablate:
+side = controls()
+with side:  # the sentence is every tab's; the rest are the first tab's
     sentence = sentence_input("h_sentence", checkpoint.metadata, default=st.session_state.get("sentence"))
     url_default("h_mode", "zero", allowed=tuple(MODES))
-    left, right = st.columns(2, gap="large")
-    mode = left.segmented_control(t("A switched-off head outputs"), tuple(MODES), key="h_mode", required=True,
+    mode = st.segmented_control(t("A switched-off head outputs"), tuple(MODES), key="h_mode", required=True,
                                   format_func=lambda m: t(MODES[m]),
                                   help=t("Zero: the head's output is removed before W^O (Michel et al., 2019). Mean: "
                                          "it is replaced by its average output over reference sentences, which "
                                          "keeps the input of W^O at its usual scale."))
-    beam = right.segmented_control(t("Search"), BEAMS, key="h_beam", required=True, default=None
+    beam = st.segmented_control(t("Search"), BEAMS, key="h_beam", required=True, default=None
                                    if "h_beam" in st.session_state else 1, bind="query-params",
                                    format_func=lambda k: t("greedy") if k == 1 else t("beam {k}", k=k))
     sync_to_url("h_mode")
+    url_default("h_family", "cross", allowed=HEAD_FAMILIES)
+    family = st.segmented_control(t("Attention family"), HEAD_FAMILIES, key="h_family", required=True,
+                                  format_func=lambda f: t(FAMILY_LABELS[f]))
+    sync_to_url("h_family")
+    layer = number_picker("Layer", "h_layer", family_layers(config, family),
+                          default=family_layers(config, family)) - 1
+
+with ablate:
+    # The translations and the figure first (on the first screen), the head switches under them; the switches
+    # are read first, so the figure's place is kept by an empty container.
+    results = st.container()
     st.markdown(t("Untick a head to switch it off; the link keeps the choice."))
     mask = head_mask_grid(config)
     if not sentence:
-        st.info(t("Type a sentence above, or click an example."), icon=":material/keyboard:")
+        results.info(t("Type a sentence above, or click an example."), icon=":material/keyboard:")
     else:
         original = translate_for(selection, [sentence], beam_size=beam, with_attention=True)[0]
         changed = ablated_translation(selection, sentence, mask, beam_size=beam, mode=mode)
-        show_side_by_side(original, changed, mask)
-        url_default("h_family", "cross", allowed=HEAD_FAMILIES)
-        family = st.segmented_control(t("Attention family"), HEAD_FAMILIES, key="h_family", required=True,
-                                      format_func=lambda f: t(FAMILY_LABELS[f]))
-        sync_to_url("h_family")
-        layer = number_picker("Layer", "h_layer", family_layers(config, family),
-                              default=family_layers(config, family)) - 1
-        remaining_heads(changed, mask, family, layer)
+        with results:
+            show_side_by_side(original, changed, mask)
+            remaining_heads(changed, mask, family, layer)
 
 with importance:
     importance_section(selection.path, selection.version, config)

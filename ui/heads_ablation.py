@@ -20,6 +20,7 @@ from explorer.model.masked import translate_with_heads
 from ui.attention_controls import number_picker
 from ui.attention_view import attention_view, example_sentences
 from ui.figures import show_figure
+from ui.layout import fit_height
 from ui.i18n import current_language, t
 from ui.markdown import md_escape
 from ui.model_cache import cached
@@ -180,7 +181,7 @@ def remaining_heads(
     figure = layer_heads(
         view.weights[layer], off, view.query_labels, view.key_labels, title=title, lang=current_language()
     )
-    show_figure(figure, f"heads {family} layer {layer} ablated", key=key)
+    show_figure(fit_height(figure, 380, width=900), f"heads {family} layer {layer} ablated", key=key)
 
 
 # On the Translate and Compare pages the head view's ?heads= (1-based head numbers) is taken, so the mask

@@ -31,7 +31,7 @@ _COMPACT_CSS = """<style>
 [data-testid="stMainBlockContainer"] { padding: 1.6rem 2rem 2rem 2rem; }
 [data-testid="stMain"] h1 { font-size: 1.7rem; padding: 0 0 0.25rem 0; }
 [data-testid="stMain"] [data-testid="stHeading"] h2 { font-size: 1.35rem; }
-[data-testid="stMain"] [data-testid="stMarkdownContainer"] h2 { font-size: 1.35rem; padding: 0; }
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] :is(h2, h3) { font-size: 1.35rem; padding: 0; }
 [data-testid="stSidebarHeader"] { height: 2.5rem; margin-bottom: 0; }
 [data-testid="stSidebarUserContent"] { padding-top: 0.5rem; }
 /* Segmented controls wrap onto a second line in a narrow column instead of scrolling their buttons away. */
