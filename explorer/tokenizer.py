@@ -14,7 +14,7 @@ The attention views show pieces, and can merge a word's pieces into one row/colu
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import sentencepiece as spm
@@ -124,12 +124,12 @@ class Tokenizer:
     def load(cls, path: str | Path) -> Tokenizer:
         return cls(Path(path).read_bytes())
 
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, bytes]:
         # The SentencePiece processor is a C++ object; the model bytes are all that is needed to rebuild it.
         return {"proto": self._proto}
 
-    def __setstate__(self, state: dict) -> None:
-        self.__init__(state["proto"])
+    def __setstate__(self, state: dict[str, bytes]) -> None:
+        Tokenizer.__init__(self, state["proto"])
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Tokenizer) and other._proto == self._proto
@@ -174,13 +174,72 @@ class Tokenizer:
         return [unk if int(i) == UNK_ID else self._sp.id_to_piece(int(i)) for i in ids]
 
 
-def _read_model_type(proto: bytes) -> str:
-    """Model type ('unigram', 'bpe', 'word', 'char') stored in a serialized SentencePiece model."""
-    from sentencepiece import sentencepiece_model_pb2 as model_pb2  # needs protobuf; only read here
+# The numbers of sentencepiece_model.proto that `_read_model_type` needs.
+_TRAINER_SPEC_FIELD = 2  # ModelProto.trainer_spec
+_MODEL_TYPE_FIELD = 3  # TrainerSpec.model_type, enum ModelType
+_UNIGRAM = 1  # ModelType's default
+_MODEL_TYPE_NAMES = {_UNIGRAM: "unigram", 2: "bpe", 3: "word", 4: "char"}
 
-    model = model_pb2.ModelProto()
-    model.ParseFromString(proto)
-    return model_pb2.TrainerSpec.ModelType.Name(model.trainer_spec.model_type).lower()
+
+def _read_model_type(proto: bytes) -> str:
+    """Model type ('unigram', 'bpe', 'word', 'char') stored in a serialized SentencePiece model.
+
+    Reads the protobuf wire format directly, so the protobuf package (which sentencepiece's generated
+    `sentencepiece_model_pb2` needs) is not a dependency: ModelProto field 2 is `trainer_spec`, TrainerSpec
+    field 3 is `model_type`. As protobuf parses it, the last value wins and an absent one means UNIGRAM.
+    """
+    model_type = _UNIGRAM
+    for field, value in _proto_fields(proto):
+        if field == _TRAINER_SPEC_FIELD and isinstance(value, memoryview):
+            for inner, number in _proto_fields(value):
+                if inner == _MODEL_TYPE_FIELD and isinstance(number, int):
+                    model_type = number
+    if model_type not in _MODEL_TYPE_NAMES:
+        raise ValueError(f"unknown SentencePiece model type {model_type}, expected one of {_MODEL_TYPE_NAMES}")
+    return _MODEL_TYPE_NAMES[model_type]
+
+
+def _proto_fields(data: bytes | memoryview) -> Iterator[tuple[int, int | memoryview | None]]:
+    """(field number, value) of each field of one serialized protobuf message, in order.
+
+    Wire format: https://protobuf.dev/programming-guides/encoding/. Varints come as int, length-delimited
+    fields (strings, sub-messages) as a memoryview of their bytes (no copy), fixed-width fields as None.
+    Groups (deprecated, unused by SentencePiece) and malformed data are a ValueError.
+    """
+    view = memoryview(data)
+    position = 0
+    while position < len(view):
+        key, position = _varint(view, position)
+        field, wire_type = key >> 3, key & 7
+        value: int | memoryview | None = None
+        if wire_type == 0:  # varint
+            value, position = _varint(view, position)
+        elif wire_type == 2:  # length-delimited
+            length, position = _varint(view, position)
+            value, position = view[position : position + length], position + length
+        elif wire_type in (1, 5):  # fixed64, fixed32
+            position += 8 if wire_type == 1 else 4
+        else:
+            raise ValueError(f"unsupported protobuf wire type {wire_type} (field {field})")
+        if position > len(view):
+            raise ValueError(f"protobuf field {field} runs past the end of the data")
+        yield field, value
+
+
+def _varint(data: memoryview, position: int) -> tuple[int, int]:
+    """The base-128 varint starting at `position`, and the position after it."""
+    result = shift = 0
+    while True:
+        if position >= len(data):
+            raise ValueError("protobuf data ends inside a varint")
+        byte = data[position]
+        position += 1
+        result |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return result, position
+        shift += 7
+        if shift >= 70:
+            raise ValueError("protobuf varint longer than 10 bytes")
 
 
 # --------------------------------------------------------------------------------------- word grouping
