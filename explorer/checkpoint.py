@@ -78,10 +78,17 @@ def _write_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def save_checkpoint(path: str | Path, model: Transformer, tokenizer: Tokenizer, *,
-                    metadata: dict[str, Any] | None = None, training: dict[str, Any] | None = None,
-                    optimizer_tensors: dict[str, torch.Tensor] | None = None,
-                    dtype: torch.dtype | None = None, extra_files: dict[str, bytes] | None = None) -> Path:
+def save_checkpoint(
+    path: str | Path,
+    model: Transformer,
+    tokenizer: Tokenizer,
+    *,
+    metadata: dict[str, Any] | None = None,
+    training: dict[str, Any] | None = None,
+    optimizer_tensors: dict[str, torch.Tensor] | None = None,
+    dtype: torch.dtype | None = None,
+    extra_files: dict[str, bytes] | None = None,
+) -> Path:
     """Write a checkpoint directory atomically (replacing any previous one at `path`).
 
     `extra_files` (file name -> bytes) are written into the same directory before it is renamed into
@@ -91,17 +98,27 @@ def save_checkpoint(path: str | Path, model: Transformer, tokenizer: Tokenizer, 
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.saving-", dir=path.parent))
     try:
-        weights = {name: (t.to(dtype) if dtype is not None and t.is_floating_point() else t).detach().cpu().contiguous()
-                   for name, t in _unique_state(model).items()}
+        weights = {
+            name: (t.to(dtype) if dtype is not None and t.is_floating_point() else t).detach().cpu().contiguous()
+            for name, t in _unique_state(model).items()
+        }
         save_file(weights, str(staging / WEIGHTS_FILE))
-        _write_json(staging / CONFIG_FILE, {"format": FORMAT, "format_version": FORMAT_VERSION,
-                                            "model": model.config.to_dict(), "metadata": metadata or {}})
+        _write_json(
+            staging / CONFIG_FILE,
+            {
+                "format": FORMAT,
+                "format_version": FORMAT_VERSION,
+                "model": model.config.to_dict(),
+                "metadata": metadata or {},
+            },
+        )
         (staging / TOKENIZER_FILE).write_bytes(tokenizer.to_bytes())
         if training is not None:
             _write_json(staging / TRAINING_FILE, training)
         if optimizer_tensors is not None:
-            save_file({k: v.detach().cpu().contiguous() for k, v in optimizer_tensors.items()},
-                      str(staging / OPTIMIZER_FILE))
+            save_file(
+                {k: v.detach().cpu().contiguous() for k, v in optimizer_tensors.items()}, str(staging / OPTIMIZER_FILE)
+            )
         for name, data in (extra_files or {}).items():
             assert Path(name).name == name and not name.startswith("."), f"expected a plain file name, got {name!r}"
             (staging / name).write_bytes(data)
@@ -139,8 +156,10 @@ def read_config(path: str | Path) -> tuple[ModelConfig, dict[str, Any]]:
     if not config_path.is_file():
         raise CheckpointError(f"{path} has no {CONFIG_FILE}; not an Attention Explorer checkpoint")
     if config_path.stat().st_size > MAX_CONFIG_BYTES:
-        raise CheckpointError(f"{config_path} is {config_path.stat().st_size:,} bytes, too large for a checkpoint "
-                              f"config (at most {MAX_CONFIG_BYTES:,})")
+        raise CheckpointError(
+            f"{config_path} is {config_path.stat().st_size:,} bytes, too large for a checkpoint "
+            f"config (at most {MAX_CONFIG_BYTES:,})"
+        )
     try:
         data = json.loads(config_path.read_text(encoding="utf-8"), parse_constant=_refuse_constant)
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
@@ -151,12 +170,14 @@ def read_config(path: str | Path) -> tuple[ModelConfig, dict[str, Any]]:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CheckpointError(f"{config_path} is not an Attention Explorer checkpoint (format tag missing)")
     if data.get("format_version") != FORMAT_VERSION:
-        raise CheckpointError(f"{config_path} has format version {data.get('format_version')}; "
-                              f"this version reads {FORMAT_VERSION}")
+        raise CheckpointError(
+            f"{config_path} has format version {data.get('format_version')}; this version reads {FORMAT_VERSION}"
+        )
     unknown = sorted(set(data) - _CONFIG_KEYS)
     if unknown:
-        raise CheckpointError(f"{config_path} has unknown top-level keys {unknown}; is this checkpoint from a "
-                              "newer version?")
+        raise CheckpointError(
+            f"{config_path} has unknown top-level keys {unknown}; is this checkpoint from a newer version?"
+        )
     try:
         config = ModelConfig.from_dict(data.get("model"))  # type: ignore[arg-type]  # from_dict checks it is a dict
     except (TypeError, ValueError) as error:
@@ -189,8 +210,9 @@ def decoding_settings(metadata: dict[str, Any], source: str | Path = CONFIG_FILE
     if decoding is None:
         return None
     if not isinstance(decoding, dict) or set(decoding) != {"beam", "alpha"}:
-        raise CheckpointError(f'{source}: metadata "decoding" must be an object with exactly "beam" and "alpha", '
-                              f"got {decoding!r}")
+        raise CheckpointError(
+            f'{source}: metadata "decoding" must be an object with exactly "beam" and "alpha", got {decoding!r}'
+        )
     beam, alpha = decoding["beam"], decoding["alpha"]
     if isinstance(beam, bool) or not isinstance(beam, int) or not 1 <= beam <= MAX_BEAM:
         raise CheckpointError(f"{source}: decoding beam must be a whole number from 1 to {MAX_BEAM}, got {beam!r}")
@@ -238,9 +260,14 @@ def read_safetensors_header(file: Path) -> dict[str, tuple[str, tuple[int, ...]]
             continue
         try:
             dtype, shape, (begin, end) = entry["dtype"], tuple(entry["shape"]), entry["data_offsets"]
-            ok = (dtype in _DTYPE_BYTES and all(isinstance(n, int) and n >= 0 for n in shape)
-                  and isinstance(begin, int) and isinstance(end, int) and 0 <= begin <= end <= data_size
-                  and end - begin == math.prod(shape) * _DTYPE_BYTES[dtype])
+            ok = (
+                dtype in _DTYPE_BYTES
+                and all(isinstance(n, int) and n >= 0 for n in shape)
+                and isinstance(begin, int)
+                and isinstance(end, int)
+                and 0 <= begin <= end <= data_size
+                and end - begin == math.prod(shape) * _DTYPE_BYTES[dtype]
+            )
         except (KeyError, TypeError, ValueError):
             ok = False
         if not ok:
@@ -257,12 +284,14 @@ def check_weights_match(path: Path, config: ModelConfig) -> None:
     missing = sorted(set(expected) - set(found))
     unexpected = sorted(set(found) - set(expected))
     if missing or unexpected:
-        raise CheckpointError(f"{file} does not match {CONFIG_FILE}: missing tensors {missing[:5]}, "
-                              f"unexpected tensors {unexpected[:5]}")
+        raise CheckpointError(
+            f"{file} does not match {CONFIG_FILE}: missing tensors {missing[:5]}, unexpected tensors {unexpected[:5]}"
+        )
     for name, shape in expected.items():
         if found[name][1] != shape:
-            raise CheckpointError(f"{file} does not match {CONFIG_FILE}: {name} has shape {found[name][1]} "
-                                  f"but the config implies {shape}")
+            raise CheckpointError(
+                f"{file} does not match {CONFIG_FILE}: {name} has shape {found[name][1]} but the config implies {shape}"
+            )
 
 
 def _read_tensors(file: Path) -> dict[str, torch.Tensor]:
@@ -274,8 +303,9 @@ def _read_tensors(file: Path) -> dict[str, torch.Tensor]:
         raise CheckpointError(f"{file} is corrupt or truncated ({error})") from None
 
 
-def load_checkpoint(path: str | Path, device: str | torch.device = "cpu", *,
-                    with_optimizer: bool = False) -> Checkpoint:
+def load_checkpoint(
+    path: str | Path, device: str | torch.device = "cpu", *, with_optimizer: bool = False
+) -> Checkpoint:
     """Rebuild model (float32, eval mode) and tokenizer from a checkpoint directory."""
     path = Path(path)
     config, metadata = read_config(path)
@@ -294,8 +324,9 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu", *,
     except Exception as error:  # sentencepiece raises bare RuntimeError/OSError on garbage
         raise CheckpointError(f"{tokenizer_path} is not a SentencePiece model ({error})") from None
     if tokenizer.vocab_size != config.vocab_size:
-        raise CheckpointError(f"{tokenizer_path} has {tokenizer.vocab_size} pieces but the model expects "
-                              f"{config.vocab_size}")
+        raise CheckpointError(
+            f"{tokenizer_path} has {tokenizer.vocab_size} pieces but the model expects {config.vocab_size}"
+        )
     training = None
     if (path / TRAINING_FILE).is_file():
         try:

@@ -96,8 +96,9 @@ class ModelConfig:
             raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}; set d_k/d_v")
         parameters = count_parameters(self)
         if parameters > MAX_PARAMETERS:
-            raise ValueError(f"this config describes {parameters:,} parameters, more than the {MAX_PARAMETERS:,} "
-                             "this program loads")
+            raise ValueError(
+                f"this config describes {parameters:,} parameters, more than the {MAX_PARAMETERS:,} this program loads"
+            )
 
     @property
     def head_dim_k(self) -> int:
@@ -143,8 +144,13 @@ def count_parameters(config: ModelConfig) -> int:
     embeddings = config.vocab_size * d * (1 if config.share_embeddings else 3)
     learned_positions = 2 * config.max_len * d if config.positional == "learned" else 0
     final_norms = 2 * norm if config.norm_position == "pre" else 0
-    return (config.n_encoder_layers * encoder_layer + config.n_decoder_layers * decoder_layer
-            + embeddings + learned_positions + final_norms)
+    return (
+        config.n_encoder_layers * encoder_layer
+        + config.n_decoder_layers * decoder_layer
+        + embeddings
+        + learned_positions
+        + final_norms
+    )
 
 
 # Table 3 of the paper. "big" also raises dropout to 0.3 (Table 3, last row).
@@ -154,8 +160,9 @@ PRESETS: dict[str, ModelConfig] = {
     # Multi30k-sized: the shipped English->German translator.
     "small": ModelConfig(d_model=256, n_heads=4, d_ff=1024, n_encoder_layers=3, n_decoder_layers=3),
     # Trains on a laptop CPU in seconds; toy tasks and tests.
-    "tiny": ModelConfig(d_model=64, n_heads=4, d_ff=128, n_encoder_layers=2, n_decoder_layers=2,
-                        dropout=0.0, vocab_size=64, max_len=64),
+    "tiny": ModelConfig(
+        d_model=64, n_heads=4, d_ff=128, n_encoder_layers=2, n_decoder_layers=2, dropout=0.0, vocab_size=64, max_len=64
+    ),
 }
 
 

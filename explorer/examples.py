@@ -43,13 +43,21 @@ def _problem(path: Path, source_lang: str, lang: str) -> tuple[tuple[str, ...], 
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         return (), translate("{file} could not be read: {error}", lang, file=path.name, error=err)
     if not isinstance(data, dict) or source_lang not in data:
-        return (), translate('{file} has no "{language}" list of sentences', lang, file=path.name,
-                             language=source_lang)
+        return (), translate('{file} has no "{language}" list of sentences', lang, file=path.name, language=source_lang)
     sentences = data[source_lang]
-    if (not isinstance(sentences, list) or not sentences or len(sentences) > MAX_EXAMPLES
-            or not all(isinstance(s, str) and s.strip() and len(s) <= MAX_CHARS for s in sentences)):
-        return (), translate("{file}: expected 1 to {n} sentences of at most {chars} characters", lang,
-                             file=path.name, n=MAX_EXAMPLES, chars=MAX_CHARS)
+    if (
+        not isinstance(sentences, list)
+        or not sentences
+        or len(sentences) > MAX_EXAMPLES
+        or not all(isinstance(s, str) and s.strip() and len(s) <= MAX_CHARS for s in sentences)
+    ):
+        return (), translate(
+            "{file}: expected 1 to {n} sentences of at most {chars} characters",
+            lang,
+            file=path.name,
+            n=MAX_EXAMPLES,
+            chars=MAX_CHARS,
+        )
     return tuple(s.strip() for s in sentences), None
 
 

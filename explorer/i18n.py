@@ -92,8 +92,9 @@ def missing(lang: str = "ko", root: Path = REPO_ROOT) -> dict[str, list[str]]:
 def _main(argv: list[str] | None = None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m explorer.i18n",
-                                     description="Check the message catalogue against the code.")
+    parser = argparse.ArgumentParser(
+        prog="python -m explorer.i18n", description="Check the message catalogue against the code."
+    )
     parser.add_argument("command", choices=["check"], help="list the messages used in the code with no Korean")
     parser.add_argument("--lang", default="ko")
     args = parser.parse_args(argv)

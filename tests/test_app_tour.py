@@ -79,7 +79,7 @@ def test_open_in_full_page_link_carries_the_state(checkpoint_root):
     at = open_tour(stop="2", lang="en")
     at.button_group(key="tour_sdp_head").set_value(2).run()
     [link] = [m.value for m in at.markdown if "Open in the full page" in m.value]
-    url = urlparse(link[link.index("](") + 2:-1])
+    url = urlparse(link[link.index("](") + 2 : -1])
     query = parse_qs(url.query)
     assert url.path == "/step_by_step"
     assert query["sbs_sentence"] == [SENTENCE] and query["sbs_head"] == ["2"] and query["sbs_layer"] == ["1"]

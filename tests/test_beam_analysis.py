@@ -59,4 +59,3 @@ def test_step_rows_list_the_candidates_of_one_step(result):
     assert step_rows(result.trace, 0, Pieces())[0]["prefix"] == "<s>"
     with pytest.raises(ValueError):
         step_rows(result.trace, len(result.trace.steps), Pieces())
-

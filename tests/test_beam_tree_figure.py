@@ -64,9 +64,7 @@ def test_one_node_per_trace_node_up_to_the_step(trace: BeamTrace, upto_step: int
     shown = [int(custom[0]) for t in node_traces(fig) for custom in t.customdata]
     assert sorted(shown) == sorted(expected)
     statuses = {(int(c[0]), c[3]) for t in node_traces(fig) for c in t.customdata}
-    assert statuses == {(0, "start")} | {
-        (c.id, c.status) for s in trace.steps if s.step <= last for c in s.candidates
-    }
+    assert statuses == {(0, "start")} | {(c.id, c.status) for s in trace.steps if s.step <= last for c in s.candidates}
 
 
 def test_statuses_are_styled_apart(trace: BeamTrace) -> None:
@@ -87,8 +85,11 @@ def test_labels_hover_and_positions(trace: BeamTrace) -> None:
     hovers = " ".join(h for t in node_traces(fig) for h in t.hovertext)
     assert "score" in hovers and "log p" in hovers
     full = {int(c[0]): (x, y) for t in node_traces(fig) for c, x, y in zip(t.customdata, t.x, t.y, strict=False)}
-    partial = {int(c[0]): (x, y) for t in node_traces(beam_tree_figure(trace, LABELS, upto_step=0))
-               for c, x, y in zip(t.customdata, t.x, t.y, strict=False)}
+    partial = {
+        int(c[0]): (x, y)
+        for t in node_traces(beam_tree_figure(trace, LABELS, upto_step=0))
+        for c, x, y in zip(t.customdata, t.x, t.y, strict=False)
+    }
     assert all(full[i] == partial[i] for i in partial), "walking step by step must not move nodes"
     assert all(full[c.id][0] == s.step + 1 for s in trace.steps for c in s.candidates)
 

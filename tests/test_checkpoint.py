@@ -34,8 +34,9 @@ def test_round_trip_gives_identical_outputs(reverse_checkpoint, tmp_path):
     tgt = torch.tensor([[2, 5, 6]])
     assert torch.equal(original.model(src, tgt).logits, again.model(src, tgt).logits)
     assert again.metadata["note"] == "x"
-    assert [t.output for t in translate(again.model, again.tokenizer, ["a b c"])] == \
-           [t.output for t in translate(original.model, original.tokenizer, ["a b c"])]
+    assert [t.output for t in translate(again.model, again.tokenizer, ["a b c"])] == [
+        t.output for t in translate(original.model, original.tokenizer, ["a b c"])
+    ]
 
 
 def test_half_precision_save_loads_back_as_float32(reverse_checkpoint, tmp_path):
@@ -67,6 +68,7 @@ def test_failed_save_leaves_previous_checkpoint_intact(reverse_checkpoint, tmp_p
 
     def broken(*args, **kwargs):
         raise OSError("disk full")
+
     monkeypatch.setattr(module, "save_file", broken)
     with pytest.raises(OSError):
         save_checkpoint(target, checkpoint.model, checkpoint.tokenizer, metadata={"v": 2})
@@ -74,19 +76,22 @@ def test_failed_save_leaves_previous_checkpoint_intact(reverse_checkpoint, tmp_p
     assert [p.name for p in tmp_path.iterdir()] == ["ckpt"]
 
 
-@pytest.mark.parametrize("damage,message", [
-    ("truncate_weights", "corrupt or truncated"),
-    ("garbage_weights", "corrupt or truncated"),
-    ("missing_weights", "missing"),
-    ("pickle_weights", "corrupt or truncated"),
-    ("no_config", "not an Attention Explorer checkpoint"),
-    ("foreign_config", "not an Attention Explorer checkpoint"),
-    ("bad_json", "not valid UTF-8 JSON"),
-    ("unknown_field", "unknown fields"),
-    ("wrong_shape", "shape"),
-    ("bad_tokenizer", "not a SentencePiece model"),
-    ("future_version", "format version"),
-])
+@pytest.mark.parametrize(
+    "damage,message",
+    [
+        ("truncate_weights", "corrupt or truncated"),
+        ("garbage_weights", "corrupt or truncated"),
+        ("missing_weights", "missing"),
+        ("pickle_weights", "corrupt or truncated"),
+        ("no_config", "not an Attention Explorer checkpoint"),
+        ("foreign_config", "not an Attention Explorer checkpoint"),
+        ("bad_json", "not valid UTF-8 JSON"),
+        ("unknown_field", "unknown fields"),
+        ("wrong_shape", "shape"),
+        ("bad_tokenizer", "not a SentencePiece model"),
+        ("future_version", "format version"),
+    ],
+)
 def test_bad_checkpoints_are_rejected_clearly(reverse_checkpoint, tmp_path, damage, message):
     path = _copy(reverse_checkpoint, tmp_path)
     weights, config = path / "model.safetensors", path / "config.json"
@@ -99,6 +104,7 @@ def test_bad_checkpoints_are_rejected_clearly(reverse_checkpoint, tmp_path, dama
         weights.unlink()
     elif damage == "pickle_weights":
         import pickle
+
         weights.write_bytes(pickle.dumps({"a": 1}))
     elif damage == "no_config":
         config.unlink()
@@ -150,6 +156,7 @@ def _tensors_must_not_be_read(monkeypatch):
 
     def forbidden(*args, **kwargs):
         raise AssertionError("tensors were read before the config was validated")
+
     monkeypatch.setattr(module, "load_file", forbidden)
 
 
@@ -169,14 +176,17 @@ CRAFTED_MODEL_FIELDS = [
     ({"share_embeddings": "yes"}, "share_embeddings must be true or false"),
     ({"eos_id": 10**6}, "eos_id must be a whole number from 0"),
     ({"positional": ["sinusoidal"]}, "positional must be one of"),
-    ({"d_model": 8192, "d_ff": 65536, "n_encoder_layers": 64, "vocab_size": 1_000_000},
-     "more than the 2,000,000,000 this program loads"),
+    (
+        {"d_model": 8192, "d_ff": 65536, "n_encoder_layers": 64, "vocab_size": 1_000_000},
+        "more than the 2,000,000,000 this program loads",
+    ),
 ]
 
 
 @pytest.mark.parametrize("fields,message", CRAFTED_MODEL_FIELDS, ids=[str(f) for f, _ in CRAFTED_MODEL_FIELDS])
-def test_crafted_model_config_is_refused_in_one_sentence_before_any_tensor(reverse_checkpoint, tmp_path,
-                                                                           monkeypatch, fields, message):
+def test_crafted_model_config_is_refused_in_one_sentence_before_any_tensor(
+    reverse_checkpoint, tmp_path, monkeypatch, fields, message
+):
     path = _copy(reverse_checkpoint, tmp_path)
     data = json.loads((path / "config.json").read_text())
     data["model"].update(fields)
@@ -188,10 +198,13 @@ def test_crafted_model_config_is_refused_in_one_sentence_before_any_tensor(rever
     assert text.startswith(str(path / "config.json")) and "\n" not in text
 
 
-@pytest.mark.parametrize("raw,message", [
-    ('"dropout": NaN', "contains NaN"),
-    ('"dropout": Infinity', "contains Infinity"),
-])
+@pytest.mark.parametrize(
+    "raw,message",
+    [
+        ('"dropout": NaN', "contains NaN"),
+        ('"dropout": Infinity', "contains Infinity"),
+    ],
+)
 def test_nan_in_config_json_is_refused(reverse_checkpoint, tmp_path, monkeypatch, raw, message):
     path = _copy(reverse_checkpoint, tmp_path)
     text = (path / "config.json").read_text()
@@ -202,13 +215,16 @@ def test_nan_in_config_json_is_refused(reverse_checkpoint, tmp_path, monkeypatch
         load_checkpoint(path)
 
 
-@pytest.mark.parametrize("change,message", [
-    (lambda d: d.update(extra=1), "unknown top-level keys"),
-    (lambda d: d.update(metadata=[1, 2]), "metadata must be a JSON object"),
-    (lambda d: d["metadata"].update(decoding={"beam": 0, "alpha": 0.6}), "decoding beam must be a whole number"),
-    (lambda d: d["metadata"].update(decoding={"beam": 4, "alpha": "x"}), "decoding alpha must be a number"),
-    (lambda d: d["metadata"].update(decoding={"beam": 4}), 'exactly "beam" and "alpha"'),
-])
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        (lambda d: d.update(extra=1), "unknown top-level keys"),
+        (lambda d: d.update(metadata=[1, 2]), "metadata must be a JSON object"),
+        (lambda d: d["metadata"].update(decoding={"beam": 0, "alpha": 0.6}), "decoding beam must be a whole number"),
+        (lambda d: d["metadata"].update(decoding={"beam": 4, "alpha": "x"}), "decoding alpha must be a number"),
+        (lambda d: d["metadata"].update(decoding={"beam": 4}), 'exactly "beam" and "alpha"'),
+    ],
+)
 def test_crafted_top_level_and_metadata_are_refused(reverse_checkpoint, tmp_path, monkeypatch, change, message):
     path = _copy(reverse_checkpoint, tmp_path)
     data = json.loads((path / "config.json").read_text())
@@ -229,10 +245,20 @@ def test_huge_or_deeply_nested_config_json_is_refused(reverse_checkpoint, tmp_pa
         load_checkpoint(path)
 
 
-@pytest.mark.parametrize("fields", [{"d_ff": 256}, {"d_model": 128}, {"n_decoder_layers": 3},
-                                    {"share_embeddings": False}, {"positional": "learned"}, {"vocab_size": 200}])
-def test_config_that_disagrees_with_the_weights_is_refused_from_the_header(reverse_checkpoint, tmp_path,
-                                                                            monkeypatch, fields):
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"d_ff": 256},
+        {"d_model": 128},
+        {"n_decoder_layers": 3},
+        {"share_embeddings": False},
+        {"positional": "learned"},
+        {"vocab_size": 200},
+    ],
+)
+def test_config_that_disagrees_with_the_weights_is_refused_from_the_header(
+    reverse_checkpoint, tmp_path, monkeypatch, fields
+):
     path = _copy(reverse_checkpoint, tmp_path)
     data = json.loads((path / "config.json").read_text())
     data["model"].update(fields)
@@ -253,24 +279,27 @@ def test_safetensors_header_claiming_too_much_is_refused(reverse_checkpoint, tmp
         load_checkpoint(path)
     # A header whose tensor is larger than the bytes the file holds.
     length = int.from_bytes(data[:8], "little")
-    header = json.loads(data[8:8 + length])
+    header = json.loads(data[8 : 8 + length])
     name = next(k for k in header if k != "__metadata__")
     header[name]["shape"] = [10**6, 10**6]
     raw = json.dumps(header).encode()
-    weights.write_bytes(len(raw).to_bytes(8, "little") + raw + data[8 + length:])
+    weights.write_bytes(len(raw).to_bytes(8, "little") + raw + data[8 + length :])
     with pytest.raises(CheckpointError, match=f"entry for '{name}' does not fit the file"):
         load_checkpoint(path)
 
 
-@pytest.mark.parametrize("fields", [{}, {"share_embeddings": False}, {"positional": "learned", "norm_position": "pre"},
-                                    {"d_k": 8, "d_v": 12}])
+@pytest.mark.parametrize(
+    "fields",
+    [{}, {"share_embeddings": False}, {"positional": "learned", "norm_position": "pre"}, {"d_k": 8, "d_v": 12}],
+)
 def test_expected_shapes_match_a_real_model(fields):
     from explorer.checkpoint import _unique_state, expected_shapes
     from explorer.config import ModelConfig
     from explorer.model import Transformer
 
-    config = ModelConfig(vocab_size=40, d_model=32, n_heads=4, d_ff=64, n_encoder_layers=2, n_decoder_layers=1,
-                         max_len=16, **fields)
+    config = ModelConfig(
+        vocab_size=40, d_model=32, n_heads=4, d_ff=64, n_encoder_layers=2, n_decoder_layers=1, max_len=16, **fields
+    )
     real = {name: tuple(t.shape) for name, t in _unique_state(Transformer(config)).items()}
     assert expected_shapes(config) == real
 

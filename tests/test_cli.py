@@ -39,12 +39,15 @@ def test_info_big_and_text_table(capsys):
 
 def test_translate_arguments_stdin_and_json(reverse_checkpoint, capsys, monkeypatch):
     checkpoint = load_checkpoint(reverse_checkpoint)
-    expected = [t.output for t in translate(checkpoint.model, checkpoint.tokenizer, ["a b c d", "e f g"],
-                                            beam_size=4)]
+    expected = [t.output for t in translate(checkpoint.model, checkpoint.tokenizer, ["a b c d", "e f g"], beam_size=4)]
     code, out, _ = run_cli(["translate", "-c", str(reverse_checkpoint), "a b c d", "e f g"], capsys)
     assert code == 0 and out.splitlines() == expected
-    code, out, _ = run_cli(["translate", "-c", str(reverse_checkpoint), "--json", "--n-best", "2"], capsys,
-                           stdin="a b c d\n\ne f g\n", monkeypatch=monkeypatch)
+    code, out, _ = run_cli(
+        ["translate", "-c", str(reverse_checkpoint), "--json", "--n-best", "2"],
+        capsys,
+        stdin="a b c d\n\ne f g\n",
+        monkeypatch=monkeypatch,
+    )
     rows = [json.loads(line) for line in out.splitlines()]
     # The blank line keeps its place: row N answers input line N.
     assert [r["translation"] for r in rows] == [expected[0], "", expected[1]]
@@ -62,17 +65,31 @@ def test_translate_errors_are_clear(tmp_path, capsys):
 def test_evaluate_scores_a_hypotheses_file(tmp_path, capsys):
     (tmp_path / "ref.txt").write_text("a man rides a bike .\ntwo dogs play .\n")
     (tmp_path / "hyp.txt").write_text("a man rides a bike .\ntwo dogs play .\n")
-    code, out, _ = run_cli(["evaluate", "--hypotheses", str(tmp_path / "hyp.txt"), "--reference",
-                            str(tmp_path / "ref.txt")], capsys)
+    code, out, _ = run_cli(
+        ["evaluate", "--hypotheses", str(tmp_path / "hyp.txt"), "--reference", str(tmp_path / "ref.txt")], capsys
+    )
     assert code == 0 and json.loads(out)["bleu"] == pytest.approx(100.0)
 
 
 def test_evaluate_translates_with_a_checkpoint(reverse_checkpoint, tmp_path, capsys):
     (tmp_path / "src.txt").write_text("a b c\nd e f g\n")
     (tmp_path / "ref.txt").write_text("c b a\ng f e d\n")
-    code, out, _ = run_cli(["evaluate", "-c", str(reverse_checkpoint), "--source", str(tmp_path / "src.txt"),
-                            "--reference", str(tmp_path / "ref.txt"), "--beam", "2",
-                            "--output", str(tmp_path / "hyp.txt")], capsys)
+    code, out, _ = run_cli(
+        [
+            "evaluate",
+            "-c",
+            str(reverse_checkpoint),
+            "--source",
+            str(tmp_path / "src.txt"),
+            "--reference",
+            str(tmp_path / "ref.txt"),
+            "--beam",
+            "2",
+            "--output",
+            str(tmp_path / "hyp.txt"),
+        ],
+        capsys,
+    )
     assert code == 0
     result = json.loads(out)
     assert 0 <= result["bleu"] <= 100 and result["sentences"] == 2
@@ -82,8 +99,18 @@ def test_evaluate_translates_with_a_checkpoint(reverse_checkpoint, tmp_path, cap
 def test_evaluate_rejects_misaligned_files(reverse_checkpoint, tmp_path, capsys):
     (tmp_path / "src.txt").write_text("a b c\nd e f\n")
     (tmp_path / "ref.txt").write_text("c b a\n")
-    code, _, err = run_cli(["evaluate", "-c", str(reverse_checkpoint), "--source", str(tmp_path / "src.txt"),
-                            "--reference", str(tmp_path / "ref.txt")], capsys)
+    code, _, err = run_cli(
+        [
+            "evaluate",
+            "-c",
+            str(reverse_checkpoint),
+            "--source",
+            str(tmp_path / "src.txt"),
+            "--reference",
+            str(tmp_path / "ref.txt"),
+        ],
+        capsys,
+    )
     assert code == 2 and "has 2 lines" in err
 
 

@@ -31,11 +31,20 @@ def crafted_checkpoint(reverse_checkpoint, tmp_path) -> Path:
 def _commands(checkpoint: Path, tmp_path: Path) -> list[list[str]]:
     (tmp_path / "src.txt").write_text("a b c\n")
     (tmp_path / "ref.txt").write_text("c b a\n")
-    return [["translate", "-c", str(checkpoint), "a b c"],
-            ["info", "-c", str(checkpoint)],
-            ["evaluate", "-c", str(checkpoint), "--source", str(tmp_path / "src.txt"),
-             "--reference", str(tmp_path / "ref.txt")],
-            ["export", str(checkpoint), "--to", str(tmp_path / "exported")]]
+    return [
+        ["translate", "-c", str(checkpoint), "a b c"],
+        ["info", "-c", str(checkpoint)],
+        [
+            "evaluate",
+            "-c",
+            str(checkpoint),
+            "--source",
+            str(tmp_path / "src.txt"),
+            "--reference",
+            str(tmp_path / "ref.txt"),
+        ],
+        ["export", str(checkpoint), "--to", str(tmp_path / "exported")],
+    ]
 
 
 def test_crafted_checkpoint_same_sentence_in_cli_and_api(crafted_checkpoint, tmp_path, capsys):
@@ -71,6 +80,7 @@ def test_an_unexpected_error_is_one_line_with_status_1(monkeypatch, capsys):
 
     def broken(*args, **kwargs):
         raise KeyError("surprise")
+
     monkeypatch.setattr(explorer.table3, "table3_rows", broken)
     monkeypatch.delenv("EXPLORER_DEBUG", raising=False)
     assert main(["info"]) == 1
@@ -82,8 +92,17 @@ def test_an_unexpected_error_is_one_line_with_status_1(monkeypatch, capsys):
         main(["info"])
 
 
-@pytest.mark.parametrize("args", [[], ["frobnicate"], ["translate"], ["translate", "-c", "x", "--beam", "0"],
-                                  ["translate", "-c", "x", "--alpha", "-1"], ["info", "--vocab", "many"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["frobnicate"],
+        ["translate"],
+        ["translate", "-c", "x", "--beam", "0"],
+        ["translate", "-c", "x", "--alpha", "-1"],
+        ["info", "--vocab", "many"],
+    ],
+)
 def test_usage_mistakes_are_one_line(args, capsys):
     with pytest.raises(SystemExit) as exited:
         main(args)
@@ -99,10 +118,27 @@ def test_beam_beyond_the_limit(reverse_checkpoint, capsys):
 def test_closed_pipe_ends_quietly(reverse_checkpoint, tmp_path):
     """`explorer translate ... | head -1`: the reader goes away; no traceback, no error."""
     (tmp_path / "in.txt").write_text("a b c\n" * 2000)
-    process = subprocess.Popen([sys.executable, "-m", "explorer", "translate", "-c", str(reverse_checkpoint),
-                                "--beam", "1", "--batch-lines", "1", "--input", str(tmp_path / "in.txt")],
-                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               cwd=REPO_ROOT, env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"})
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "explorer",
+            "translate",
+            "-c",
+            str(reverse_checkpoint),
+            "--beam",
+            "1",
+            "--batch-lines",
+            "1",
+            "--input",
+            str(tmp_path / "in.txt"),
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=REPO_ROOT,
+        env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"},
+    )
     assert process.stdout is not None and process.stderr is not None
     assert process.stdout.readline()
     process.stdout.close()

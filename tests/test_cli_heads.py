@@ -19,6 +19,7 @@ SENTENCES = "a b c d\nt s r q p\n\nd e f\n"
 def stdin(monkeypatch):
     def feed(text: str) -> None:
         monkeypatch.setattr("sys.stdin", io.StringIO(text))
+
     return feed
 
 
@@ -59,8 +60,9 @@ def test_switching_heads_off_changes_the_translation(reverse_checkpoint, stdin, 
     assert ablated != plain and len(ablated.splitlines()) == 4 and ablated.splitlines()[2] == ""
 
 
-@pytest.mark.parametrize("bad", ["cross.2.0", "enc.0.2", "dec.5.0", "attn.0.0", "cross.1", "cross.x.0",
-                                 "cross.0.0,enc.9.9"])
+@pytest.mark.parametrize(
+    "bad", ["cross.2.0", "enc.0.2", "dec.5.0", "attn.0.0", "cross.1", "cross.x.0", "cross.0.0,enc.9.9"]
+)
 def test_wrong_head_names_list_the_valid_range(reverse_checkpoint, monkeypatch, capsys, bad):
     # The names are checked before anything is read from stdin.
     monkeypatch.setattr("sys.stdin", None)
@@ -74,8 +76,18 @@ def test_mean_ablation_runs_and_differs_from_zero(reverse_with_data, stdin, caps
     outputs = {}
     for mode in ("zero", "mean"):
         stdin(SENTENCES)
-        status, outputs[mode], _ = run(["ablate", "-c", str(reverse_with_data), "--heads",
-                                        "cross.0.0,cross.0.1,cross.1.0,cross.1.1", "--mode", mode], capsys)
+        status, outputs[mode], _ = run(
+            [
+                "ablate",
+                "-c",
+                str(reverse_with_data),
+                "--heads",
+                "cross.0.0,cross.0.1,cross.1.0,cross.1.1",
+                "--mode",
+                mode,
+            ],
+            capsys,
+        )
         assert status == 0
     assert outputs["zero"] != outputs["mean"]
 
@@ -89,8 +101,9 @@ def test_heads_prints_the_role_table(reverse_checkpoint, tmp_path, capsys, one_t
     assert lines[0] == "head roles over 9 sentences (word level)"
     names = [line.split()[0] for line in lines[2:14]]
     assert names[:2] == ["enc.0.0", "enc.0.1"] and names[-1] == "cross.1.1"
-    status, csv_text, _ = run(["heads", "-c", str(reverse_checkpoint), "--input", str(sentences), "--csv",
-                               "--family", "cross"], capsys)
+    status, csv_text, _ = run(
+        ["heads", "-c", str(reverse_checkpoint), "--input", str(sentences), "--csv", "--family", "cross"], capsys
+    )
     assert csv_text.splitlines()[0].startswith("head,role,score,rule") and len(csv_text.splitlines()) == 5
 
 
@@ -100,8 +113,21 @@ def test_heads_without_known_data_asks_for_input(reverse_checkpoint, capsys):
 
 
 def test_importance_writes_csv_and_json(reverse_with_data, tmp_path, capsys, one_torch_thread):
-    status, out, _ = run(["importance", "-c", str(reverse_with_data), "--sentences", "5", "--no-pruning",
-                          "--out", str(tmp_path / "out"), "--top", "3"], capsys)
+    status, out, _ = run(
+        [
+            "importance",
+            "-c",
+            str(reverse_with_data),
+            "--sentences",
+            "5",
+            "--no-pruning",
+            "--out",
+            str(tmp_path / "out"),
+            "--top",
+            "3",
+        ],
+        capsys,
+    )
     assert status == 0
     table = json.loads((tmp_path / "out" / "head_importance.json").read_text())
     assert len(table["heads"]) == 12 and table["settings"]["sentences"] == 5 and table["pruning"] == {}

@@ -16,6 +16,7 @@ def nothing_is_built(monkeypatch):
 
     def forbidden(*args, **kwargs):
         raise AssertionError("a tokenizer or model was built before the input was checked")
+
     monkeypatch.setattr(explorer.training.datasets, "train_tokenizer", forbidden)
     monkeypatch.setattr(explorer.training.trainer, "Trainer", forbidden)
 
@@ -36,8 +37,9 @@ def test_one_pair_is_refused(tmp_path, capsys, nothing_is_built):
 def test_files_with_different_line_counts_are_refused(tmp_path, capsys, nothing_is_built):
     (tmp_path / "src.txt").write_text("a man\ntwo dogs\nthree cats\n")
     (tmp_path / "tgt.txt").write_text("ein Mann\nzwei Hunde\n")
-    code, err = _train(["--data", f"{tmp_path / 'src.txt'},{tmp_path / 'tgt.txt'}", "--out", str(tmp_path / "run")],
-                       capsys)
+    code, err = _train(
+        ["--data", f"{tmp_path / 'src.txt'},{tmp_path / 'tgt.txt'}", "--out", str(tmp_path / "run")], capsys
+    )
     assert code == 2 and err.count("\n") == 1
     assert "src.txt has 3 lines but tgt.txt has 2" in err and "from line 3 on, src.txt has lines with no partner" in err
 
@@ -54,25 +56,33 @@ def test_latin1_corpus_is_refused(tmp_path, capsys, nothing_is_built):
     assert code == 2 and "pairs.tsv is not valid UTF-8: line 1" in err and "iconv" in err
 
 
-@pytest.mark.parametrize("flags,message", [
-    (["--heads", "3"], "d_model=64 is not divisible by n_heads=3"),
-    (["--heads", "0"], "n_heads must be a whole number from 1"),
-    (["--max-len", "1000000000000"], "max_len must be a whole number"),
-    (["--dropout", "-0.5"], "dropout must be a number from 0"),
-    (["--dropout", "nan"], "dropout must be a number from 0"),
-])
-def test_impossible_model_flags_are_refused_before_reading_data(tmp_path, capsys, nothing_is_built, monkeypatch,
-                                                                 flags, message):
+@pytest.mark.parametrize(
+    "flags,message",
+    [
+        (["--heads", "3"], "d_model=64 is not divisible by n_heads=3"),
+        (["--heads", "0"], "n_heads must be a whole number from 1"),
+        (["--max-len", "1000000000000"], "max_len must be a whole number"),
+        (["--dropout", "-0.5"], "dropout must be a number from 0"),
+        (["--dropout", "nan"], "dropout must be a number from 0"),
+    ],
+)
+def test_impossible_model_flags_are_refused_before_reading_data(
+    tmp_path, capsys, nothing_is_built, monkeypatch, flags, message
+):
     import explorer.training.datasets
 
-    monkeypatch.setattr(explorer.training.datasets, "load_corpora",
-                        lambda *a, **k: pytest.fail("data was read before the flags were checked"))
+    monkeypatch.setattr(
+        explorer.training.datasets,
+        "load_corpora",
+        lambda *a, **k: pytest.fail("data was read before the flags were checked"),
+    )
     code, err = _train(["--data", "reverse", "--out", str(tmp_path / "run"), *flags], capsys)
     assert code == 2 and err.startswith(f"error: {message}") and err.count("\n") == 1
 
 
-@pytest.mark.parametrize("flags", [["--steps", "0"], ["--batch-tokens", "-5"], ["--warmup", "x"],
-                                   ["--lr-scale", "inf"]])
+@pytest.mark.parametrize(
+    "flags", [["--steps", "0"], ["--batch-tokens", "-5"], ["--warmup", "x"], ["--lr-scale", "inf"]]
+)
 def test_bad_numbers_are_one_usage_line(tmp_path, capsys, flags):
     with pytest.raises(SystemExit) as exited:
         main(["train", "--out", str(tmp_path / "run"), *flags])

@@ -69,8 +69,9 @@ def test_latin1_input_names_line_and_byte_and_the_fix(reverse_checkpoint, tmp_pa
         name = str(tmp_path / "in.txt")
     code, out, err = _run(args, capsys)
     assert code == 2
-    assert err.count("\n") == 1 and err.startswith(f"error: {name} is not valid UTF-8: line 3, byte 7 of that line "
-                                                   "(byte 18 of the file, value 0xe9)")
+    assert err.count("\n") == 1 and err.startswith(
+        f"error: {name} is not valid UTF-8: line 3, byte 7 of that line (byte 18 of the file, value 0xe9)"
+    )
     assert "iconv -f latin1 -t utf-8" in err
     assert out.splitlines() == _expected(reverse_checkpoint, ["a b c", "d e f"]), "lines before the bad one"
 
@@ -100,9 +101,14 @@ def test_any_bytes_on_stdin_end_in_one_line_or_a_translation(reverse_checkpoint,
 
 
 def test_a_real_process_prints_no_traceback(reverse_checkpoint):
-    result = subprocess.run([sys.executable, "-m", "explorer", "translate", "-c", str(reverse_checkpoint)],
-                            input="caf\xe9\n".encode("latin-1"), capture_output=True, cwd=REPO_ROOT, timeout=120,
-                            env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"})
+    result = subprocess.run(
+        [sys.executable, "-m", "explorer", "translate", "-c", str(reverse_checkpoint)],
+        input="caf\xe9\n".encode("latin-1"),
+        capture_output=True,
+        cwd=REPO_ROOT,
+        timeout=120,
+        env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"},
+    )
     err = result.stderr.decode()
     assert result.returncode == 2 and "Traceback" not in err and err.count("\n") == 1, err
     assert "line 1, byte 4" in err
@@ -177,6 +183,7 @@ def test_decoding_defaults_come_from_the_checkpoint(reverse_checkpoint, tmp_path
     def recording(*args, **kwargs):
         calls.append((kwargs["beam_size"], kwargs["alpha"]))
         return real(*args, **kwargs)
+
     monkeypatch.setattr(explorer.inference, "translate", recording)
     assert _run(["translate", "-c", str(path), "a b c"], capsys)[0] == 0
     assert _run(["translate", "-c", str(path), "--beam", "3", "a b c"], capsys)[0] == 0

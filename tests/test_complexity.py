@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -12,15 +13,29 @@ import torch
 
 from explorer.complexity import measure, table1
 from explorer.complexity.measure import MEASURED_LAYERS, SELF_ATTENTION_EXPLICIT, measure_layers, rows_to_csv
-from explorer.complexity.table1 import (CONV_CONTIGUOUS, CONV_DILATED, CONVOLUTIONAL, LAYER_TYPES, PATH_LAYERS,
-                                        RECURRENT, RESTRICTED, SELF_ATTENTION, crossover_n, max_path_length,
-                                        operations, path_length, path_nodes, table1_rows)
+from explorer.complexity.table1 import (
+    CONV_CONTIGUOUS,
+    CONV_DILATED,
+    CONVOLUTIONAL,
+    LAYER_TYPES,
+    PATH_LAYERS,
+    RECURRENT,
+    RESTRICTED,
+    SELF_ATTENTION,
+    crossover_n,
+    max_path_length,
+    operations,
+    path_length,
+    path_nodes,
+    table1_rows,
+)
 from explorer.figures.complexity import measured_figure, n_grid, operations_figure, path_length_figure
 
 PAGE = Path(__file__).resolve().parents[1] / "pages" / "complexity.py"
 
 
 # --- formulas -------------------------------------------------------------------------------------------------
+
 
 def test_operations_hand_computed():
     n, d, k, r = 100, 512, 3, 10
@@ -33,7 +48,11 @@ def test_operations_hand_computed():
 def test_table1_rows_formulas_and_values():
     rows = table1_rows(100, 512, 3, 10)
     assert [row["Layer type"] for row in rows] == [
-        "Self-Attention", "Recurrent", "Convolutional", "Self-Attention (restricted)"]
+        "Self-Attention",
+        "Recurrent",
+        "Convolutional",
+        "Self-Attention (restricted)",
+    ]
     assert all(list(row) == list(table1.COLUMNS) for row in rows)
     by_type = {row["Layer type"]: row for row in rows}
     assert [row["Complexity per layer"] for row in rows] == ["O(n²·d)", "O(n·d²)", "O(k·n·d²)", "O(r·n·d)"]
@@ -59,23 +78,27 @@ def test_crossover_at_n_equals_d():
 
 # --- path length ----------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("i, j, k, r, expected", [
-    # (self-attention, recurrent, contiguous conv, dilated conv, restricted)
-    (0, 8, 3, 4, (1, 8, 4, 2, 2)),  # 8/(3-1) = 4; 3^2 = 9 >= 9; 8/4 = 2
-    (10, 3, 3, 3, (1, 7, 4, 2, 3)),  # symmetric; ceil(7/2) = 4; 9 >= 8; ceil(7/3) = 3
-    (0, 7, 2, 1, (1, 7, 7, 3, 7)),  # k = 2: one position per contiguous layer, 2^3 = 8 >= 8 dilated
-    (0, 8, 2, 16, (1, 8, 8, 4, 1)),  # 2^3 = 8 < 9 <= 16 = 2^4; within r: one layer
-    (5, 5, 3, 4, (0, 0, 0, 0, 0)),  # a position reaches itself without a hop
-])
+
+@pytest.mark.parametrize(
+    "i, j, k, r, expected",
+    [
+        # (self-attention, recurrent, contiguous conv, dilated conv, restricted)
+        (0, 8, 3, 4, (1, 8, 4, 2, 2)),  # 8/(3-1) = 4; 3^2 = 9 >= 9; 8/4 = 2
+        (10, 3, 3, 3, (1, 7, 4, 2, 3)),  # symmetric; ceil(7/2) = 4; 9 >= 8; ceil(7/3) = 3
+        (0, 7, 2, 1, (1, 7, 7, 3, 7)),  # k = 2: one position per contiguous layer, 2^3 = 8 >= 8 dilated
+        (0, 8, 2, 16, (1, 8, 8, 4, 1)),  # 2^3 = 8 < 9 <= 16 = 2^4; within r: one layer
+        (5, 5, 3, 4, (0, 0, 0, 0, 0)),  # a position reaches itself without a hop
+    ],
+)
 def test_path_lengths(i, j, k, r, expected):
     assert tuple(path_length(layer, i, j, k, r) for layer in PATH_LAYERS) == expected
-    assert table1.path_lengths(i, j, k, r) == dict(zip(PATH_LAYERS, expected))
+    assert table1.path_lengths(i, j, k, r) == dict(zip(PATH_LAYERS, expected, strict=True))
 
 
 def test_dilated_path_length_is_ceil_log_k():
     for k in (2, 3, 5):
         for distance in range(1, 200):
-            expected = next(layers for layers in range(20) if k ** layers >= distance + 1)
+            expected = next(layers for layers in range(20) if k**layers >= distance + 1)
             assert path_length(CONV_DILATED, 0, distance, k) == expected
             assert path_length(CONVOLUTIONAL, 0, distance, k) == expected  # Table 1 quotes the dilated case
 
@@ -101,7 +124,7 @@ def test_path_nodes_are_a_valid_shortest_path(layer, i, j):
         assert len(nodes) - 2 == hops
         return
     assert len(nodes) - 1 == hops
-    for level, ((p0, l0), (p1, l1)) in enumerate(zip(nodes, nodes[1:]), start=1):
+    for level, ((p0, l0), (p1, l1)) in enumerate(pairwise(nodes), start=1):
         assert (l0, l1) == (level - 1, level)
         step = p1 - p0
         if layer == CONV_CONTIGUOUS:
@@ -114,6 +137,7 @@ def test_path_nodes_are_a_valid_shortest_path(layer, i, j):
 
 
 # --- measurements ---------------------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def tiny_rows():
@@ -165,13 +189,18 @@ def test_helpers():
 
 # --- figures --------------------------------------------------------------------------------------------------
 
+
 def test_operations_figure():
     ns = n_grid(100, 512)
     assert ns[0] == 1 and ns[-1] >= 512
     fig = operations_figure(ns, 512, 3, 10, highlight_n=100)
     names = [trace.name for trace in fig.data]
-    assert names[:4] == ["Self-Attention  O(n²·d)", "Recurrent  O(n·d²)", "Convolutional  O(k·n·d²)",
-                         "Self-Attention (restricted)  O(r·n·d)"]
+    assert names[:4] == [
+        "Self-Attention  O(n²·d)",
+        "Recurrent  O(n·d²)",
+        "Convolutional  O(k·n·d²)",
+        "Self-Attention (restricted)  O(r·n·d)",
+    ]
     assert any(name.startswith("n = d = 512") for name in names)
     crossover = next(trace for trace in fig.data if trace.name.startswith("n = d"))
     assert tuple(crossover.x) == (512, 512)
@@ -187,7 +216,7 @@ def test_measured_figure(tiny_rows):
     measured = [trace for trace in fig.data if trace.mode == "lines+markers"]
     overlays = [trace for trace in fig.data if trace.mode == "lines"]
     assert len(measured) == len(overlays) == len(MEASURED_LAYERS)
-    for line, overlay in zip(measured, overlays):
+    for line, overlay in zip(measured, overlays, strict=True):
         assert overlay.y[-1] == pytest.approx(line.y[-1])  # formula scaled to the measurement at the largest n
     attention = measured[0]
     assert tuple(attention.x) == (8, 32)
@@ -215,6 +244,7 @@ def test_path_length_figure():
 
 
 # --- page -----------------------------------------------------------------------------------------------------
+
 
 def test_page_shows_table1_for_chosen_values_and_measures():
     from streamlit.testing.v1 import AppTest
@@ -247,12 +277,15 @@ def test_page_shows_table1_for_chosen_values_and_measures():
     assert len(charts) == 3
     measured = json.loads(charts[1].proto.spec)
     assert [trace["name"] for trace in measured["data"] if trace["mode"] == "lines+markers"] == [
-        measure.MEASURED_LABELS[layer] for layer in MEASURED_LAYERS]
+        measure.MEASURED_LABELS[layer] for layer in MEASURED_LAYERS
+    ]
     assert "Measured on cpu" in measured["layout"]["title"]["text"]
     assert [button.proto.label for button in at.get("download_button")] == ["Download measurements (CSV)"]
 
-    at.slider[-1].set_value(7)  # position j, in the path-length fragment
-    at.slider[-2].set_value(1)  # position i
+    # Positions i and j, in the path-length fragment (by label: the sidebar's sliders come after the page's).
+    positions = {slider.label: slider for slider in at.slider if slider.label.startswith("Position")}
+    positions["Position j"].set_value(7)
+    positions["Position i"].set_value(1)
     at.run()
     assert not at.exception
     assert len(at.get("plotly_chart")) == 3  # the cached measurement replays without running again

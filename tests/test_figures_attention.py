@@ -58,8 +58,7 @@ def test_heatmap_hover_names_query_and_key_with_exact_weight(weights):
 
 def test_heatmap_options(weights):
     w = weights[0, 0] * 0.5
-    fig = attention_heatmap(w, QUERY, KEY, zmax=None, x_title="source", y_title="target",
-                            show_values=True)
+    fig = attention_heatmap(w, QUERY, KEY, zmax=None, x_title="source", y_title="target", show_values=True)
     trace = _heatmaps(fig)[0]
     assert trace.zmax == pytest.approx(w.max())
     assert trace.texttemplate == "%{z:.2f}"

@@ -142,8 +142,9 @@ def test_download_config_names_the_png_after_the_view():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(find_browser() is None,
-                    reason="static export needs a local Chrome/Chromium (apt-get install chromium)")
+@pytest.mark.skipif(
+    find_browser() is None, reason="static export needs a local Chrome/Chromium (apt-get install chromium)"
+)
 def test_static_export_offline():
     fig = attention_heatmap(np.full((2, 3), 1 / 3), ["a", "b"], ["x", "y", "z"], title="export")
     svg = figure_to_svg(fig, width=400, height=300)

@@ -77,9 +77,22 @@ def all_figures(lang: str) -> dict[str, go.Figure]:
     unit = pe / np.linalg.norm(pe, axis=1, keepdims=True)
     sim = unit @ unit.T
     (result,) = beam_search(TableScorer(), 1, 2, BOS, EOS, max_len=10, trace=True)
-    rows = [dict(layer=layer, n=n, d=16, kernel=3, device="cpu", depth=1, forward_ms=n * 0.1, train_ms=n * 0.3,
-                 memory_mb=n * 0.01, memory_measure="cpu_saved_for_backward")
-            for layer in ("self_attention", "recurrent") for n in (8, 32)]
+    rows = [
+        dict(
+            layer=layer,
+            n=n,
+            d=16,
+            kernel=3,
+            device="cpu",
+            depth=1,
+            forward_ms=n * 0.1,
+            train_ms=n * 0.3,
+            memory_mb=n * 0.01,
+            memory_measure="cpu_saved_for_backward",
+        )
+        for layer in ("self_attention", "recurrent")
+        for n in (8, 32)
+    ]
     scores = rng.normal(size=(len(Q), len(K)))
     masked = np.where(np.tril(np.ones_like(scores)) > 0, scores, -np.inf)
     steps = [100, 200, 300]
@@ -142,11 +155,15 @@ def _spec(fig: go.Figure) -> dict:
 
 # ---- sizes ------------------------------------------------------------------------------------------------
 
+
 def test_every_text_in_every_figure_is_at_least_14_px(figures_en):
     for name, fig in figures_en.items():
         spec = _spec(fig)
-        sizes = [(p, v) for p, v in _walk(spec) if len(p) >= 2 and p[-1] == "size"
-                 and any(isinstance(k, str) and "font" in k for k in p)]
+        sizes = [
+            (p, v)
+            for p, v in _walk(spec)
+            if len(p) >= 2 and p[-1] == "size" and any(isinstance(k, str) and "font" in k for k in p)
+        ]
         assert sizes, f"{name}: no font size set"
         small = [(p, v) for p, v in sizes if isinstance(v, (int, float)) and v < MIN_TEXT_SIZE]
         small += [(p, v) for p, v in sizes if isinstance(v, list) and min(v) < MIN_TEXT_SIZE]
@@ -156,12 +173,13 @@ def test_every_text_in_every_figure_is_at_least_14_px(figures_en):
 
 # ---- contrast ---------------------------------------------------------------------------------------------
 
+
 def _rgb(colour: str) -> tuple[float, float, float]:
     colour = colour.strip()
     if colour.startswith("#"):
         h = colour[1:]
         h = "".join(c * 2 for c in h) if len(h) == 3 else h[:6]
-        return tuple(int(h[i:i + 2], 16) / 255 for i in (0, 2, 4))  # type: ignore[return-value]
+        return tuple(int(h[i : i + 2], 16) / 255 for i in (0, 2, 4))  # type: ignore[return-value]
     numbers = [float(x) for x in re.findall(r"[\d.]+", colour)]
     assert colour.startswith("rgb") and len(numbers) >= 3, f"unexpected colour {colour!r}"
     assert len(numbers) == 3 or numbers[3] >= 0.999, f"text colour {colour!r} is translucent"
@@ -196,8 +214,11 @@ def test_every_figure_text_reaches_4_5_to_1_on_the_page(figures_en, mode):
         for key, axis in spec["layout"].items():
             if re.fullmatch(r"[xy]axis\d*", key) and axis.get("visible", True) is not False:
                 assert axis["tickfont"]["color"] == PAGE_COLORS[mode]["text"], f"{name}.{key}"
-        colours = [(p, v) for p, v in _walk(spec) if p and p[-1] == "color"
-                   and any(isinstance(k, str) and "font" in k for k in p) and "hoverlabel" not in p]
+        colours = [
+            (p, v)
+            for p, v in _walk(spec)
+            if p and p[-1] == "color" and any(isinstance(k, str) and "font" in k for k in p) and "hoverlabel" not in p
+        ]
         assert colours, name
         for path, value in colours:
             for colour in value if isinstance(value, list) else [value]:
@@ -214,6 +235,7 @@ def test_for_page_theme_leaves_heatmap_numbers_to_plotly_per_cell_contrast(figur
 
 
 # ---- colour scales ----------------------------------------------------------------------------------------
+
 
 def _lightness(colour: str) -> float:
     """CIE L* (0 black .. 100 white): how light a colour looks, which is what greyscale keeps."""
@@ -262,6 +284,7 @@ def _walk_dicts(node, path=()):
 
 # ---- numbers in cells -------------------------------------------------------------------------------------
 
+
 def test_numbers_fit_follows_the_cell_size_in_pixels():
     # A 4 x 5 matrix in the narrowest page column: cells of about 75 x 55 px hold "0.42" at 16 px.
     assert numbers_fit(4, 5, height=380)
@@ -304,13 +327,15 @@ def test_stage_matrices_and_values_heatmap_write_numbers_only_when_they_fit():
     # Twelve keys in each of four panels: the old rule (q, k <= 12) wrote numbers into 12 px wide cells.
     assert _texttemplates(stage_matrices(big, big, big, _softmax(big), labels, labels, 0)) == [None] * 4
     tiny = rng.normal(size=(2, 2))
-    assert _texttemplates(stage_matrices(tiny, tiny, tiny, _softmax(tiny), ["a", "b"], ["a", "b"], 0)) \
-        == ["%{z:.2f}"] * 4
+    assert (
+        _texttemplates(stage_matrices(tiny, tiny, tiny, _softmax(tiny), ["a", "b"], ["a", "b"], 0)) == ["%{z:.2f}"] * 4
+    )
     assert _texttemplates(values_heatmap(rng.normal(size=(1, 8)), ["q"], title="q")) == ["%{z:.2f}"]
     assert _texttemplates(values_heatmap(rng.normal(size=(1, 64)), ["q"], title="q")) == [None]
 
 
 # ---- Korean -----------------------------------------------------------------------------------------------
+
 
 def _texts(fig: go.Figure) -> set[str]:
     """Every piece of visible text: title, axis titles, legend entries, annotations, colour bar titles."""
@@ -346,6 +371,7 @@ def test_korean_axis_titles_follow_the_glossary(figures_ko):
 
 # ---- offline ----------------------------------------------------------------------------------------------
 
+
 def test_nothing_in_a_figure_or_its_config_asks_for_a_remote_resource(figures_en, figures_ko):
     config = download_config("Encoder self-attention")
     assert not {"mathjax", "topojsonURL", "topojson", "locale"} & set(config)
@@ -356,6 +382,7 @@ def test_nothing_in_a_figure_or_its_config_asks_for_a_remote_resource(figures_en
 
 
 # ---- Hangul in exports ------------------------------------------------------------------------------------
+
 
 @pytest.mark.slow
 @pytest.mark.skipif(find_browser() is None, reason="static export needs a local Chrome/Chromium")

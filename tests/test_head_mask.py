@@ -15,8 +15,17 @@ from explorer.model.head_mask import HeadSelection, all_head_names, valid_range
 
 def make_model(**overrides) -> Transformer:
     torch.manual_seed(0)
-    config = ModelConfig(vocab_size=50, d_model=32, n_heads=4, d_ff=64, n_encoder_layers=2, n_decoder_layers=3,
-                         dropout=0.0, max_len=40, **overrides)
+    config = ModelConfig(
+        vocab_size=50,
+        d_model=32,
+        n_heads=4,
+        d_ff=64,
+        n_encoder_layers=2,
+        n_decoder_layers=3,
+        dropout=0.0,
+        max_len=40,
+        **overrides,
+    )
     return Transformer(config).eval()
 
 
@@ -25,9 +34,11 @@ TGT = torch.tensor([[2, 9, 10, 11, 0, 0], [2, 14, 15, 16, 17, 18]])
 
 
 def all_kept(config: ModelConfig) -> HeadMask:
-    return HeadMask(torch.ones(config.n_encoder_layers, config.n_heads),
-                    torch.ones(config.n_decoder_layers, config.n_heads),
-                    torch.ones(config.n_decoder_layers, config.n_heads))
+    return HeadMask(
+        torch.ones(config.n_encoder_layers, config.n_heads),
+        torch.ones(config.n_decoder_layers, config.n_heads),
+        torch.ones(config.n_decoder_layers, config.n_heads),
+    )
 
 
 @pytest.mark.parametrize("need_weights", [False, True])
@@ -67,8 +78,9 @@ def test_masking_a_head_zeroes_exactly_its_block_before_w_o():
     assert torch.equal(mean_ablated[..., :4], plain[..., :4])
 
 
-@pytest.mark.parametrize("family,field,layer,head", [("enc", "encoder_self", 1, 2), ("dec", "decoder_self", 2, 0),
-                                                      ("cross", "cross", 1, 3)])
+@pytest.mark.parametrize(
+    "family,field,layer,head", [("enc", "encoder_self", 1, 2), ("dec", "decoder_self", 2, 0), ("cross", "cross", 1, 3)]
+)
 def test_masked_head_removes_its_own_contribution_in_the_model(family, field, layer, head):
     """In the full model, the masked module's output drops by head_h · W^O[:, block h] and nothing else."""
     model = make_model()
@@ -76,10 +88,17 @@ def test_masked_head_removes_its_own_contribution_in_the_model(family, field, la
     plain = model(SRC, TGT, need_weights=True, inspect=(field, layer)).internals
     masked = model(SRC, TGT, need_weights=True, inspect=(field, layer), head_mask=mask).internals
     assert torch.allclose(plain.head_outputs, masked.head_outputs), "heads before the gate are unchanged"
-    module = model.encoder_layers[layer].self_attention if family == "enc" else (
-        model.decoder_layers[layer].self_attention if family == "dec" else model.decoder_layers[layer].cross_attention)
+    module = (
+        model.encoder_layers[layer].self_attention
+        if family == "enc"
+        else (
+            model.decoder_layers[layer].self_attention
+            if family == "dec"
+            else model.decoder_layers[layer].cross_attention
+        )
+    )
     d_v = module.d_v
-    block = module.w_o.weight[:, head * d_v:(head + 1) * d_v]  # (d_model, d_v)
+    block = module.w_o.weight[:, head * d_v : (head + 1) * d_v]  # (d_model, d_v)
     contribution = plain.head_outputs[:, head] @ block.T  # (batch, query, d_model)
     assert torch.allclose(masked.output, plain.output - contribution, atol=1e-5)
     assert contribution.abs().max() > 1e-3, "the head did contribute something"

@@ -70,7 +70,8 @@ def test_no_message_has_two_different_translations():
 def test_every_message_used_in_the_code_has_korean():
     gaps = missing("ko")
     assert not gaps, f"{len(gaps)} message(s) with no Korean:\n" + "\n".join(
-        f"{where[0]}: {message!r}" for message, where in gaps.items())
+        f"{where[0]}: {message!r}" for message, where in gaps.items()
+    )
 
 
 def test_extraction_sees_both_keywords():
@@ -84,9 +85,20 @@ def test_extraction_sees_both_keywords():
 @pytest.mark.parametrize(
     "code, expected",
     [
-        ("ko", "ko"), ("ko-KR", "ko"), ("ko_KR", "ko"), ("KO", "ko"), (" ko-kr ", "ko"),
-        ("en", "en"), ("en-US", "en"), ("en_GB", "en"),
-        ("de", "en"), ("fr-FR", "en"), ("", "en"), (None, "en"), ("kor", "en"), ("x-ko", "en"),
+        ("ko", "ko"),
+        ("ko-KR", "ko"),
+        ("ko_KR", "ko"),
+        ("KO", "ko"),
+        (" ko-kr ", "ko"),
+        ("en", "en"),
+        ("en-US", "en"),
+        ("en_GB", "en"),
+        ("de", "en"),
+        ("fr-FR", "en"),
+        ("", "en"),
+        (None, "en"),
+        ("kor", "en"),
+        ("x-ko", "en"),
     ],
 )
 def test_normalize_language(code, expected):

@@ -17,8 +17,17 @@ PAD = 0
 
 def make_model(**overrides) -> Transformer:
     torch.manual_seed(0)
-    config = ModelConfig(vocab_size=50, d_model=32, n_heads=4, d_ff=64, n_encoder_layers=2, n_decoder_layers=2,
-                         dropout=0.0, max_len=40, **overrides)
+    config = ModelConfig(
+        vocab_size=50,
+        d_model=32,
+        n_heads=4,
+        d_ff=64,
+        n_encoder_layers=2,
+        n_decoder_layers=2,
+        dropout=0.0,
+        max_len=40,
+        **overrides,
+    )
     return Transformer(config).eval()
 
 

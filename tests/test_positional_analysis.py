@@ -58,7 +58,7 @@ def test_shift_is_one_rotation_for_every_position(offset, d_model):
     # Block-diagonal: nothing outside the 2 × 2 blocks.
     outside = check.matrix.copy()
     for i in range(0, d_model, 2):
-        outside[i:i + 2, i:i + 2] = 0
+        outside[i : i + 2, i : i + 2] = 0
     assert np.abs(outside).max() == 0
 
 
@@ -88,8 +88,17 @@ def test_offset_spread_is_large_for_random_positions():
 
 def tiny_model(positional: str = "sinusoidal") -> Transformer:
     torch.manual_seed(0)
-    config = ModelConfig(vocab_size=40, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1,
-                         dropout=0.0, max_len=20, positional=positional)
+    config = ModelConfig(
+        vocab_size=40,
+        d_model=16,
+        n_heads=2,
+        d_ff=32,
+        n_encoder_layers=1,
+        n_decoder_layers=1,
+        dropout=0.0,
+        max_len=20,
+        positional=positional,
+    )
     return Transformer(config).eval()
 
 
@@ -115,7 +124,7 @@ def test_embedding_norms_are_the_terms_the_model_adds(positional):
     rows = norms.rows()
     assert [r["token"] for r in rows] == ["a", "b", "a", "</s>"]
     assert rows[1]["‖E·√d‖"] == pytest.approx(expected_token[1])
-    assert -1 <= min(norms.cosine) and max(norms.cosine) <= 1
+    assert min(norms.cosine) >= -1 and max(norms.cosine) <= 1
 
 
 def test_embedding_norms_reject_mismatched_labels_and_long_input():

@@ -15,10 +15,12 @@ from explorer.analysis.rollout import (
 )
 
 # Layer 1: one head (duplicated so both layers have 2 heads); layer 2: two heads that average to uniform.
-ENCODER = np.array([
-    [[[1.0, 0.0], [0.5, 0.5]], [[1.0, 0.0], [0.5, 0.5]]],
-    [[[0.0, 1.0], [1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]]],
-])  # (layers, heads, src, src)
+ENCODER = np.array(
+    [
+        [[[1.0, 0.0], [0.5, 0.5]], [[1.0, 0.0], [0.5, 0.5]]],
+        [[[0.0, 1.0], [1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]]],
+    ]
+)  # (layers, heads, src, src)
 DECODER_SELF = np.array([[[[1.0, 0.0], [1.0, 0.0]]], [[[1.0, 0.0], [0.0, 1.0]]]])  # (layers, 1, tgt, tgt)
 CROSS = np.array([[[[1.0, 0.0], [0.0, 1.0]]], [[[0.0, 1.0], [0.0, 1.0]]]])  # (layers, 1, tgt, src)
 

@@ -38,17 +38,27 @@ OUTPUT = [20, 21, 8, 3]
 @pytest.fixture(scope="module")
 def model() -> Transformer:
     torch.manual_seed(1)
-    config = ModelConfig(vocab_size=30, d_model=24, n_heads=3, d_ff=48, n_encoder_layers=2, n_decoder_layers=2,
-                         dropout=0.0, max_len=16)
+    config = ModelConfig(
+        vocab_size=30, d_model=24, n_heads=3, d_ff=48, n_encoder_layers=2, n_decoder_layers=2, dropout=0.0, max_len=16
+    )
     return Transformer(config).eval()
 
 
 @pytest.fixture(scope="module")
 def translation() -> Translation:
     return Translation(
-        source="s", output="o", source_ids=SOURCE, output_ids=OUTPUT,
-        source_pieces=[f"s{i}" for i in SOURCE], target_input_pieces=["<s>", "t20", "t21", "t8"],
-        target_output_pieces=["t20", "t21", "t8", "</s>"], score=0.0, log_prob=0.0, finished=True, truncated=False)
+        source="s",
+        output="o",
+        source_ids=SOURCE,
+        output_ids=OUTPUT,
+        source_pieces=[f"s{i}" for i in SOURCE],
+        target_input_pieces=["<s>", "t20", "t21", "t8"],
+        target_output_pieces=["t20", "t21", "t8", "</s>"],
+        score=0.0,
+        log_prob=0.0,
+        finished=True,
+        truncated=False,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -121,6 +131,7 @@ def test_bad_choices_raise_clear_errors(model, translation):
 
 # ---- why √d_k ------------------------------------------------------------------------------------------------
 
+
 def test_sqrt_dk_demo_shows_variance_growth_saturation_and_vanishing_gradient():
     rows = sqrt_dk_demo([1, 16, 256, 1024], n_keys=10, samples=800, seed=0)
     for r in rows:
@@ -144,8 +155,8 @@ def test_softmax_jacobian_norm_matches_autograd():
     logits = torch.tensor([[2.0, -1.0, 0.5, 3.0]], dtype=torch.float64)
     jacobian = torch.autograd.functional.jacobian(lambda x: torch.softmax(x, -1), logits[0])
     p = softmax(logits.numpy())
-    s2, s3 = (p ** 2).sum(), (p ** 3).sum()
-    assert math.sqrt(s2 - 2 * s3 + s2 ** 2) == pytest.approx(float(torch.linalg.norm(jacobian)), rel=1e-9)
+    s2, s3 = (p**2).sum(), (p**3).sum()
+    assert math.sqrt(s2 - 2 * s3 + s2**2) == pytest.approx(float(torch.linalg.norm(jacobian)), rel=1e-9)
 
 
 def test_scaling_example_is_two_distributions():
@@ -156,6 +167,7 @@ def test_scaling_example_is_two_distributions():
 
 
 # ---- figures -------------------------------------------------------------------------------------------------
+
 
 def test_values_heatmap_writes_the_numbers_and_centres_colours():
     fig = values_heatmap(np.array([[0.5, -2.0], [1.0, 0.25]]), ["<s>", "b"], title="K")
@@ -180,8 +192,9 @@ def test_stage_matrices_blank_masked_cells_and_frame_the_query():
 
 
 def test_query_row_and_scaling_figures():
-    fig = query_row_figure(np.array([1.0, -0.5, 0.0]), np.array([True, True, False]), np.array([0.8, 0.2, 0.0]),
-                           ["a", "b", "c"])
+    fig = query_row_figure(
+        np.array([1.0, -0.5, 0.0]), np.array([True, True, False]), np.array([0.8, 0.2, 0.0]), ["a", "b", "c"]
+    )
     bars = [t for t in fig.data if t.type == "bar"]
     assert list(bars[0].x) == [0, 1] and list(bars[1].y) == [0.8, 0.2, 0.0]
     assert [t.name for t in fig.data if t.type == "scatter"] == ["masked (−∞)"]

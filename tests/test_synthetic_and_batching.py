@@ -27,7 +27,7 @@ def test_make_task_is_deterministic_and_in_range() -> None:
     assert a == make_task("reverse", 50, min_len=3, max_len=6, n_symbols=5, seed=7)
     assert a.source != make_task("reverse", 50, min_len=3, max_len=6, n_symbols=5, seed=8).source
     assert len(a) == 50 and a.dropped == 0
-    for src, tgt in zip(a.source, a.target):
+    for src, tgt in zip(a.source, a.target, strict=True):
         words = src.split()
         assert 3 <= len(words) <= 6 and set(words) <= set("abcde")
         assert tgt.split() == words[::-1]
@@ -37,7 +37,7 @@ def test_many_symbols_sort_by_index() -> None:
     alphabet = symbols(30)
     assert len(set(alphabet)) == 30 and alphabet == sorted(alphabet)
     corpus = make_task("sort", 20, n_symbols=30, seed=1)
-    for src, tgt in zip(corpus.source, corpus.target):
+    for src, tgt in zip(corpus.source, corpus.target, strict=True):
         assert tgt.split() == sorted(src.split(), key=alphabet.index)
 
 

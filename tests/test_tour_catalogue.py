@@ -15,9 +15,15 @@ from explorer.tour.stops import STOPS
 REPO = Path(__file__).resolve().parents[1]
 # ../shared/GLOSSARY.md: "kept in English".
 KEPT_IN_ENGLISH = {"Feed forward", "Feed-forward network", "Scaled dot-product attention"}
-SOURCES = ["pages/tour.py", "ui/tour_stops.py", "ui/tour_exercises.py", "explorer/figures/architecture.py",
-           "explorer/figures/tour_attention.py", "explorer/figures/tour_embeddings.py",
-           "explorer/figures/tour_training.py"]
+SOURCES = [
+    "pages/tour.py",
+    "ui/tour_stops.py",
+    "ui/tour_exercises.py",
+    "explorer/figures/architecture.py",
+    "explorer/figures/tour_attention.py",
+    "explorer/figures/tour_embeddings.py",
+    "explorer/figures/tour_training.py",
+]
 
 
 def literal_messages() -> list[str]:
@@ -25,8 +31,13 @@ def literal_messages() -> list[str]:
     found = []
     for name in SOURCES:
         for node in ast.walk(ast.parse((REPO / name).read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("t", "translate") and node.args \
-                    and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", None) in ("t", "translate")
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
+            ):
                 found.append(node.args[0].value)
     return found
 
@@ -57,9 +68,11 @@ def test_every_tour_text_has_korean_with_the_same_placeholders(message):
     # English), but every one must be in the catalogue.
     assert message in _catalogue("ko"), f"no Korean for {message!r}"
     korean = gettext_for("ko")(message)
-    assert re.search(r"[\uac00-\ud7a3]", korean) or message in KEPT_IN_ENGLISH \
-        or not re.search(r"\b[a-z]{4,}\b", re.sub(r"\{\w*\}", "", message)), \
-        f"{message!r} has English words but its Korean has no Hangul: {korean!r}"
+    assert (
+        re.search(r"[\uac00-\ud7a3]", korean)
+        or message in KEPT_IN_ENGLISH
+        or not re.search(r"\b[a-z]{4,}\b", re.sub(r"\{\w*\}", "", message))
+    ), f"{message!r} has English words but its Korean has no Hangul: {korean!r}"
     assert sorted(re.findall(r"\{(\w*)\}", korean)) == sorted(re.findall(r"\{(\w*)\}", message))
 
 

@@ -46,6 +46,7 @@ def changed_model(model, edit):
 
 # --- engine: answers come from the model ---------------------------------------------------------------------
 
+
 def test_sqrt_dk_answer_is_the_unscaled_softmax_of_this_model(words):
     ck, tr = words
     exercise = ex.softmax_without_scaling(ck.model, tr)
@@ -53,8 +54,13 @@ def test_sqrt_dk_answer_is_the_unscaled_softmax_of_this_model(words):
     # Removing ÷√d_k only sharpens a softmax: the largest weight cannot fall.
     assert exercise.answer >= float(exercise.fields["scaled"]) - 0.005
     # Larger queries make the unscaled scores larger still: the answer follows the model's weights.
-    sharper = changed_model(ck.model, lambda m: (m.encoder_layers[0].self_attention.w_q.weight.mul_(3.0),
-                                                 m.encoder_layers[0].self_attention.w_q.bias.mul_(3.0)))
+    sharper = changed_model(
+        ck.model,
+        lambda m: (
+            m.encoder_layers[0].self_attention.w_q.weight.mul_(3.0),
+            m.encoder_layers[0].self_attention.w_q.bias.mul_(3.0),
+        ),
+    )
     assert ex.softmax_without_scaling(sharper, tr).answer != exercise.answer
 
 
@@ -76,10 +82,14 @@ def test_relu_zeros_follow_the_ffn_bias(words):
     ck, tr = words
     exercise = ex.relu_zeros(ck.model, tr)
     assert 0 < exercise.answer < 100
-    assert ex.relu_zeros(changed_model(ck.model, lambda m: m.encoder_layers[0].feed_forward.w_1.bias.sub_(1e4)),
-                         tr).answer == 100
-    assert ex.relu_zeros(changed_model(ck.model, lambda m: m.encoder_layers[0].feed_forward.w_1.bias.add_(1e4)),
-                         tr).answer == 0
+    assert (
+        ex.relu_zeros(changed_model(ck.model, lambda m: m.encoder_layers[0].feed_forward.w_1.bias.sub_(1e4)), tr).answer
+        == 100
+    )
+    assert (
+        ex.relu_zeros(changed_model(ck.model, lambda m: m.encoder_layers[0].feed_forward.w_1.bias.add_(1e4)), tr).answer
+        == 0
+    )
 
 
 def test_positional_cosine_is_this_models_encoding(words, shipped):
@@ -112,8 +122,10 @@ def test_confidence_is_the_models_probability(words, shipped):
             probs = torch.softmax(ck.model(source, target).logits[0, position], -1)
         assert exercise.answer == pytest.approx(round(float(probs[tr.output_ids[position]]), 2))
         assert float(exercise.fields["target"]) == pytest.approx(0.9 + 0.1 / ck.config.vocab_size, abs=1e-3)
-    assert ex.smoothed_confidence(words[0].model, words[0].tokenizer, words[1]).answer != \
-        ex.smoothed_confidence(shipped[0].model, shipped[0].tokenizer, shipped[1]).answer
+    assert (
+        ex.smoothed_confidence(words[0].model, words[0].tokenizer, words[1]).answer
+        != ex.smoothed_confidence(shipped[0].model, shipped[0].tokenizer, shipped[1]).answer
+    )
 
 
 def test_beam_answer_compares_real_decodes(words):
@@ -149,8 +161,9 @@ def test_exercise_checking_and_url_round_trip():
     choice = ex.Exercise("c", 3, "q", ex.CHOICE, "▁dog", "e", options=("▁a", "▁dog"))
     assert choice.parse_guess("▁dog") == "▁dog" and choice.parse_guess("cat") is None
     guesses = {"sqrt_dk": 0.9, "cross_head": "▁dog;:x", "crossover": 300.0}
-    assert decode_guesses(encode_guesses(guesses)) == {k: (f"{v:g}" if isinstance(v, float) else v)
-                                                      for k, v in guesses.items()}
+    assert decode_guesses(encode_guesses(guesses)) == {
+        k: (f"{v:g}" if isinstance(v, float) else v) for k, v in guesses.items()
+    }
     assert decode_guesses("garbage;;x:") == {"x": ""} and decode_guesses(None) == {}
     with pytest.raises(AssertionError):
         ex.Exercise("bad", 3, "q", ex.CHOICE, "z", "e", options=("a",))
@@ -161,8 +174,17 @@ def test_exercise_checking_and_url_round_trip():
 # --- the page: ask first, reveal after -------------------------------------------------------------------------
 
 PAGE = "pages/tour.py"
-EXERCISE_STOPS = {"sqrt_dk": 2, "cross_head": 3, "relu_zeros": 4, "pe_cosine": 5, "crossover": 6, "confidence": 7,
-                  "beam_changes": 8, "table3_worst": 9, "embedding_share": 9}
+EXERCISE_STOPS = {
+    "sqrt_dk": 2,
+    "cross_head": 3,
+    "relu_zeros": 4,
+    "pe_cosine": 5,
+    "crossover": 6,
+    "confidence": 7,
+    "beam_changes": 8,
+    "table3_worst": 9,
+    "embedding_share": 9,
+}
 
 
 def revealed(at) -> list[str]:

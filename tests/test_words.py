@@ -18,17 +18,21 @@ def _softmax_rows(x: np.ndarray) -> np.ndarray:
 
 def test_merge_matches_hand_computed_values():
     # Pieces: '▁play' 'ing' '▁ball' -> words 'playing', 'ball'.
-    w = np.array([
-        [0.5, 0.3, 0.2],
-        [0.1, 0.6, 0.3],
-        [0.2, 0.2, 0.6],
-    ])
+    w = np.array(
+        [
+            [0.5, 0.3, 0.2],
+            [0.1, 0.6, 0.3],
+            [0.2, 0.2, 0.6],
+        ]
+    )
     merged = merge_attention_to_words(w, [[0, 1], [2]], [[0, 1], [2]])
     # 'playing' row: mean of rows 0 and 1, key 'playing' = sum of columns 0 and 1.
-    expected = np.array([
-        [((0.5 + 0.3) + (0.1 + 0.6)) / 2, (0.2 + 0.3) / 2],
-        [0.2 + 0.2, 0.6],
-    ])
+    expected = np.array(
+        [
+            [((0.5 + 0.3) + (0.1 + 0.6)) / 2, (0.2 + 0.3) / 2],
+            [0.2 + 0.2, 0.6],
+        ]
+    )
     np.testing.assert_allclose(merged, expected)
     np.testing.assert_allclose(merged.sum(axis=-1), 1.0)
 

@@ -6,17 +6,25 @@ Plain functions over the `Hypothesis` / `BeamTrace` data of explorer/decoding/se
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from explorer.decoding.search import BeamTrace, Hypothesis, length_penalty
 from explorer.tokenizer import Tokenizer
 
 
-def nbest_rows(hypotheses: Sequence[Hypothesis], tokenizer: Tokenizer, alpha: float) -> list[dict]:
+def nbest_rows(hypotheses: Sequence[Hypothesis], tokenizer: Tokenizer, alpha: float) -> list[dict[str, Any]]:
     """One row per hypothesis, best first: text, pieces, length, log-probability, lp(length), score."""
     return [
-        {"rank": rank, "translation": tokenizer.decode(h.tokens), "pieces": " ".join(tokenizer.pieces(h.tokens)),
-         "length": len(h.tokens), "log p": h.log_prob, "lp(length)": length_penalty(len(h.tokens), alpha),
-         "score": h.score, "finished": h.finished}
+        {
+            "rank": rank,
+            "translation": tokenizer.decode(h.tokens),
+            "pieces": " ".join(tokenizer.pieces(h.tokens)),
+            "length": len(h.tokens),
+            "log p": h.log_prob,
+            "lp(length)": length_penalty(len(h.tokens), alpha),
+            "score": h.score,
+            "finished": h.finished,
+        }
         for rank, h in enumerate(hypotheses, start=1)
     ]
 
@@ -32,7 +40,7 @@ def node_tokens(trace: BeamTrace) -> dict[int, tuple[int, ...]]:
     return tokens
 
 
-def step_rows(trace: BeamTrace, step: int, tokenizer: Tokenizer) -> list[dict]:
+def step_rows(trace: BeamTrace, step: int, tokenizer: Tokenizer) -> list[dict[str, Any]]:
     """The 2k candidates of `step`, best first: the prefix they extend (as text), the token piece,
     log-probabilities, status."""
     if not 0 <= step < len(trace.steps):
@@ -41,7 +49,15 @@ def step_rows(trace: BeamTrace, step: int, tokenizer: Tokenizer) -> list[dict]:
     rows = []
     for rank, c in enumerate(trace.steps[step].candidates, start=1):
         prefix = tokens[c.parent_id]
-        rows.append({"rank": rank, "prefix": tokenizer.decode(prefix) if prefix else "<s>",
-                     "token": tokenizer.pieces([c.token])[0], "log p(token)": c.token_log_prob,
-                     "log p(prefix + token)": c.log_prob, "score": c.score, "status": c.status})
+        rows.append(
+            {
+                "rank": rank,
+                "prefix": tokenizer.decode(prefix) if prefix else "<s>",
+                "token": tokenizer.pieces([c.token])[0],
+                "log p(token)": c.token_log_prob,
+                "log p(prefix + token)": c.log_prob,
+                "score": c.score,
+                "status": c.status,
+            }
+        )
     return rows

@@ -8,6 +8,8 @@ slice off padding before calling, since padded rows and columns would dilute eve
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 _EPS = 1e-12
@@ -73,7 +75,7 @@ _CAPTIONS = {
 }
 
 
-def head_summary(weights: np.ndarray) -> list[dict]:
+def head_summary(weights: np.ndarray) -> list[dict[str, Any]]:
     """One dict per (layer, head) of weights (L, H, q, k), in layer-major order.
 
     Keys: layer, head (1-based, as in the figures' "Layer 1", "Head 1"), entropy (nats, mean over

@@ -26,6 +26,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -99,19 +100,29 @@ class ImportanceTable:
         return values
 
     # ---- files ------------------------------------------------------------------------------------------
-    def to_dict(self) -> dict:
-        return {"format_version": FORMAT_VERSION, "checkpoint_hash": self.checkpoint_hash,
-                "settings": asdict(self.settings), "baseline_bleu": self.baseline_bleu,
-                "bleu_signature": self.bleu_signature, "heads": [asdict(h) for h in self.heads],
-                "pruning": {f: [asdict(s) for s in steps] for f, steps in self.pruning.items()}}
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format_version": FORMAT_VERSION,
+            "checkpoint_hash": self.checkpoint_hash,
+            "settings": asdict(self.settings),
+            "baseline_bleu": self.baseline_bleu,
+            "bleu_signature": self.bleu_signature,
+            "heads": [asdict(h) for h in self.heads],
+            "pruning": {f: [asdict(s) for s in steps] for f, steps in self.pruning.items()},
+        }
 
     @classmethod
-    def from_dict(cls, data: dict) -> ImportanceTable:
+    def from_dict(cls, data: dict[str, Any]) -> ImportanceTable:
         if data.get("format_version") != FORMAT_VERSION:
             raise ValueError(f"importance table format {data.get('format_version')!r}, expected {FORMAT_VERSION}")
-        return cls(data["checkpoint_hash"], ImportanceSettings(**data["settings"]), data["baseline_bleu"],
-                   data["bleu_signature"], [HeadScore(**h) for h in data["heads"]],
-                   {f: [PruningStep(**s) for s in steps] for f, steps in data["pruning"].items()})
+        return cls(
+            data["checkpoint_hash"],
+            ImportanceSettings(**data["settings"]),
+            data["baseline_bleu"],
+            data["bleu_signature"],
+            [HeadScore(**h) for h in data["heads"]],
+            {f: [PruningStep(**s) for s in steps] for f, steps in data["pruning"].items()},
+        )
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=1)
@@ -121,8 +132,9 @@ class ImportanceTable:
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(["head", "bleu_without", "bleu_drop", "gradient_importance", "gradient_importance_normalised"])
         for h in self.heads:
-            writer.writerow([h.name, f"{h.bleu:.2f}", f"{h.bleu_drop:.2f}", f"{h.gradient:.6g}",
-                             f"{h.gradient_normalised:.4f}"])
+            writer.writerow(
+                [h.name, f"{h.bleu:.2f}", f"{h.bleu_drop:.2f}", f"{h.gradient:.6g}", f"{h.gradient_normalised:.4f}"]
+            )
         return out.getvalue()
 
     def write(self, folder: str | Path, stem: str = "head_importance") -> tuple[Path, Path]:
@@ -149,16 +161,23 @@ def sample_pairs(sources: Sequence[str], references: Sequence[str], n: int, seed
     return [sources[i] for i in chosen], [references[i] for i in chosen]
 
 
-def bleu_with(model: Transformer, tokenizer: Tokenizer, sources: Sequence[str], references: Sequence[str],
-              mask: HeadMask | None, beam_size: int = 1) -> tuple[float, str]:
+def bleu_with(
+    model: Transformer,
+    tokenizer: Tokenizer,
+    sources: Sequence[str],
+    references: Sequence[str],
+    mask: HeadMask | None,
+    beam_size: int = 1,
+) -> tuple[float, str]:
     """Corpus BLEU of the model's translations with `mask`'s heads off, and the sacreBLEU signature."""
     outputs = translate_with_heads(model, tokenizer, list(sources), mask, beam_size=beam_size)
     scores = corpus_scores([o.output for o in outputs], list(references))
     return scores.bleu, scores.bleu_signature
 
 
-def gradient_importance(model: Transformer, tokenizer: Tokenizer, sources: Sequence[str],
-                        references: Sequence[str]) -> dict[str, float]:
+def gradient_importance(
+    model: Transformer, tokenizer: Tokenizer, sources: Sequence[str], references: Sequence[str]
+) -> dict[str, float]:
     """Michel et al. (2019) Eq. 2: mean over sentences of |∂L/∂ξ_h| at ξ = 1, per head name.
 
     L is the summed token cross-entropy of the reference under teacher forcing (no label smoothing).
@@ -166,26 +185,37 @@ def gradient_importance(model: Transformer, tokenizer: Tokenizer, sources: Seque
     """
     config = model.config
     device = next(model.parameters()).device
-    gates = {f: torch.ones(family_layers(config, f), config.n_heads, device=device, requires_grad=True)
-             for f in HEAD_FAMILIES}
+    gates = {
+        f: torch.ones(family_layers(config, f), config.n_heads, device=device, requires_grad=True)
+        for f in HEAD_FAMILIES
+    }
     total = {f: torch.zeros(family_layers(config, f), config.n_heads) for f in HEAD_FAMILIES}
     source_ids, _ = encode_sources(tokenizer, sources, config.max_len, config.eos_id)
     target_ids, _ = encode_sources(tokenizer, references, config.max_len, config.eos_id)
-    for src, tgt in zip(source_ids, target_ids):
+    for src, tgt in zip(source_ids, target_ids, strict=True):
         target_in = pad([[config.bos_id] + tgt[:-1]], config.pad_id, device)
-        logits = model(pad([src], config.pad_id, device), target_in, head_mask=HeadMask(**gates)).logits
+        logits = model(
+            pad([src], config.pad_id, device),
+            target_in,
+            head_mask=HeadMask(enc=gates["enc"], dec=gates["dec"], cross=gates["cross"]),
+        ).logits
         loss = torch.nn.functional.cross_entropy(logits[0].float(), torch.tensor(tgt, device=device), reduction="sum")
         grads = torch.autograd.grad(loss, [gates[f] for f in HEAD_FAMILIES])
-        for family, grad in zip(HEAD_FAMILIES, grads):
+        for family, grad in zip(HEAD_FAMILIES, grads, strict=True):
             total[family] += grad.detach().abs().cpu()
     n = max(len(source_ids), 1)
-    return {f"{f}.{layer}.{head}": float(total[f][layer, head]) / n for f in HEAD_FAMILIES
-            for layer in range(total[f].shape[0]) for head in range(config.n_heads)}
+    return {
+        f"{f}.{layer}.{head}": float(total[f][layer, head]) / n
+        for f in HEAD_FAMILIES
+        for layer in range(total[f].shape[0])
+        for head in range(config.n_heads)
+    }
 
 
 @torch.inference_mode()
-def head_means(model: Transformer, tokenizer: Tokenizer, sources: Sequence[str],
-               references: Sequence[str]) -> HeadMeans:
+def head_means(
+    model: Transformer, tokenizer: Tokenizer, sources: Sequence[str], references: Sequence[str]
+) -> HeadMeans:
     """Every head's mean output (before W^O) over the real positions of a reference set, for mean-ablation.
 
     Teacher-forced on the references, so the decoder heads see the inputs they see in translation.
@@ -226,9 +256,17 @@ def total_steps(config: ModelConfig, prune: bool = True) -> int:
     return 1 + 1 + heads + (heads if prune else 0)
 
 
-def compute_importance(model: Transformer, tokenizer: Tokenizer, sources: Sequence[str], references: Sequence[str],
-                       *, settings: ImportanceSettings = ImportanceSettings(), checkpoint_hash: str = "",
-                       prune: bool = True, progress: Progress | None = None) -> ImportanceTable:
+def compute_importance(
+    model: Transformer,
+    tokenizer: Tokenizer,
+    sources: Sequence[str],
+    references: Sequence[str],
+    *,
+    settings: ImportanceSettings = ImportanceSettings(),
+    checkpoint_hash: str = "",
+    prune: bool = True,
+    progress: Progress | None = None,
+) -> ImportanceTable:
     """The importance table over the first `settings.sentences` of the given pairs, drawn with its seed."""
     config = model.config
     sources, references = sample_pairs(sources, references, settings.sentences, settings.seed)
@@ -253,8 +291,9 @@ def compute_importance(model: Transformer, tokenizer: Tokenizer, sources: Sequen
     heads = []
     with torch.inference_mode():
         for name in names:
-            bleu, _ = bleu_with(model, tokenizer, sources, references, HeadMask.from_names([name], config),
-                                settings.beam_size)
+            bleu, _ = bleu_with(
+                model, tokenizer, sources, references, HeadMask.from_names([name], config), settings.beam_size
+            )
             heads.append(HeadScore(name, bleu, baseline - bleu, raw[name], normalised[name]))
             tick(name)
         pruning = {}
@@ -263,8 +302,14 @@ def compute_importance(model: Transformer, tokenizer: Tokenizer, sources: Sequen
                 order = sorted((n for n in names if n.startswith(family + ".")), key=lambda n: normalised[n])
                 curve = [PruningStep(0, "", baseline)]
                 for count in range(1, len(order) + 1):
-                    bleu, _ = bleu_with(model, tokenizer, sources, references,
-                                        HeadMask.from_names(order[:count], config), settings.beam_size)
+                    bleu, _ = bleu_with(
+                        model,
+                        tokenizer,
+                        sources,
+                        references,
+                        HeadMask.from_names(order[:count], config),
+                        settings.beam_size,
+                    )
                     curve.append(PruningStep(count, order[count - 1], bleu))
                     tick(f"pruning {family}: {count} heads")
                 pruning[family] = curve
@@ -318,7 +363,7 @@ def find_table(checkpoint: str | Path, settings: ImportanceSettings | None = Non
     return _read_table(cache_path(digest, settings))
 
 
-def validation_pairs(metadata: dict, n: int, seed: int) -> tuple[list[str], list[str]]:
+def validation_pairs(metadata: dict[str, Any], n: int, seed: int) -> tuple[list[str], list[str]]:
     """Validation sentences for the checkpoint's training data (its metadata "data"), n of them by seed."""
     from explorer.data import TASKS, load_multi30k, make_splits
 
@@ -369,8 +414,15 @@ class ImportanceRun:
             loaded = load_checkpoint(self.checkpoint)
             sources, references = validation_pairs(loaded.metadata, self.settings.sentences, self.settings.seed)
             digest = checkpoint_hash(self.checkpoint)
-            table = compute_importance(loaded.model, loaded.tokenizer, sources, references, settings=self.settings,
-                                       checkpoint_hash=digest, progress=self._report)
+            table = compute_importance(
+                loaded.model,
+                loaded.tokenizer,
+                sources,
+                references,
+                settings=self.settings,
+                checkpoint_hash=digest,
+                progress=self._report,
+            )
             path = cache_path(digest, self.settings)
             path.parent.mkdir(parents=True, exist_ok=True)
             _atomic_write(path, table.to_json())

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -81,9 +82,9 @@ def shift_linearity(offset: int, d_model: int, positions: int = 100) -> ShiftChe
     table = sinusoid_table(positions + abs(offset), d_model)
     matrix = shift_matrix(offset, d_model).numpy()
     if offset >= 0:
-        start, shifted = table[:positions], table[offset:offset + positions]
+        start, shifted = table[:positions], table[offset : offset + positions]
     else:  # a negative offset maps PE(pos) to PE(pos − |k|); start at |k| so positions stay >= 0
-        start, shifted = table[-offset:-offset + positions], table[:positions]
+        start, shifted = table[-offset : -offset + positions], table[:positions]
     error = float(np.abs(start @ matrix - shifted).max())
     rotation = float(np.abs(matrix.T @ matrix - np.eye(d_model)).max())
     return ShiftCheck(offset, d_model, positions, matrix, error, rotation)
@@ -104,17 +105,27 @@ class EmbeddingNorms:
     cosine: np.ndarray  # (n,) cosine between the token term and the position term
     scale: float  # √d_model
 
-    def rows(self) -> list[dict]:
+    def rows(self) -> list[dict[str, Any]]:
         """One row per position for a table."""
-        return [{"position": i, "token": label, "‖E·√d‖": float(t), "‖PE‖": float(p), "‖sum‖": float(s),
-                 "cos(E, PE)": float(c)}
-                for i, (label, t, p, s, c) in enumerate(zip(self.labels, self.token, self.position, self.total,
-                                                            self.cosine))]
+        return [
+            {
+                "position": i,
+                "token": label,
+                "‖E·√d‖": float(t),
+                "‖PE‖": float(p),
+                "‖sum‖": float(s),
+                "cos(E, PE)": float(c),
+            }
+            for i, (label, t, p, s, c) in enumerate(
+                zip(self.labels, self.token, self.position, self.total, self.cosine, strict=True)
+            )
+        ]
 
 
 @torch.inference_mode()
-def embedding_norms(model: Transformer, token_ids: Sequence[int], labels: Sequence[str],
-                    side: str = "source") -> EmbeddingNorms:
+def embedding_norms(
+    model: Transformer, token_ids: Sequence[int], labels: Sequence[str], side: str = "source"
+) -> EmbeddingNorms:
     """Norms of the token and position terms the model adds at its input, for `token_ids` at positions 0..n-1."""
     assert side in ("source", "target"), f"side must be 'source' or 'target', got {side!r}"
     ids = [int(i) for i in token_ids]

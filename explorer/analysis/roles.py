@@ -25,14 +25,18 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from explorer.analysis.heads import PATTERN_THRESHOLD
 from explorer.analysis.words import merge_attention_to_words
 from explorer.model.head_mask import FAMILY_FIELDS, head_name
-from explorer.model.transformer import SentenceAttention
-from explorer.tokenizer import WORD_START, word_groups, word_labels
+from explorer.model.transformer import SentenceAttention, Transformer
+from explorer.tokenizer import WORD_START, Tokenizer, word_groups, word_labels
+
+if TYPE_CHECKING:  # imported where it is used: explorer.inference brings in the decoders
+    from explorer.inference import Translation
 
 SPECIAL = ("<s>", "</s>", "<pad>", "<unk>")
 
@@ -50,8 +54,15 @@ ROLE_THRESHOLDS: dict[str, float] = {
     "rare words": 0.4,
     "alignment": PATTERN_THRESHOLD,
 }
-POSITIONAL_ROLES = ("self", "previous token", "next token", "diagonal", "anti-diagonal", "sentence start",
-                    "sentence end")
+POSITIONAL_ROLES = (
+    "self",
+    "previous token",
+    "next token",
+    "diagonal",
+    "anti-diagonal",
+    "sentence start",
+    "sentence end",
+)
 CONTENT_ROLES = ("punctuation", "rare words", "alignment")
 ROLE_RULES = {
     "self": "each token looks at itself",
@@ -178,7 +189,7 @@ def _rules(family: str, s: SentencePieces) -> dict[str, tuple[np.ndarray, np.nda
         anchors = np.zeros((q, k))
         source_text = [_plain(p) for p in src]
         output_text = [_plain(p) for p in tgt_out]
-        for i, (piece, text) in enumerate(zip(tgt_out, output_text)):
+        for i, (piece, text) in enumerate(zip(tgt_out, output_text, strict=True)):
             if piece in SPECIAL or is_punctuation(piece) or not text or output_text.count(text) != 1:
                 continue
             if source_text.count(text) == 1:
@@ -203,8 +214,11 @@ def _keys(family: str, s: SentencePieces) -> list[str]:
     return s.target_input if family == "dec" else s.source
 
 
-def head_roles(sentences: Sequence[SentencePieces], families: Sequence[str] = ("enc", "dec", "cross"),
-               thresholds: dict[str, float] | None = None) -> list[HeadRole]:
+def head_roles(
+    sentences: Sequence[SentencePieces],
+    families: Sequence[str] = ("enc", "dec", "cross"),
+    thresholds: dict[str, float] | None = None,
+) -> list[HeadRole]:
     """One `HeadRole` per head of the given families, layer-major, from the sentences' attention."""
     thresholds = {**ROLE_THRESHOLDS, **(thresholds or {})}
     result = []
@@ -228,8 +242,7 @@ def head_roles(sentences: Sequence[SentencePieces], families: Sequence[str] = ("
         layers, heads = next(iter(mass.values())).shape
         for layer in range(layers):
             for head in range(heads):
-                scores = {role: float(mass[role][layer, head] / rows[role])
-                          for role in mass if rows[role] >= MIN_ROWS}
+                scores = {role: float(mass[role][layer, head] / rows[role]) for role in mass if rows[role] >= MIN_ROWS}
                 role, score = _choose(scores, thresholds)
                 examples = _examples(family, role, sentences, per_sentence, layer, head) if role != "mixed" else []
                 result.append(HeadRole(head_name(family, layer, head), role, score, scores, examples))
@@ -247,8 +260,14 @@ def _choose(scores: dict[str, float], thresholds: dict[str, float]) -> tuple[str
     return role, chosen[role]
 
 
-def _examples(family: str, role: str, sentences: Sequence[SentencePieces], per_sentence: dict[str, list[np.ndarray]],
-              layer: int, head: int) -> list[RoleExample]:
+def _examples(
+    family: str,
+    role: str,
+    sentences: Sequence[SentencePieces],
+    per_sentence: dict[str, list[np.ndarray]],
+    layer: int,
+    head: int,
+) -> list[RoleExample]:
     shares = np.array([p[layer, head] for p in per_sentence[role]])
     order = [i for i in np.argsort(-np.nan_to_num(shares, nan=-1.0)) if not np.isnan(shares[i])]
     examples = []
@@ -278,7 +297,7 @@ def _words(pieces: list[str]) -> tuple[list[str], list[list[int]]]:
     return word_labels(pieces), word_groups(pieces)
 
 
-def pieces_of(translations: Sequence, level: str = "word") -> list[SentencePieces]:
+def pieces_of(translations: Sequence[Translation], level: str = "word") -> list[SentencePieces]:
     """`explorer.inference.Translation`s translated with_attention=True -> role inputs.
 
     level "word" (default) merges pieces into words first (`merge_attention_to_words`): a continuation
@@ -290,23 +309,40 @@ def pieces_of(translations: Sequence, level: str = "word") -> list[SentencePiece
     for t in translations:
         assert t.attention is not None, "translate with with_attention=True to measure head roles"
         if level == "piece":
-            out.append(SentencePieces(t.source_pieces, t.target_input_pieces, t.target_output_pieces, t.attention,
-                                      t.source))
+            out.append(
+                SentencePieces(t.source_pieces, t.target_input_pieces, t.target_output_pieces, t.attention, t.source)
+            )
             continue
-        (src, g_src), (tin, g_in), (tout, g_out) = (_words(t.source_pieces), _words(t.target_input_pieces),
-                                                    _words(t.target_output_pieces))
+        (src, g_src), (tin, g_in), (tout, g_out) = (
+            _words(t.source_pieces),
+            _words(t.target_input_pieces),
+            _words(t.target_output_pieces),
+        )
         a = t.attention
-        merged = SentenceAttention(merge_attention_to_words(a.encoder_self, g_src, g_src),
-                                   merge_attention_to_words(a.decoder_self, g_in, g_in),
-                                   merge_attention_to_words(a.cross, g_out, g_src))
-        out.append(SentencePieces(src, tin, tout, merged, t.source, _rare_words(t.source_pieces),
-                                  _rare_words(t.target_input_pieces), _punctuation_words(t.source_pieces),
-                                  _punctuation_words(t.target_input_pieces)))
+        merged = SentenceAttention(
+            merge_attention_to_words(a.encoder_self, g_src, g_src),
+            merge_attention_to_words(a.decoder_self, g_in, g_in),
+            merge_attention_to_words(a.cross, g_out, g_src),
+        )
+        out.append(
+            SentencePieces(
+                src,
+                tin,
+                tout,
+                merged,
+                t.source,
+                _rare_words(t.source_pieces),
+                _rare_words(t.target_input_pieces),
+                _punctuation_words(t.source_pieces),
+                _punctuation_words(t.target_input_pieces),
+            )
+        )
     return out
 
 
-def measure_roles(model, tokenizer, sentences: Sequence[str], *, level: str = "word",
-                  beam_size: int = 1) -> list[HeadRole]:
+def measure_roles(
+    model: Transformer, tokenizer: Tokenizer, sentences: Sequence[str], *, level: str = "word", beam_size: int = 1
+) -> list[HeadRole]:
     """Translate `sentences` (greedy by default) and give every head its role, with evidence."""
     from explorer.inference import translate
 
@@ -314,13 +350,20 @@ def measure_roles(model, tokenizer, sentences: Sequence[str], *, level: str = "w
     return head_roles(pieces_of(translations, level))
 
 
-def roles_table(roles: Sequence[HeadRole]) -> list[dict]:
+def roles_table(roles: Sequence[HeadRole]) -> list[dict[str, Any]]:
     """Rows for a table/CSV: head, role, score, the rule, and the best example's pairs."""
     rows = []
     for r in roles:
         example = r.examples[0] if r.examples else None
-        rows.append({"head": r.name, "role": r.role, "score": round(r.score, 3), "rule": ROLE_RULES[r.role],
-                     "example": example.sentence if example else "",
-                     "evidence": "; ".join(f"{q} → {k} ({w:.0%})" for q, k, w in example.pairs) if example else "",
-                     **{f"score: {role}": round(v, 3) for role, v in r.scores.items()}})
+        rows.append(
+            {
+                "head": r.name,
+                "role": r.role,
+                "score": round(r.score, 3),
+                "rule": ROLE_RULES[r.role],
+                "example": example.sentence if example else "",
+                "evidence": "; ".join(f"{q} → {k} ({w:.0%})" for q, k, w in example.pairs) if example else "",
+                **{f"score: {role}": round(v, 3) for role, v in r.scores.items()},
+            }
+        )
     return rows

@@ -64,12 +64,13 @@ def output_attribution(encoder_self: np.ndarray, decoder_self: np.ndarray, cross
     memory = encoder_rollout(encoder_self)[-1]  # (src, src)
     dec = np.asarray(decoder_self, dtype=np.float64)
     crs = np.asarray(cross, dtype=np.float64)
-    assert dec.ndim == 4 and crs.ndim == 4 and dec.shape[0] == crs.shape[0], \
+    assert dec.ndim == 4 and crs.ndim == 4 and dec.shape[0] == crs.shape[0], (
         f"decoder_self {dec.shape} and cross {crs.shape} must be (layers, heads, tgt, ·) with the same layers"
+    )
     tgt, src = crs.shape[2], crs.shape[3]
     from_target = np.eye(tgt)  # (tgt, tgt): share of each target-input token
     from_source = np.zeros((tgt, src))  # (tgt, src): share of each source token
-    for self_weights, cross_weights in zip(dec, crs):
+    for self_weights, cross_weights in zip(dec, crs, strict=True):
         mix = residual_attention(self_weights)
         from_target, from_source = mix @ from_target, mix @ from_source
         reads = _mean_heads(cross_weights) @ memory  # (tgt, src)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -27,6 +28,7 @@ import torch
 from explorer.inference import Translation
 from explorer.model.attention import AttentionInternals
 from explorer.model.transformer import FAMILIES, Transformer
+
 
 @dataclass(frozen=True)
 class InspectedAttention:
@@ -102,8 +104,15 @@ def inspect_translation(model: Transformer, translation: Translation, family: st
     return _to_numpy(internals, family, layer, list(queries), list(keys), module.w_o.weight, module.w_o.bias)
 
 
-def _to_numpy(internals: AttentionInternals, family: str, layer: int, queries: list[str], keys: list[str],
-              w_o: torch.Tensor, b_o: torch.Tensor) -> InspectedAttention:
+def _to_numpy(
+    internals: AttentionInternals,
+    family: str,
+    layer: int,
+    queries: list[str],
+    keys: list[str],
+    w_o: torch.Tensor,
+    b_o: torch.Tensor,
+) -> InspectedAttention:
     def first(t: torch.Tensor) -> np.ndarray:
         return t[0].double().cpu().numpy()
 
@@ -115,10 +124,24 @@ def _to_numpy(internals: AttentionInternals, family: str, layer: int, queries: l
         mask = np.broadcast_to(internals.mask[0, 0].cpu().numpy(), (q_len, k_len)).copy()
     assert scores.shape[1:] == (q_len, k_len), f"scores {scores.shape} do not match {q_len} queries × {k_len} keys"
     return InspectedAttention(
-        family, layer, queries, keys, first(internals.query), first(internals.key), first(internals.value), scores,
-        first(internals.scaled_scores), mask, first(internals.masked_scores), first(internals.weights),
-        first(internals.head_outputs), first(internals.concatenated), first(internals.output),
-        w_o.detach().double().cpu().numpy(), b_o.detach().double().cpu().numpy())
+        family,
+        layer,
+        queries,
+        keys,
+        first(internals.query),
+        first(internals.key),
+        first(internals.value),
+        scores,
+        first(internals.scaled_scores),
+        mask,
+        first(internals.masked_scores),
+        first(internals.weights),
+        first(internals.head_outputs),
+        first(internals.concatenated),
+        first(internals.output),
+        w_o.detach().double().cpu().numpy(),
+        b_o.detach().double().cpu().numpy(),
+    )
 
 
 @dataclass(frozen=True)
@@ -178,11 +201,26 @@ def head_steps(inspected: InspectedAttention, head: int, query_index: int) -> He
     ]
     error = max(float(np.abs(ours - theirs).max()) for ours, theirs in checks)
     return HeadSteps(
-        head, query_index, inspected.query_pieces[query_index], list(inspected.key_pieces), inspected.d_k, q, keys,
-        values, model.scores[head, query_index], model.scaled_scores[head, query_index], allowed,
-        model.masked_scores[head, query_index], model.weights[head, query_index], weighted,
-        model.head_outputs[head, query_index], model.head_outputs[:, query_index], model.concatenated[query_index],
-        model.output[query_index], error)
+        head,
+        query_index,
+        inspected.query_pieces[query_index],
+        list(inspected.key_pieces),
+        inspected.d_k,
+        q,
+        keys,
+        values,
+        model.scores[head, query_index],
+        model.scaled_scores[head, query_index],
+        allowed,
+        model.masked_scores[head, query_index],
+        model.weights[head, query_index],
+        weighted,
+        model.head_outputs[head, query_index],
+        model.head_outputs[:, query_index],
+        model.concatenated[query_index],
+        model.output[query_index],
+        error,
+    )
 
 
 def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -192,17 +230,22 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     return e / e.sum(axis=axis, keepdims=True)
 
 
-def stage_rows(steps: HeadSteps) -> list[dict]:
+def stage_rows(steps: HeadSteps) -> list[dict[str, Any]]:
     """One row per key: the numbers of every stage for this query, for a table."""
     return [
-        {"key": piece, "q·k": float(steps.scores[j]), "÷ √d_k": float(steps.scaled[j]),
-         "mask": "allowed" if steps.allowed[j] else "masked (−∞)",
-         "softmax": float(steps.weights[j])}
+        {
+            "key": piece,
+            "q·k": float(steps.scores[j]),
+            "÷ √d_k": float(steps.scaled[j]),
+            "mask": "allowed" if steps.allowed[j] else "masked (−∞)",
+            "softmax": float(steps.weights[j]),
+        }
         for j, piece in enumerate(steps.key_pieces)
     ]
 
 
 # ---- why √d_k ---------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class ScalingRow:
@@ -224,8 +267,8 @@ def _softmax_stats(logits: np.ndarray) -> tuple[float, float, float]:
     p = softmax(logits)
     entropy = -(p * np.log(np.clip(p, 1e-300, None))).sum(axis=1)
     # ‖diag(p) − p pᵀ‖_F² = Σ p_i² − 2 Σ p_i³ + (Σ p_i²)²
-    s2, s3 = (p ** 2).sum(axis=1), (p ** 3).sum(axis=1)
-    jacobian = np.sqrt(np.clip(s2 - 2 * s3 + s2 ** 2, 0.0, None))
+    s2, s3 = (p**2).sum(axis=1), (p**3).sum(axis=1)
+    jacobian = np.sqrt(np.clip(s2 - 2 * s3 + s2**2, 0.0, None))
     return float(p.max(axis=1).mean()), float(entropy.mean()), float(jacobian.mean())
 
 
@@ -242,8 +285,19 @@ def sqrt_dk_demo(d_ks: Sequence[int], n_keys: int = 10, samples: int = 1000, see
         logits = np.stack([(q * rng.standard_normal((samples, d_k))).sum(axis=1) for _ in range(n_keys)], axis=1)
         scaled = logits / math.sqrt(d_k)
         unscaled_stats, scaled_stats = _softmax_stats(logits), _softmax_stats(scaled)
-        rows.append(ScalingRow(int(d_k), float(logits.var()), float(scaled.var()), unscaled_stats[0], scaled_stats[0],
-                               unscaled_stats[1], scaled_stats[1], unscaled_stats[2], scaled_stats[2]))
+        rows.append(
+            ScalingRow(
+                int(d_k),
+                float(logits.var()),
+                float(scaled.var()),
+                unscaled_stats[0],
+                scaled_stats[0],
+                unscaled_stats[1],
+                scaled_stats[1],
+                unscaled_stats[2],
+                scaled_stats[2],
+            )
+        )
     return rows
 
 
@@ -256,20 +310,31 @@ def scaling_example(d_k: int, n_keys: int = 10, seed: int = 0) -> tuple[np.ndarr
     return softmax(logits), softmax(logits / math.sqrt(d_k))
 
 
-def scaling_table(rows: Sequence[ScalingRow]) -> list[dict]:
+def scaling_table(rows: Sequence[ScalingRow]) -> list[dict[str, Any]]:
     """The demo's numbers, one row per d_k, for a table ("÷√d" columns are with the scaling of Eq. 1)."""
-    return [{"d_k": r.d_k, "Var(q·k)": r.variance_unscaled, "Var ÷√d": r.variance_scaled,
-             "max weight": r.max_weight_unscaled, "max weight ÷√d": r.max_weight_scaled,
-             "entropy": r.entropy_unscaled, "entropy ÷√d": r.entropy_scaled,
-             "‖∂softmax‖": r.gradient_unscaled, "‖∂softmax‖ ÷√d": r.gradient_scaled}
-            for r in rows]
+    return [
+        {
+            "d_k": r.d_k,
+            "Var(q·k)": r.variance_unscaled,
+            "Var ÷√d": r.variance_scaled,
+            "max weight": r.max_weight_unscaled,
+            "max weight ÷√d": r.max_weight_scaled,
+            "entropy": r.entropy_unscaled,
+            "entropy ÷√d": r.entropy_scaled,
+            "‖∂softmax‖": r.gradient_unscaled,
+            "‖∂softmax‖ ÷√d": r.gradient_scaled,
+        }
+        for r in rows
+    ]
 
 
 def scaling_series(rows: Sequence[ScalingRow]) -> tuple[list[int], dict[str, list[float]], dict[str, list[float]]]:
     """(d_ks, unscaled, scaled) for `explorer.figures.step_by_step.scaling_figure`: one series per statistic."""
-    names = {"Var(q·k)": ("variance_unscaled", "variance_scaled"),
-             "largest weight": ("max_weight_unscaled", "max_weight_scaled"),
-             "gradient ‖∂softmax‖": ("gradient_unscaled", "gradient_scaled")}
+    names = {
+        "Var(q·k)": ("variance_unscaled", "variance_scaled"),
+        "largest weight": ("max_weight_unscaled", "max_weight_scaled"),
+        "gradient ‖∂softmax‖": ("gradient_unscaled", "gradient_scaled"),
+    }
     unscaled = {name: [getattr(r, fields[0]) for r in rows] for name, fields in names.items()}
     scaled = {name: [getattr(r, fields[1]) for r in rows] for name, fields in names.items()}
     return [r.d_k for r in rows], unscaled, scaled

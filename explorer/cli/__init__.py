@@ -14,7 +14,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import NoReturn, cast
 
 from explorer.cli import evaluate, export, heads, info, runs, train, translate
 from explorer.cli.errors import run_guarded
@@ -44,7 +44,11 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="explorer", description="Attention Explorer: a paper-faithful Transformer")
-    sub = parser.add_subparsers(dest="command", required=True)
+    # The subparsers are `_Parser`s (argparse makes them of the parent's class); the commands' `add_parser`
+    # uses only ArgumentParser's API, which is the type they are written against.
+    sub = cast(
+        "argparse._SubParsersAction[argparse.ArgumentParser]", parser.add_subparsers(dest="command", required=True)
+    )
     for command in COMMANDS:
         # Not `run`: export has a positional argument by that name.
         command.add_parser(sub).set_defaults(explorer_command=command.run)

@@ -31,11 +31,18 @@ def non_negative_float(text: str) -> float:
 
 def add_decoding_arguments(parser: argparse.ArgumentParser) -> None:
     """--beam and --alpha; left unset (None) so a checkpoint's own decoding defaults can fill them."""
-    parser.add_argument("--beam", type=positive_int, default=None,
-                        help=f"beam width (default: the checkpoint's decoding.beam, else {DEFAULT_BEAM})")
-    parser.add_argument("--alpha", type=non_negative_float, default=None,
-                        help=f"length penalty α, Section 6.1 (default: the checkpoint's decoding.alpha, "
-                             f"else {DEFAULT_ALPHA})")
+    parser.add_argument(
+        "--beam",
+        type=positive_int,
+        default=None,
+        help=f"beam width (default: the checkpoint's decoding.beam, else {DEFAULT_BEAM})",
+    )
+    parser.add_argument(
+        "--alpha",
+        type=non_negative_float,
+        default=None,
+        help=f"length penalty α, Section 6.1 (default: the checkpoint's decoding.alpha, else {DEFAULT_ALPHA})",
+    )
 
 
 DEFAULT_BEAM, DEFAULT_ALPHA = 4, 0.6
@@ -59,5 +66,7 @@ def check_utf8_arguments(values: list[str], what: str) -> None:
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
-            raise UsageError(f"{what} {number} is not valid UTF-8; convert it (e.g. with `iconv -f latin1 -t utf-8`) "
-                             "or pass the text on standard input") from None
+            raise UsageError(
+                f"{what} {number} is not valid UTF-8; convert it (e.g. with `iconv -f latin1 -t utf-8`) "
+                "or pass the text on standard input"
+            ) from None

@@ -60,6 +60,9 @@ def run_guarded(command: Callable[[argparse.Namespace], int], args: argparse.Nam
             return 2
         if debug:
             raise
-        print(f"internal error: {type(error).__name__}: {_one_line(error)} (this is a bug; run again with "
-              "EXPLORER_DEBUG=1 to see the traceback and report it)", file=sys.stderr)
+        print(
+            f"internal error: {type(error).__name__}: {_one_line(error)} (this is a bug; run again with "
+            "EXPLORER_DEBUG=1 to see the traceback and report it)",
+            file=sys.stderr,
+        )
         return 1

@@ -26,6 +26,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def _read_lines(path: str) -> list[str]:
     from explorer.data.corpus import decode_text
+
     return decode_text(Path(path).read_bytes(), path)
 
 
@@ -49,11 +50,11 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"{args.source} has {len(sources)} lines but {args.reference} has {len(references)}")
         checkpoint = load_checkpoint(args.checkpoint, resolve_device(args.device))
         beam, alpha = resolve_decoding(args, checkpoint.metadata)
-        hypotheses = [t.output for t in translate(checkpoint.model, checkpoint.tokenizer, sources,
-                                                  beam_size=beam, alpha=alpha)]
+        hypotheses = [
+            t.output for t in translate(checkpoint.model, checkpoint.tokenizer, sources, beam_size=beam, alpha=alpha)
+        ]
     if args.output:
         Path(args.output).write_text("\n".join(hypotheses) + "\n", encoding="utf-8")
     scores = corpus_scores(hypotheses, references)
-    print(json.dumps({**scores.as_dict(), "beam": beam,
-                      "seconds": round(time.perf_counter() - started, 1)}, indent=2))
+    print(json.dumps({**scores.as_dict(), "beam": beam, "seconds": round(time.perf_counter() - started, 1)}, indent=2))
     return 0

@@ -23,14 +23,21 @@ def run(args: argparse.Namespace) -> int:
 
     run_dir = Path(args.run)
     saves = sorted(p for p in run_dir.glob("step-*") if is_checkpoint(p))
-    sources = (saves[-args.average:] if args.average > 1 and saves
-               else [run_dir if is_checkpoint(run_dir) else run_dir / "latest"])
+    sources = (
+        saves[-args.average :]
+        if args.average > 1 and saves
+        else [run_dir if is_checkpoint(run_dir) else run_dir / "latest"]
+    )
     checkpoint = load_checkpoint(sources[-1])
     if len(sources) > 1:
         load_weights_into(checkpoint.model, average_weights(sources))
-    metadata = {**checkpoint.metadata, "exported_from": [str(p) for p in sources],
-                "training": {k: v for k, v in (checkpoint.training or {}).items() if k != "history"}}
-    save_checkpoint(args.to, checkpoint.model, checkpoint.tokenizer, metadata=metadata,
-                    dtype=torch.float16 if args.half else None)
+    metadata = {
+        **checkpoint.metadata,
+        "exported_from": [str(p) for p in sources],
+        "training": {k: v for k, v in (checkpoint.training or {}).items() if k != "history"},
+    }
+    save_checkpoint(
+        args.to, checkpoint.model, checkpoint.tokenizer, metadata=metadata, dtype=torch.float16 if args.half else None
+    )
     print(json.dumps({"to": args.to, "averaged": [str(p) for p in sources], "half": args.half}))
     return 0

@@ -16,9 +16,13 @@ import argparse
 import csv
 import sys
 from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
 from explorer.cli.arguments import add_decoding_arguments, non_negative_float, positive_int
 from explorer.cli.errors import UsageError, run_guarded
+
+if TYPE_CHECKING:
+    from explorer.model import HeadMask
 
 ROLE_SENTENCES = 100
 
@@ -26,7 +30,7 @@ ROLE_SENTENCES = 100
 MEAN_SENTENCES = 100  # reference set for mean-ablation
 
 
-def _head_mask(text: str, checkpoint: str):
+def _head_mask(text: str, checkpoint: str) -> HeadMask:
     """Parse --heads against the checkpoint's config before any weights or input are read."""
     from explorer.checkpoint import read_config
     from explorer.model import HeadMask
@@ -36,7 +40,7 @@ def _head_mask(text: str, checkpoint: str):
 
 
 # ---- explorer heads ---------------------------------------------------------------------------------------
-def add_heads_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_heads_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     p = subparsers.add_parser("heads", help="each attention head's role (positional, alignment, …) with evidence")
     p.add_argument("--checkpoint", "-c", required=True)
     p.add_argument("--input", "-i", help="sentences to measure on, one per line (default: validation sentences)")
@@ -47,7 +51,7 @@ def add_heads_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     return p
 
 
-def _reference_sentences(args: argparse.Namespace, metadata: dict) -> list[str]:
+def _reference_sentences(args: argparse.Namespace, metadata: dict[str, Any]) -> list[str]:
     from explorer.analysis.importance import validation_pairs
     from explorer.data.corpus import iter_lines
 
@@ -92,15 +96,22 @@ def run_heads(args: argparse.Namespace) -> int:
 
 
 # ---- explorer ablate --------------------------------------------------------------------------------------
-def add_ablate_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_ablate_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     p = subparsers.add_parser("ablate", help="translate stdin with some attention heads switched off")
     p.add_argument("sentences", nargs="*", help="sentences to translate (default: read --input or stdin)")
     p.add_argument("--checkpoint", "-c", required=True)
-    p.add_argument("--heads", required=True,
-                   help="heads to switch off, e.g. cross.2.0,enc.0.3 (FAMILY.LAYER.HEAD, 0-based), or none")
-    p.add_argument("--mode", choices=("zero", "mean"), default="zero",
-                   help="zero: the head's output becomes 0 (Michel et al., 2019); mean: its mean output over "
-                        f"{MEAN_SENTENCES} validation sentences")
+    p.add_argument(
+        "--heads",
+        required=True,
+        help="heads to switch off, e.g. cross.2.0,enc.0.3 (FAMILY.LAYER.HEAD, 0-based), or none",
+    )
+    p.add_argument(
+        "--mode",
+        choices=("zero", "mean"),
+        default="zero",
+        help="zero: the head's output becomes 0 (Michel et al., 2019); mean: its mean output over "
+        f"{MEAN_SENTENCES} validation sentences",
+    )
     p.add_argument("--input", "-i", help="read sentences from this UTF-8 file, one per line ('-' for stdin)")
     add_decoding_arguments(p)
     p.add_argument("--batch-lines", type=positive_int, default=256, help=argparse.SUPPRESS)
@@ -129,9 +140,14 @@ def run_ablate(args: argparse.Namespace) -> int:
     lines = 0
     for batch in _batches(_input_lines(args), args.batch_lines):
         wanted = [i for i, line in enumerate(batch) if line.strip()]
-        done = translate_with_heads(checkpoint.model, checkpoint.tokenizer, [batch[i] for i in wanted], mask,
-                                    beam_size=beam, alpha=alpha) if wanted else []
-        results = dict(zip(wanted, done))
+        done = (
+            translate_with_heads(
+                checkpoint.model, checkpoint.tokenizer, [batch[i] for i in wanted], mask, beam_size=beam, alpha=alpha
+            )
+            if wanted
+            else []
+        )
+        results = dict(zip(wanted, done, strict=True))
         for i in range(len(batch)):
             sys.stdout.write((results[i].output if i in results else "") + "\n")
         sys.stdout.flush()
@@ -142,7 +158,7 @@ def run_ablate(args: argparse.Namespace) -> int:
 
 
 # ---- explorer importance ----------------------------------------------------------------------------------
-def add_importance_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_importance_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     p = subparsers.add_parser("importance", help="head importance: BLEU without each head, gradient score, pruning")
     p.add_argument("--checkpoint", "-c", required=True)
     p.add_argument("--sentences", type=positive_int, default=200, help="validation sentences (default 200)")
@@ -174,14 +190,28 @@ def run_importance(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise UsageError(str(error)) from None
     digest = checkpoint_hash(args.checkpoint)
-    with tqdm(total=total_steps(loaded.config, not args.no_pruning), file=sys.stderr, unit=" runs",
-              dynamic_ncols=True, disable=not sys.stderr.isatty()) as bar:
+    with tqdm(
+        total=total_steps(loaded.config, not args.no_pruning),
+        file=sys.stderr,
+        unit=" runs",
+        dynamic_ncols=True,
+        disable=not sys.stderr.isatty(),
+    ) as bar:
+
         def progress(done: int, total: int, what: str) -> None:
             bar.set_description(what)
             bar.update(done - bar.n)
 
-        table = compute_importance(loaded.model, loaded.tokenizer, sources, references, settings=settings,
-                                   checkpoint_hash=digest, prune=not args.no_pruning, progress=progress)
+        table = compute_importance(
+            loaded.model,
+            loaded.tokenizer,
+            sources,
+            references,
+            settings=settings,
+            checkpoint_hash=digest,
+            prune=not args.no_pruning,
+            progress=progress,
+        )
     if args.out:
         json_path, csv_path = table.write(args.out)
     else:
@@ -189,8 +219,10 @@ def run_importance(args: argparse.Namespace) -> int:
         json_path, csv_path = table.write(json_path.parent, json_path.stem)
     print(f"BLEU with every head: {table.baseline_bleu:.2f} on {len(sources)} sentences ({table.bleu_signature})")
     for h in table.ranked()[: int(args.top)]:
-        print(f"  {h.name:<10} BLEU without it {h.bleu:6.2f} (drop {h.bleu_drop:+.2f}), "
-              f"gradient importance {h.gradient_normalised:.3f}")
+        print(
+            f"  {h.name:<10} BLEU without it {h.bleu:6.2f} (drop {h.bleu_drop:+.2f}), "
+            f"gradient importance {h.gradient_normalised:.3f}"
+        )
     print(f"wrote {json_path} and {csv_path}")
     return 0
 
@@ -216,4 +248,3 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-

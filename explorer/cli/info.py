@@ -24,22 +24,47 @@ def run(args: argparse.Namespace) -> int:
 
     if args.checkpoint:
         from explorer.checkpoint import check_weights_match, decoding_settings, read_config
+
         config, metadata = read_config(args.checkpoint)
         check_weights_match(Path(args.checkpoint), config)  # a card for weights that do not fit would mislead
         stored = decoding_settings(metadata)
-        decoding = ({"beam": stored.beam, "alpha": stored.alpha, "from": "checkpoint"} if stored else
-                    {"beam": DEFAULT_BEAM, "alpha": DEFAULT_ALPHA, "from": "command-line defaults"})
-        info = {"checkpoint": args.checkpoint, "parameters": count_parameters(config), "config": config.to_dict(),
-                "decoding": decoding, "metadata": metadata}
+        decoding = (
+            {"beam": stored.beam, "alpha": stored.alpha, "from": "checkpoint"}
+            if stored
+            else {"beam": DEFAULT_BEAM, "alpha": DEFAULT_ALPHA, "from": "command-line defaults"}
+        )
+        info = {
+            "checkpoint": args.checkpoint,
+            "parameters": count_parameters(config),
+            "config": config.to_dict(),
+            "decoding": decoding,
+            "metadata": metadata,
+        }
         print(json.dumps(info, indent=2, ensure_ascii=False))
         return 0
     config = preset(args.preset, vocab_size=args.vocab)
     rows = table3_rows(args.vocab)
     if args.json:
-        print(json.dumps({"preset": args.preset, "vocab_size": args.vocab, "parameters": count_parameters(config),
-                          "config": config.to_dict(),
-                          "table3": [{"row": r.label, "paper_millions": r.paper_millions, "ours": r.ours,
-                                      "relative_error": round(r.relative_error, 4)} for r in rows]}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "preset": args.preset,
+                    "vocab_size": args.vocab,
+                    "parameters": count_parameters(config),
+                    "config": config.to_dict(),
+                    "table3": [
+                        {
+                            "row": r.label,
+                            "paper_millions": r.paper_millions,
+                            "ours": r.ours,
+                            "relative_error": round(r.relative_error, 4),
+                        }
+                        for r in rows
+                    ],
+                },
+                indent=2,
+            )
+        )
         return 0
     print(f"preset {args.preset} (vocabulary {args.vocab}): {count_parameters(config):,} parameters\n")
     print(f"{'Table 3 row':<18}{'paper':>9}{'ours':>11}{'diff':>8}")

@@ -32,8 +32,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--json", action="store_true", help="one JSON object per line with pieces and scores")
     p.add_argument("--batch-lines", type=positive_int, default=BATCH_LINES, help=argparse.SUPPRESS)
     p.add_argument("--device", default="cpu")
-    p.add_argument("--int8", action="store_true",
-                   help="dynamically quantized feed-forward layers (CPU; within 0.3 BLEU of float)")
+    p.add_argument(
+        "--int8", action="store_true", help="dynamically quantized feed-forward layers (CPU; within 0.3 BLEU of float)"
+    )
     return p
 
 
@@ -78,17 +79,40 @@ def _input_lines(args: argparse.Namespace) -> Iterator[str]:
 
 
 def _json_row(t: Translation, tokenizer: Tokenizer) -> dict[str, Any]:
-    return {"source": t.source, "translation": t.output, "source_pieces": t.source_pieces,
-            "output_pieces": t.target_output_pieces, "score": t.score, "log_prob": t.log_prob,
-            "finished": t.finished, "truncated": t.truncated,
-            "nbest": [{"translation": tokenizer.decode(h.tokens), "score": h.score, "log_prob": h.log_prob,
-                       "tokens": list(h.tokens)} for h in t.nbest]}
+    return {
+        "source": t.source,
+        "translation": t.output,
+        "source_pieces": t.source_pieces,
+        "output_pieces": t.target_output_pieces,
+        "score": t.score,
+        "log_prob": t.log_prob,
+        "finished": t.finished,
+        "truncated": t.truncated,
+        "nbest": [
+            {
+                "translation": tokenizer.decode(h.tokens),
+                "score": h.score,
+                "log_prob": h.log_prob,
+                "tokens": list(h.tokens),
+            }
+            for h in t.nbest
+        ],
+    }
 
 
 def _blank_row(source: str) -> dict[str, Any]:
     """A blank input line in --json mode: same keys, nothing translated."""
-    return {"source": source, "translation": "", "source_pieces": [], "output_pieces": [], "score": None,
-            "log_prob": None, "finished": True, "truncated": False, "nbest": []}
+    return {
+        "source": source,
+        "translation": "",
+        "source_pieces": [],
+        "output_pieces": [],
+        "score": None,
+        "log_prob": None,
+        "finished": True,
+        "truncated": False,
+        "nbest": [],
+    }
 
 
 def run(args: argparse.Namespace) -> int:
@@ -106,21 +130,39 @@ def run(args: argparse.Namespace) -> int:
         if model.embedding.weight.device.type != "cpu":
             raise UsageError("--int8 runs on the CPU; leave out --device or pass --device cpu")
         from explorer.quantize import quantize_int8
+
         model = quantize_int8(model)
     out = sys.stdout
     line_number = 0
-    with tqdm(total=len(args.sentences) or None, unit=" lines", file=sys.stderr, dynamic_ncols=True,
-              disable=not sys.stderr.isatty()) as bar:
+    with tqdm(
+        total=len(args.sentences) or None,
+        unit=" lines",
+        file=sys.stderr,
+        dynamic_ncols=True,
+        disable=not sys.stderr.isatty(),
+    ) as bar:
         for batch in _batches(_input_lines(args), args.batch_lines):
             wanted = [i for i, line in enumerate(batch) if line.strip()]
-            done = translate(model, checkpoint.tokenizer, [batch[i] for i in wanted], beam_size=beam,
-                             alpha=alpha, n_best=args.n_best) if wanted else []
+            done = (
+                translate(
+                    model,
+                    checkpoint.tokenizer,
+                    [batch[i] for i in wanted],
+                    beam_size=beam,
+                    alpha=alpha,
+                    n_best=args.n_best,
+                )
+                if wanted
+                else []
+            )
             results = dict(zip(wanted, done, strict=True))
             for i, source in enumerate(batch, start=line_number + 1):
                 t = results.get(i - line_number - 1)
                 if t is not None and t.truncated:
-                    print(f"warning: line {i} cut to {checkpoint.config.max_len} pieces: {t.source[:60]!r}",
-                          file=sys.stderr)
+                    print(
+                        f"warning: line {i} cut to {checkpoint.config.max_len} pieces: {t.source[:60]!r}",
+                        file=sys.stderr,
+                    )
                 if args.json:
                     row = _json_row(t, checkpoint.tokenizer) if t is not None else _blank_row(source)
                     out.write(json.dumps(row, ensure_ascii=False) + "\n")

@@ -30,6 +30,7 @@ import math
 import statistics
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 from torch import nn
@@ -41,8 +42,11 @@ SELF_ATTENTION_EXPLICIT = "self_attention_explicit"
 # Layers measured, in plotting order. `FORMULA_OF` names the Table 1 row whose formula each one follows.
 MEASURED_LAYERS: tuple[str, ...] = (SELF_ATTENTION, SELF_ATTENTION_EXPLICIT, RECURRENT, CONVOLUTIONAL, CONV_DILATED)
 FORMULA_OF: dict[str, str] = {
-    SELF_ATTENTION: SELF_ATTENTION, SELF_ATTENTION_EXPLICIT: SELF_ATTENTION, RECURRENT: RECURRENT,
-    CONVOLUTIONAL: CONVOLUTIONAL, CONV_DILATED: CONVOLUTIONAL,
+    SELF_ATTENTION: SELF_ATTENTION,
+    SELF_ATTENTION_EXPLICIT: SELF_ATTENTION,
+    RECURRENT: RECURRENT,
+    CONVOLUTIONAL: CONVOLUTIONAL,
+    CONV_DILATED: CONVOLUTIONAL,
 }
 MEASURED_LABELS: dict[str, str] = {
     SELF_ATTENTION: "Self-attention (fused kernel)",
@@ -114,8 +118,8 @@ class _Convolutions(nn.Module):
     def __init__(self, d: int, kernel: int, depth: int = 1, dilated: bool = False) -> None:
         super().__init__()
         self.convs = nn.ModuleList(
-            nn.Conv1d(d, d, kernel, padding="same", dilation=kernel ** level if dilated else 1)
-            for level in range(depth))
+            nn.Conv1d(d, d, kernel, padding="same", dilation=kernel**level if dilated else 1) for level in range(depth)
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # (batch, n, d) -> (batch, n, d)
         h = x.transpose(1, 2)
@@ -189,10 +193,18 @@ def _memory_mb(module: nn.Module, x: torch.Tensor, train_step: Callable[[], None
     return _saved_for_backward_bytes(module, x) / 2**20, "cpu_saved_for_backward"
 
 
-def measure_layers(ns: Sequence[int] = DEFAULT_NS, d: int = 128, *, kernel: int = 3, batch: int = 1,
-                   device: str | torch.device = "cpu", backward: bool = True, repeats: int = 3,
-                   min_repeat_s: float = 0.005,
-                   progress: Callable[[float, str], None] | None = None) -> list[dict]:
+def measure_layers(
+    ns: Sequence[int] = DEFAULT_NS,
+    d: int = 128,
+    *,
+    kernel: int = 3,
+    batch: int = 1,
+    device: str | torch.device = "cpu",
+    backward: bool = True,
+    repeats: int = 3,
+    min_repeat_s: float = 0.005,
+    progress: Callable[[float, str], None] | None = None,
+) -> list[dict[str, Any]]:
     """Time and memory of each layer in MEASURED_LAYERS for every n in `ns`, at width d.
 
     Input: a random (batch, n, d) float32 tensor. Each repeat calls the layer often enough to last about
@@ -203,9 +215,10 @@ def measure_layers(ns: Sequence[int] = DEFAULT_NS, d: int = 128, *, kernel: int 
     `progress(fraction, message)` is called after each row.
     """
     assert len(ns) > 0 and all(n >= 1 for n in ns), f"ns must be positive sequence lengths, got {ns}"
-    assert d >= 1 and kernel >= 2 and batch >= 1 and repeats >= 1, \
-        f"need d >= 1, kernel >= 2, batch >= 1, repeats >= 1; got d={d}, kernel={kernel}, batch={batch}, " \
+    assert d >= 1 and kernel >= 2 and batch >= 1 and repeats >= 1, (
+        f"need d >= 1, kernel >= 2, batch >= 1, repeats >= 1; got d={d}, kernel={kernel}, batch={batch}, "
         f"repeats={repeats}"
+    )
     device = torch.device(device)
     total, rows = len(MEASURED_LAYERS) * len(ns), []
     # Initialise weights and inputs from a private generator state: measuring must not move the caller's RNG.
@@ -218,11 +231,12 @@ def measure_layers(ns: Sequence[int] = DEFAULT_NS, d: int = 128, *, kernel: int 
                 x = torch.randn(batch, n, d).to(device)
                 x_grad = x.clone().requires_grad_(True)
 
-                def forward_only() -> None:
+                # Defaults bind this iteration's layer and inputs (the closures are called within it anyway).
+                def forward_only(module: nn.Module = module, x: torch.Tensor = x) -> None:
                     with torch.no_grad():
                         module(x)
 
-                def train_step() -> None:
+                def train_step(module: nn.Module = module, x_grad: torch.Tensor = x_grad) -> None:
                     module.zero_grad(set_to_none=True)
                     x_grad.grad = None
                     module(x_grad).sum().backward()
@@ -232,18 +246,29 @@ def measure_layers(ns: Sequence[int] = DEFAULT_NS, d: int = 128, *, kernel: int 
                 if backward:
                     train_ms = _median_ms(train_step, device, repeats, min_repeat_s)
                     memory_mb, memory_measure = _memory_mb(module, x_grad, train_step)
-                rows.append({
-                    "layer": layer, "label": MEASURED_LABELS[layer], "n": n, "d": d, "kernel": kernel,
-                    "batch": batch, "depth": depth, "sequential_steps": n if layer == RECURRENT else depth,
-                    "device": str(device), "forward_ms": forward_ms, "train_ms": train_ms,
-                    "memory_mb": memory_mb, "memory_measure": memory_measure,
-                })
+                rows.append(
+                    {
+                        "layer": layer,
+                        "label": MEASURED_LABELS[layer],
+                        "n": n,
+                        "d": d,
+                        "kernel": kernel,
+                        "batch": batch,
+                        "depth": depth,
+                        "sequential_steps": n if layer == RECURRENT else depth,
+                        "device": str(device),
+                        "forward_ms": forward_ms,
+                        "train_ms": train_ms,
+                        "memory_mb": memory_mb,
+                        "memory_measure": memory_measure,
+                    }
+                )
                 if progress is not None:
                     progress(len(rows) / total, f"{MEASURED_LABELS[layer]}, n = {n}")
     return rows
 
 
-def rows_to_csv(rows: Sequence[dict]) -> str:
+def rows_to_csv(rows: Sequence[dict[str, Any]]) -> str:
     """Measurement rows as CSV text (header from the first row's keys), for download."""
     assert rows, "no rows to write"
     buffer = io.StringIO()

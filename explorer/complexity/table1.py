@@ -23,6 +23,7 @@ Path lengths are exact hop counts under the connectivity stated in `path_length`
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 SELF_ATTENTION = "self_attention"
 RECURRENT = "recurrent"
@@ -65,8 +66,13 @@ FORMULAS: dict[str, Formulas] = {
 
 # Column names of `table1_rows`, in display order.
 COLUMNS: tuple[str, ...] = (
-    "Layer type", "Complexity per layer", "Operations", "Sequential operations", "Sequential steps",
-    "Maximum path length", "Path length (layers)",
+    "Layer type",
+    "Complexity per layer",
+    "Operations",
+    "Sequential operations",
+    "Sequential steps",
+    "Maximum path length",
+    "Path length (layers)",
 )
 
 
@@ -74,12 +80,12 @@ def _check(layer: str, allowed: tuple[str, ...]) -> None:
     assert layer in allowed, f"layer must be one of {allowed}, got {layer!r}"
 
 
-def _check_sizes(**sizes: int) -> None:
+def _check_sizes(**sizes: float) -> None:
     for name, value in sizes.items():
         assert value >= 1, f"{name} must be >= 1, got {value}"
 
 
-def operations(layer: str, n: int, d: int, k: int = 3, r: int = 16) -> float:
+def operations(layer: str, n: float, d: float, k: float = 3, r: float = 16) -> float:
     """Complexity per layer with constants dropped (Table 1, column 2).
 
     Self-attention: every one of n positions takes a d-dimensional dot product with all n positions: n²·d.
@@ -182,7 +188,7 @@ def restricted_crossover_n(r: int) -> float:
     return float(r)
 
 
-def table1_rows(n: int, d: int, k: int = 3, r: int = 16) -> list[dict]:
+def table1_rows(n: int, d: int, k: int = 3, r: int = 16) -> list[dict[str, Any]]:
     """Table 1 with its formulas and their values at (n, d, k, r), one dict per layer type (keys: COLUMNS).
 
     "Operations" is the complexity per layer evaluated with constants dropped; "Sequential steps" the
@@ -193,15 +199,17 @@ def table1_rows(n: int, d: int, k: int = 3, r: int = 16) -> list[dict]:
     rows = []
     for layer in LAYER_TYPES:
         formulas = FORMULAS[layer]
-        rows.append({
-            "Layer type": LABELS[layer],
-            "Complexity per layer": formulas.complexity,
-            "Operations": int(operations(layer, n, d, k, r)),
-            "Sequential operations": formulas.sequential,
-            "Sequential steps": sequential_operations(layer, n),
-            "Maximum path length": formulas.max_path,
-            "Path length (layers)": max_path_length(layer, n, k, r),
-        })
+        rows.append(
+            {
+                "Layer type": LABELS[layer],
+                "Complexity per layer": formulas.complexity,
+                "Operations": int(operations(layer, n, d, k, r)),
+                "Sequential operations": formulas.sequential,
+                "Sequential steps": sequential_operations(layer, n),
+                "Maximum path length": formulas.max_path,
+                "Path length (layers)": max_path_length(layer, n, k, r),
+            }
+        )
     return rows
 
 

@@ -14,6 +14,8 @@ from explorer.data.corpus import (
 )
 from explorer.data.multi30k import (
     SPLITS as MULTI30K_SPLITS,
+)
+from explorer.data.multi30k import (
     DataUnavailableError,
     default_multi30k_root,
     load_multi30k,

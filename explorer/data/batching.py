@@ -60,9 +60,7 @@ def token_budget_batches(
     return batches
 
 
-def padding_fraction(
-    batches: Sequence[Sequence[int]], src_lengths: Sequence[int], tgt_lengths: Sequence[int]
-) -> float:
+def padding_fraction(batches: Sequence[Sequence[int]], src_lengths: Sequence[int], tgt_lengths: Sequence[int]) -> float:
     """Share of padding among all source and target tensor positions of `batches` (0 = no padding)."""
     padded = real = 0
     for batch in batches:
@@ -123,7 +121,7 @@ def collate(
     src = torch.full((batch, src_len), pad_id, dtype=torch.long)
     tgt_in = torch.full((batch, tgt_len), pad_id, dtype=torch.long)
     tgt_out = torch.full((batch, tgt_len), pad_id, dtype=torch.long)
-    for row, (s, t) in enumerate(zip(sources, targets)):
+    for row, (s, t) in enumerate(zip(sources, targets, strict=True)):
         src[row, : len(s)] = torch.tensor(s, dtype=torch.long)
         tgt_in[row, : len(t) + 1] = torch.tensor([bos_id, *t], dtype=torch.long)
         tgt_out[row, : len(t) + 1] = torch.tensor([*t, eos_id], dtype=torch.long)

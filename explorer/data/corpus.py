@@ -104,12 +104,16 @@ def iter_lines(stream: BinaryIO, name: str, max_line_bytes: int = MAX_LINE_BYTES
     offset = 0  # bytes of the stream before the current line
     for number, raw in enumerate(iter(lambda: stream.readline(max_line_bytes + 1), b""), start=1):
         if len(raw) > max_line_bytes:
-            raise CorpusError(f"{name} line {number} is longer than {_size(max_line_bytes)}; expected plain text "
-                              "with one sentence per line")
+            raise CorpusError(
+                f"{name} line {number} is longer than {_size(max_line_bytes)}; expected plain text "
+                "with one sentence per line"
+            )
         nul = raw.find(0)
         if nul >= 0:
-            raise CorpusError(f"{name} line {number} contains a NUL byte (byte {offset + nul} of the file): this "
-                              "looks like a binary file, not UTF-8 text with one sentence per line")
+            raise CorpusError(
+                f"{name} line {number} contains a NUL byte (byte {offset + nul} of the file): this "
+                "looks like a binary file, not UTF-8 text with one sentence per line"
+            )
         skip = len(_BOM) if number == 1 and raw.startswith(_BOM) else 0
         try:
             text = raw[skip:].decode("utf-8")
@@ -205,9 +209,7 @@ def tsv_from_bytes(data: bytes, name: str, max_bytes: int | None = None) -> Para
             continue
         tabs = line.count("\t")
         if tabs != 1:
-            raise CorpusError(
-                f"{name} line {number}: expected exactly one TAB between source and target, found {tabs}"
-            )
+            raise CorpusError(f"{name} line {number}: expected exactly one TAB between source and target, found {tabs}")
         src, tgt = line.split("\t")
         source.append(src)
         target.append(tgt)
@@ -227,9 +229,7 @@ def _read_bytes(path: str | Path) -> bytes:
 def read_parallel(src_path: str | Path, tgt_path: str | Path, max_bytes: int | None = None) -> ParallelCorpus:
     """`parallel_from_bytes` for two files on disk; errors name the files by their file names."""
     src_path, tgt_path = Path(src_path), Path(tgt_path)
-    return parallel_from_bytes(
-        _read_bytes(src_path), _read_bytes(tgt_path), src_path.name, tgt_path.name, max_bytes
-    )
+    return parallel_from_bytes(_read_bytes(src_path), _read_bytes(tgt_path), src_path.name, tgt_path.name, max_bytes)
 
 
 def read_tsv(path: str | Path, max_bytes: int | None = None) -> ParallelCorpus:

@@ -101,9 +101,7 @@ def load_multi30k(split: str, root: str | Path | None = None) -> ParallelCorpus:
                 + (f", or unset ${ENV_VAR}." if root is None else ".")
             )
     else:
-        found = next(
-            (f for f in (shared_multi30k_dir(), cache_multi30k_dir()) if _has_split(f, split)), None
-        )
+        found = next((f for f in (shared_multi30k_dir(), cache_multi30k_dir()) if _has_split(f, split)), None)
         folder = cache_multi30k_dir() if found is None else found
         if found is None:
             _download_split(split, folder)

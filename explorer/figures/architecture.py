@@ -15,8 +15,13 @@ from explorer.i18n import translate
 
 WIDTH, HEIGHT = 2.1, 0.62  # block size in data units
 ENCODER_X, DECODER_X = 1.0, 3.75
-KIND_COLOURS = {"embedding": PALETTE[7], "attention": PALETTE[1], "norm": PALETTE[6], "ffn": PALETTE[0],
-                "output": PALETTE[3]}
+KIND_COLOURS = {
+    "embedding": PALETTE[7],
+    "attention": PALETTE[1],
+    "norm": PALETTE[6],
+    "ffn": PALETTE[0],
+    "output": PALETTE[3],
+}
 
 
 def _kind(block: str) -> str:
@@ -40,9 +45,17 @@ def _positions(encoder: Sequence[str], decoder: Sequence[str]) -> dict[str, tupl
     return places
 
 
-def architecture_figure(encoder_blocks: Sequence[tuple[str, str]], decoder_blocks: Sequence[tuple[str, str]],
-                        shapes: Mapping[str, tuple[int, ...]], *, n_encoder: int, n_decoder: int,
-                        selected: str | None = None, lang: str = "en", height: int = 440) -> go.Figure:
+def architecture_figure(
+    encoder_blocks: Sequence[tuple[str, str]],
+    decoder_blocks: Sequence[tuple[str, str]],
+    shapes: Mapping[str, tuple[int, ...]],
+    *,
+    n_encoder: int,
+    n_decoder: int,
+    selected: str | None = None,
+    lang: str = "en",
+    height: int = 440,
+) -> go.Figure:
     """The diagram. *_blocks: (id, English label) bottom to top; shapes: id -> tensor shape for this sentence.
 
     Per-layer blocks (everything but embeddings and the output) sit inside an "N×" frame, as in Figure 1.
@@ -53,29 +66,74 @@ def architecture_figure(encoder_blocks: Sequence[tuple[str, str]], decoder_block
     for block, (x, y) in places.items():
         hue = KIND_COLOURS[_kind(block)]
         chosen = block == selected
-        fig.add_shape(type="rect", x0=x - WIDTH / 2, x1=x + WIDTH / 2, y0=y - HEIGHT / 2, y1=y + HEIGHT / 2,
-                      fillcolor=rgba(hue, 0.85 if chosen else 0.35), line=dict(color=hue, width=5 if chosen else 2),
-                      layer="below")
+        fig.add_shape(
+            type="rect",
+            x0=x - WIDTH / 2,
+            x1=x + WIDTH / 2,
+            y0=y - HEIGHT / 2,
+            y1=y + HEIGHT / 2,
+            fillcolor=rgba(hue, 0.85 if chosen else 0.35),
+            line=dict(color=hue, width=5 if chosen else 2),
+            layer="below",
+        )
     for stack, x, count in (("enc", ENCODER_X, n_encoder), ("dec", DECODER_X, n_decoder)):
         inner = [places[b] for b in places if b.startswith(stack)]
         top, bottom = max(y for _, y in inner) + HEIGHT / 2 + 0.12, min(y for _, y in inner) - HEIGHT / 2 - 0.12
-        fig.add_shape(type="rect", x0=x - WIDTH / 2 - 0.15, x1=x + WIDTH / 2 + 0.15, y0=bottom, y1=top,
-                      line=dict(color="rgba(128,128,128,0.8)", width=2, dash="dash"), layer="below")
+        fig.add_shape(
+            type="rect",
+            x0=x - WIDTH / 2 - 0.15,
+            x1=x + WIDTH / 2 + 0.15,
+            y0=bottom,
+            y1=top,
+            line=dict(color="rgba(128,128,128,0.8)", width=2, dash="dash"),
+            layer="below",
+        )
         side = x - WIDTH / 2 - 0.3 if stack == "enc" else x + WIDTH / 2 + 0.3
-        fig.add_annotation(x=side, y=(top + bottom) / 2, text=f"{count}\u00d7", showarrow=False,
-                           font=dict(size=FONT_SIZE + 4), xanchor="right" if stack == "enc" else "left")
+        fig.add_annotation(
+            x=side,
+            y=(top + bottom) / 2,
+            text=f"{count}\u00d7",
+            showarrow=False,
+            font=dict(size=FONT_SIZE + 4),
+            xanchor="right" if stack == "enc" else "left",
+        )
     # Data flow: up each stack, and the encoder output into every decoder layer's cross-attention.
     for blocks in (encoder_blocks, decoder_blocks):
         ids = [b for b, _ in blocks]
         for lower, upper in zip(ids, ids[1:], strict=False):
             (x0, y0), (x1, y1) = places[lower], places[upper]
-            fig.add_annotation(x=x1, y=y1 - HEIGHT / 2, ax=x0, ay=y0 + HEIGHT / 2, xref="x", yref="y", axref="x",
-                               ayref="y", showarrow=True, arrowhead=2, arrowwidth=2, arrowcolor="gray", text="")
+            fig.add_annotation(
+                x=x1,
+                y=y1 - HEIGHT / 2,
+                ax=x0,
+                ay=y0 + HEIGHT / 2,
+                xref="x",
+                yref="y",
+                axref="x",
+                ayref="y",
+                showarrow=True,
+                arrowhead=2,
+                arrowwidth=2,
+                arrowcolor="gray",
+                text="",
+            )
     if "enc_norm_2" in places and "dec_cross_attention" in places:
         (x0, y0), (x1, y1) = places["enc_norm_2"], places["dec_cross_attention"]
-        fig.add_annotation(x=x1 - WIDTH / 2, y=y1, ax=x0 + WIDTH / 2, ay=y0 + HEIGHT / 2, xref="x", yref="y",
-                           axref="x", ayref="y", showarrow=True, arrowhead=2, arrowwidth=2.5,
-                           arrowcolor=KIND_COLOURS["attention"], text="")
+        fig.add_annotation(
+            x=x1 - WIDTH / 2,
+            y=y1,
+            ax=x0 + WIDTH / 2,
+            ay=y0 + HEIGHT / 2,
+            xref="x",
+            yref="y",
+            axref="x",
+            ayref="y",
+            showarrow=True,
+            arrowhead=2,
+            arrowwidth=2.5,
+            arrowcolor=KIND_COLOURS["attention"],
+            text="",
+        )
     # Residual connections: from below each sub-layer, around it, into its Add & Norm (Section 3.1).
     for blocks, x, side in ((encoder_blocks, ENCODER_X, -1), (decoder_blocks, DECODER_X, 1)):
         ids = [b for b, _ in blocks]
@@ -85,8 +143,16 @@ def architecture_figure(encoder_blocks: Sequence[tuple[str, str]], decoder_block
             (_, y0), (_, y1) = places[sub], places[norm]
             edge = x + side * (WIDTH / 2 + 0.1)
             start = y0 - HEIGHT / 2 - 0.12
-            fig.add_trace(go.Scatter(x=[x, edge, edge, x + side * WIDTH / 2], y=[start, start, y1, y1], mode="lines",
-                                     line=dict(color="gray", width=1.5), hoverinfo="skip", showlegend=False))
+            fig.add_trace(
+                go.Scatter(
+                    x=[x, edge, edge, x + side * WIDTH / 2],
+                    y=[start, start, y1, y1],
+                    mode="lines",
+                    line=dict(color="gray", width=1.5),
+                    hoverinfo="skip",
+                    showlegend=False,
+                )
+            )
     xs, ys, text, ids, hover = [], [], [], [], []
     for block, (x, y) in places.items():
         shape = shapes.get(block)
@@ -97,13 +163,24 @@ def architecture_figure(encoder_blocks: Sequence[tuple[str, str]], decoder_block
         text.append(label)
         shape_text = " \u00d7 ".join(map(str, shape)) if shape else "\u2013"
         hover.append(f"{label}<br>{translate('tensor', lang)} ({shape_text})")
-    fig.add_trace(go.Scatter(
-        x=xs, y=ys, mode="markers+text", text=text, textfont=dict(size=14), customdata=ids,
-        hovertext=hover, hovertemplate="%{hovertext}<extra></extra>",
-        marker=dict(size=40, symbol="square", opacity=0.01), showlegend=False))
+    fig.add_trace(
+        go.Scatter(
+            x=xs,
+            y=ys,
+            mode="markers+text",
+            text=text,
+            textfont=dict(size=14),
+            customdata=ids,
+            hovertext=hover,
+            hovertemplate="%{hovertext}<extra></extra>",
+            marker=dict(size=40, symbol="square", opacity=0.01),
+            showlegend=False,
+        )
+    )
     for x, name in ((ENCODER_X, "Encoder"), (DECODER_X, "Decoder")):
-        fig.add_annotation(x=x, y=-0.75, text=f"<b>{translate(name, lang)}</b>", showarrow=False,
-                           font=dict(size=FONT_SIZE))
+        fig.add_annotation(
+            x=x, y=-0.75, text=f"<b>{translate(name, lang)}</b>", showarrow=False, font=dict(size=FONT_SIZE)
+        )
     top = max(y for _, y in places.values()) + 0.6
     fig.update_xaxes(visible=False, range=[-0.75, 5.35], fixedrange=True)
     fig.update_yaxes(visible=False, range=[-1.1, top], fixedrange=True)

@@ -9,6 +9,7 @@ are indexed by position with the token text as tick labels, so a token that occu
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -16,6 +17,7 @@ from plotly.subplots import make_subplots
 
 from explorer.figures.theme import (
     CELL_TEXT_SIZE,
+    NARROW_FIGURE_WIDTH,
     TICK_SIZE,
     WEIGHT_COLORSCALE,
     apply_theme,
@@ -30,8 +32,9 @@ from explorer.i18n import translate
 _ROW_PX = 34  # height per token row in the single-head matrix and the head view
 
 
-def _check(weights: np.ndarray, ndim: int, query_labels: Sequence[str], key_labels: Sequence[str],
-           shape_doc: str) -> np.ndarray:
+def _check(
+    weights: np.ndarray, ndim: int, query_labels: Sequence[str], key_labels: Sequence[str], shape_doc: str
+) -> np.ndarray:
     w = np.asarray(weights)
     assert w.ndim == ndim, f"expected weights {shape_doc}, got shape {w.shape}"
     q, k = w.shape[-2:]
@@ -49,11 +52,17 @@ def _pair_labels(query_labels: Sequence[str], key_labels: Sequence[str]) -> np.n
     return out
 
 
-def index_axis(labels: Sequence[str], *, reverse: bool = False) -> dict:
+def index_axis(labels: Sequence[str], *, reverse: bool = False) -> dict[str, Any]:
     """Axis over positions 0..n-1 labelled with the tokens; reversed puts position 0 at the top."""
     n = len(labels)
-    return dict(tickmode="array", tickvals=list(range(n)), ticktext=escape_labels(labels),
-                range=[n - 0.5, -0.5] if reverse else [-0.5, n - 0.5], showgrid=False, zeroline=False)
+    return dict(
+        tickmode="array",
+        tickvals=list(range(n)),
+        ticktext=escape_labels(labels),
+        range=[n - 0.5, -0.5] if reverse else [-0.5, n - 0.5],
+        showgrid=False,
+        zeroline=False,
+    )
 
 
 def attention_heatmap(
@@ -81,9 +90,14 @@ def attention_heatmap(
     q, k = w.shape
     height = max(380, _ROW_PX * q + 180)
     if show_values is not False:
-        show_values = numbers_fit(q, k, height=height, title=bool(title),
-                                  row_label_chars=max(map(len, map(str, query_labels)), default=1),
-                                  **({"width": width} if width else {}))
+        show_values = numbers_fit(
+            q,
+            k,
+            height=height,
+            title=bool(title),
+            row_label_chars=max(map(len, map(str, query_labels)), default=1),
+            width=width or NARROW_FIGURE_WIDTH,
+        )
     fig = go.Figure(
         go.Heatmap(
             z=w,
@@ -103,8 +117,9 @@ def attention_heatmap(
         )
     )
     fig.update_xaxes(title_text=translate("key", lang) if x_title is None else x_title, **index_axis(key_labels))
-    fig.update_yaxes(title_text=translate("query", lang) if y_title is None else y_title,
-                     **index_axis(query_labels, reverse=True))
+    fig.update_yaxes(
+        title_text=translate("query", lang) if y_title is None else y_title, **index_axis(query_labels, reverse=True)
+    )
     apply_theme(fig, title=title, height=height)
     return fig
 
@@ -148,8 +163,7 @@ def attention_grid(
                     coloraxis="coloraxis",
                     name=name,
                     meta=dict(layer=layer, head=head),
-                    hovertemplate=f"{name}<br>"
-                    "%{customdata[0]} \u2192 %{customdata[1]}: %{z:.4f}<extra></extra>",
+                    hovertemplate=f"{name}<br>%{{customdata[0]}} \u2192 %{{customdata[1]}}: %{{z:.4f}}<extra></extra>",
                 ),
                 row=layer + 1,
                 col=head + 1,
@@ -158,14 +172,15 @@ def attention_grid(
     fig.update_xaxes(showticklabels=False, ticks="", showgrid=False, zeroline=False, range=[-0.5, k - 0.5])
     fig.update_yaxes(showticklabels=False, ticks="", showgrid=False, zeroline=False, range=[q - 0.5, -0.5])
     fig.update_layout(
-        coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=1.0,
-                       colorbar=colorbar(translate("weight", lang))),
+        coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=1.0, colorbar=colorbar(translate("weight", lang))),
     )
     apply_theme(fig, title=title, height=max(360, 150 * n_layers + 120))
     return fig
 
 
-def _bucket_segments(w: np.ndarray, threshold: float, levels: int) -> list[tuple[int, list, list]]:
+def _bucket_segments(
+    w: np.ndarray, threshold: float, levels: int
+) -> list[tuple[int, list[float | None], list[float | None]]]:
     """Group the (query i -> key j) segments with w[i, j] >= threshold into `levels` weight buckets.
 
     Returns [(level, xs, ys)] with level in 1..levels; xs/ys are 'None'-separated polylines from
@@ -219,16 +234,34 @@ def head_view(
         group, name = f"head{h}", translate("Head {n}", lang, n=h + 1)
         base = color(h)
         # A full-strength legend swatch: the first drawn bucket may be faint.
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=name,
-                                 legendgroup=group, showlegend=True, meta=dict(head=h),
-                                 line=dict(color=base, width=4), hoverinfo="skip"))
+        fig.add_trace(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="lines",
+                name=name,
+                legendgroup=group,
+                showlegend=True,
+                meta=dict(head=h),
+                line=dict(color=base, width=4),
+                hoverinfo="skip",
+            )
+        )
         for lv, xs, ys in _bucket_segments(w[h], threshold, levels):
             strength = lv / levels
-            fig.add_trace(go.Scatter(
-                x=xs, y=ys, mode="lines", name=name, legendgroup=group, showlegend=False,
-                meta=dict(head=h), hoverinfo="skip",
-                line=dict(color=rgba(base, 0.1 + 0.9 * strength), width=0.5 + 4.5 * strength),
-            ))
+            fig.add_trace(
+                go.Scatter(
+                    x=xs,
+                    y=ys,
+                    mode="lines",
+                    name=name,
+                    legendgroup=group,
+                    showlegend=False,
+                    meta=dict(head=h),
+                    hoverinfo="skip",
+                    line=dict(color=rgba(base, 0.1 + 0.9 * strength), width=0.5 + 4.5 * strength),
+                )
+            )
 
     ql, kl = escape_labels(query_labels), escape_labels(key_labels)
     query_hover = []
@@ -239,17 +272,36 @@ def head_view(
             strongest = ", ".join(f"{kl[j]} {w[h, i, j]:.2f}" for j in top)
             lines.append(translate("Head {n}", lang, n=h + 1) + ": " + strongest)
         query_hover.append("<br>".join(lines))
-    fig.add_trace(go.Scatter(
-        x=np.zeros(q), y=-np.arange(q), mode="markers+text", text=ql, textposition="middle left",
-        marker=dict(size=8, color="rgba(128, 128, 128, 0.8)"), name=query_title, showlegend=False,
-        hovertext=query_hover, hoverinfo="text", textfont=dict(size=TICK_SIZE),
-    ))
-    fig.add_trace(go.Scatter(
-        x=np.ones(k), y=-np.arange(k), mode="markers+text", text=kl, textposition="middle right",
-        marker=dict(size=8, color="rgba(128, 128, 128, 0.8)"), name=key_title, showlegend=False,
-        hovertext=[f"<b>{kl[j]}</b> ({key_title} {j})" for j in range(k)], hoverinfo="text",
-        textfont=dict(size=TICK_SIZE),
-    ))
+    fig.add_trace(
+        go.Scatter(
+            x=np.zeros(q),
+            y=-np.arange(q),
+            mode="markers+text",
+            text=ql,
+            textposition="middle left",
+            marker=dict(size=8, color="rgba(128, 128, 128, 0.8)"),
+            name=query_title,
+            showlegend=False,
+            hovertext=query_hover,
+            hoverinfo="text",
+            textfont=dict(size=TICK_SIZE),
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=np.ones(k),
+            y=-np.arange(k),
+            mode="markers+text",
+            text=kl,
+            textposition="middle right",
+            marker=dict(size=8, color="rgba(128, 128, 128, 0.8)"),
+            name=key_title,
+            showlegend=False,
+            hovertext=[f"<b>{kl[j]}</b> ({key_title} {j})" for j in range(k)],
+            hoverinfo="text",
+            textfont=dict(size=TICK_SIZE),
+        )
+    )
     n = max(q, k)
     fig.update_xaxes(visible=False, range=[-1.1, 2.1], fixedrange=True)
     fig.update_yaxes(visible=False, range=[-(n - 1) - 0.6, 1.0], fixedrange=True)

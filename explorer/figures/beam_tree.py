@@ -31,14 +31,17 @@ STYLE = {
 
 
 def _legend(status: str, lang: str) -> str:
-    names = {"start": translate("start (BOS)", lang), "kept": translate("kept in the beam", lang),
-             "finished": translate("finished (EOS)", lang), "pruned": translate("pruned", lang)}
+    names = {
+        "start": translate("start (BOS)", lang),
+        "kept": translate("kept in the beam", lang),
+        "finished": translate("finished (EOS)", lang),
+        "pruned": translate("pruned", lang),
+    }
     return names[status]
 
 
 HIGHLIGHT = "#f59e0b"
-EDGE = {"kept": "rgba(59, 130, 246, 0.6)", "finished": "rgba(34, 197, 94, 0.7)",
-        "pruned": "rgba(148, 163, 184, 0.45)"}
+EDGE = {"kept": "rgba(59, 130, 246, 0.6)", "finished": "rgba(34, 197, 94, 0.7)", "pruned": "rgba(148, 163, 184, 0.45)"}
 
 
 @dataclass(frozen=True)
@@ -77,11 +80,27 @@ def beam_tree_figure(
     fig = go.Figure()
     for status in ("pruned", "kept", "finished"):
         edges = [n for n in visible if n.status == status and n.parent_id is not None]
-        fig.add_trace(_edges(edges, by_id, EDGE[status], width=2, dash="dot" if status == "pruned" else "solid",
-                             name=f"edges: {status}"))
+        fig.add_trace(
+            _edges(
+                edges,
+                by_id,
+                EDGE[status],
+                width=2,
+                dash="dot" if status == "pruned" else "solid",
+                name=f"edges: {status}",
+            )
+        )
     if on_path:
-        fig.add_trace(_edges([n for n in visible if n.id in on_path and n.parent_id is not None], by_id,
-                             HIGHLIGHT, width=6, dash="solid", name="highlight"))
+        fig.add_trace(
+            _edges(
+                [n for n in visible if n.id in on_path and n.parent_id is not None],
+                by_id,
+                HIGHLIGHT,
+                width=6,
+                dash="solid",
+                name="highlight",
+            )
+        )
     for status in ("start", "pruned", "kept", "finished"):
         group = [n for n in visible if n.status == status]
         fig.add_trace(_markers(group, status, label, on_path, lang))
@@ -121,14 +140,24 @@ def _layout(trace: BeamTrace) -> list[_Node]:
     nodes = [_Node(root.id, None, -1, 0, 0.0, root.token, (), 0.0, 0.0, 0.0, "start")]
     placed = {root.id: nodes[0]}
     for step in trace.steps:
-        order = sorted(range(len(step.candidates)),
-                       key=lambda i: (-placed[step.candidates[i].parent_id].y, i))
+        order = sorted(range(len(step.candidates)), key=lambda i: (-placed[step.candidates[i].parent_id].y, i))
         center = (len(order) - 1) / 2
         for row, i in enumerate(order):
             c = step.candidates[i]
             parent = placed[c.parent_id]
-            node = _Node(c.id, c.parent_id, step.step, step.step + 1, center - row, c.token,
-                         parent.tokens + (c.token,), c.token_log_prob, c.log_prob, c.score, c.status)
+            node = _Node(
+                c.id,
+                c.parent_id,
+                step.step,
+                step.step + 1,
+                center - row,
+                c.token,
+                parent.tokens + (c.token,),
+                c.token_log_prob,
+                c.log_prob,
+                c.score,
+                c.status,
+            )
             placed[c.id] = node
             nodes.append(node)
     return nodes
@@ -141,20 +170,27 @@ def _path_ids(nodes: list[_Node], highlight: tuple[int, ...] | None) -> set[int]
     return path if len(path) > 1 else set()
 
 
-def _edges(children: list[_Node], by_id: dict[int, _Node], color: str, width: float, dash: str,
-           name: str) -> go.Scatter:
+def _edges(
+    children: list[_Node], by_id: dict[int, _Node], color: str, width: float, dash: str, name: str
+) -> go.Scatter:
     xs: list[float | None] = []
     ys: list[float | None] = []
     for child in children:
         parent = by_id[child.parent_id]  # type: ignore[index]
         xs += [parent.x, child.x, None]
         ys += [parent.y, child.y, None]
-    return go.Scatter(x=xs, y=ys, mode="lines", line={"color": color, "width": width, "dash": dash},
-                      hoverinfo="skip", showlegend=False, name=name)
+    return go.Scatter(
+        x=xs,
+        y=ys,
+        mode="lines",
+        line={"color": color, "width": width, "dash": dash},
+        hoverinfo="skip",
+        showlegend=False,
+        name=name,
+    )
 
 
-def _markers(group: list[_Node], status: str, label: Callable[[int], str], on_path: set[int],
-             lang: str) -> go.Scatter:
+def _markers(group: list[_Node], status: str, label: Callable[[int], str], on_path: set[int], lang: str) -> go.Scatter:
     color, symbol, size = STYLE[status]
     legend = _legend(status, lang)
     token, prefix, score = translate("token", lang), translate("prefix", lang), translate("score", lang)

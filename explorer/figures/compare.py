@@ -44,8 +44,9 @@ def shared_zmax(panels: Sequence[Panel]) -> float:
     return float(max(np.asarray(p.weights).max() for p in panels)) or 1.0
 
 
-def compare_heads(panels: Sequence[Panel], *, zmax: float | None = 1.0, title: str | None = None,
-                  lang: str = "en") -> go.Figure:
+def compare_heads(
+    panels: Sequence[Panel], *, zmax: float | None = 1.0, title: str | None = None, lang: str = "en"
+) -> go.Figure:
     """Two to four attention matrices side by side (one row, or 2 x 2 for four) on one colour axis.
 
     zmax fixes the top of the shared colour range (default 1.0, the largest possible weight);
@@ -58,11 +59,20 @@ def compare_heads(panels: Sequence[Panel], *, zmax: float | None = 1.0, title: s
     weights = [_check(p.weights, 2, p.query_labels, p.key_labels, "(q, k)") for p in panels]
     rows, cols = panel_grid(len(panels))
     top = shared_zmax(panels) if zmax is None else float(zmax)
-    repeats = [i % cols > 0 and list(panels[i - 1].query_labels) == list(p.query_labels)
-               and panels[i - 1].query_title == p.query_title for i, p in enumerate(panels)]
+    repeats = [
+        i % cols > 0
+        and list(panels[i - 1].query_labels) == list(p.query_labels)
+        and panels[i - 1].query_title == p.query_title
+        for i, p in enumerate(panels)
+    ]
     spacing = 0.0 if cols == 1 else (0.04 if all(repeats[i] for i in range(len(panels)) if i % cols) else 0.12)
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[escape_labels([p.title])[0] for p in panels],
-                        horizontal_spacing=spacing, vertical_spacing=0.16)
+    fig = make_subplots(
+        rows=rows,
+        cols=cols,
+        subplot_titles=[escape_labels([p.title])[0] for p in panels],
+        horizontal_spacing=spacing,
+        vertical_spacing=0.16,
+    )
     tallest = 1
     for i, (panel, w) in enumerate(zip(panels, weights, strict=False)):
         row, col = divmod(i, cols)
@@ -70,19 +80,34 @@ def compare_heads(panels: Sequence[Panel], *, zmax: float | None = 1.0, title: s
         tallest = max(tallest, q)
         fig.add_trace(
             go.Heatmap(
-                z=w, x=np.arange(k), y=np.arange(q), customdata=_pair_labels(panel.query_labels, panel.key_labels),
-                coloraxis="coloraxis", name=panel.title, meta=dict(panel=i), xgap=1, ygap=1,
+                z=w,
+                x=np.arange(k),
+                y=np.arange(q),
+                customdata=_pair_labels(panel.query_labels, panel.key_labels),
+                coloraxis="coloraxis",
+                name=panel.title,
+                meta=dict(panel=i),
+                xgap=1,
+                ygap=1,
                 hovertemplate=f"{escape_labels([panel.title])[0]}<br>"
                 "%{customdata[0]} \u2192 %{customdata[1]}: %{z:.4f}<extra></extra>",
             ),
-            row=row + 1, col=col + 1,
+            row=row + 1,
+            col=col + 1,
         )
-        fig.update_xaxes(title_text=translate(panel.key_title, lang), row=row + 1, col=col + 1,
-                         **index_axis(panel.key_labels))
+        fig.update_xaxes(
+            title_text=translate(panel.key_title, lang), row=row + 1, col=col + 1, **index_axis(panel.key_labels)
+        )
         repeat = repeats[i]  # the same rows as the panel to the left: its labels serve both
-        fig.update_yaxes(title_text=None if repeat else translate(panel.query_title, lang), showticklabels=not repeat,
-                         row=row + 1, col=col + 1, **index_axis(panel.query_labels, reverse=True))
-    fig.update_layout(coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=top,
-                                     colorbar=colorbar(translate("weight", lang))))
+        fig.update_yaxes(
+            title_text=None if repeat else translate(panel.query_title, lang),
+            showticklabels=not repeat,
+            row=row + 1,
+            col=col + 1,
+            **index_axis(panel.query_labels, reverse=True),
+        )
+    fig.update_layout(
+        coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=top, colorbar=colorbar(translate("weight", lang)))
+    )
     apply_theme(fig, title=title, height=rows * max(360, _ROW_PX * tallest + 150) + (60 if title else 0))
     return fig

@@ -7,6 +7,7 @@ Each layer type keeps one colour (from the theme's palette, readable on light an
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -54,7 +55,6 @@ MUTED = "rgba(128, 128, 128, 0.55)"
 LEGEND_BELOW = dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0)
 
 
-
 def metric_labels(lang: str = "en") -> dict[str, str]:
     """The measured quantities, key -> axis label in `lang` (the page's choice of what to plot)."""
     return {
@@ -75,9 +75,18 @@ def _name(label: str, lang: str) -> str:
 
 def _marker_line(x: float, y_low: float, y_high: float, name: str, text: str, hue: str) -> go.Scatter:
     """A vertical dashed marker drawn as a trace (shapes on log axes are easy to misplace)."""
-    return go.Scatter(x=[x, x], y=[y_low, y_high], mode="lines+text", name=name, text=["", text], cliponaxis=False,
-                      textposition="bottom right", line=dict(color=hue, dash="dash", width=2),
-                      textfont=dict(size=FONT_SIZE - 2), hoverinfo="name")
+    return go.Scatter(
+        x=[x, x],
+        y=[y_low, y_high],
+        mode="lines+text",
+        name=name,
+        text=["", text],
+        cliponaxis=False,
+        textposition="bottom right",
+        line=dict(color=hue, dash="dash", width=2),
+        textfont=dict(size=FONT_SIZE - 2),
+        hoverinfo="name",
+    )
 
 
 def n_grid(n: int, d: int, points: int = 200) -> np.ndarray:
@@ -86,8 +95,9 @@ def n_grid(n: int, d: int, points: int = 200) -> np.ndarray:
     return np.geomspace(1, 4 * max(n, d), points)
 
 
-def operations_figure(n_values: Sequence[float], d: int, k: int = 3, r: int = 16, *,
-                      highlight_n: int | None = None, lang: str = "en") -> go.Figure:
+def operations_figure(
+    n_values: Sequence[float], d: int, k: int = 3, r: int = 16, *, highlight_n: int | None = None, lang: str = "en"
+) -> go.Figure:
     """Table 1's complexity per layer against n, log-log, for the four layer types.
 
     A dashed marker at n = d, where self-attention (n²·d) and recurrence (n·d²) cost the same: to its left
@@ -95,25 +105,37 @@ def operations_figure(n_values: Sequence[float], d: int, k: int = 3, r: int = 16
     (r·n·d) is cheaper than full self-attention. `highlight_n` puts a dot on every curve at that n (the
     values in the table).
     """
-    n_values = np.asarray(n_values, dtype=float)
-    assert n_values.ndim == 1 and len(n_values) > 0 and (n_values >= 1).all(), \
-        f"n_values must be a non-empty 1-D array of n >= 1, got {n_values!r}"
+    n_array = np.asarray(n_values, dtype=float)
+    assert n_array.ndim == 1 and len(n_array) > 0 and (n_array >= 1).all(), (
+        f"n_values must be a non-empty 1-D array of n >= 1, got {n_array!r}"
+    )
     fig = go.Figure()
     all_ops = []
     operations_word = translate("operations", lang)
     for layer in LAYER_TYPES:
-        ops = np.array([operations(layer, n, d, k, r) for n in n_values])
+        ops = np.array([operations(layer, n, d, k, r) for n in n_array])
         all_ops.append(ops)
-        fig.add_trace(go.Scatter(
-            x=n_values, y=ops, mode="lines", name=f"{_name(LABELS[layer], lang)}  {FORMULAS[layer].complexity}",
-            line=dict(color=COLORS[layer], width=4),
-            hovertemplate=f"{_name(LABELS[layer], lang)}<br>n = %{{x:,.0f}}<br>{operations_word} = %{{y:.3s}}"
-            "<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=n_array,
+                y=ops,
+                mode="lines",
+                name=f"{_name(LABELS[layer], lang)}  {FORMULAS[layer].complexity}",
+                line=dict(color=COLORS[layer], width=4),
+                hovertemplate=f"{_name(LABELS[layer], lang)}<br>n = %{{x:,.0f}}<br>{operations_word} = %{{y:.3s}}"
+                "<extra></extra>",
+            )
+        )
     low, high = min(o.min() for o in all_ops), max(o.max() for o in all_ops)
     n_cross = crossover_n(d)
-    cross_marker = _marker_line(n_cross, low, high,
-                                translate("n = d = {d}: self-attention = recurrent", lang, d=d),
-                                translate("self-attention cheaper", lang) + " ← n = d ", COLORS[RECURRENT])
+    cross_marker = _marker_line(
+        n_cross,
+        low,
+        high,
+        translate("n = d = {d}: self-attention = recurrent", lang, d=d),
+        translate("self-attention cheaper", lang) + " ← n = d ",
+        COLORS[RECURRENT],
+    )
     cross_marker.textposition = "bottom left"
     fig.add_trace(cross_marker)
     n_restricted = restricted_crossover_n(r)
@@ -122,17 +144,24 @@ def operations_figure(n_values: Sequence[float], d: int, k: int = 3, r: int = 16
     restricted_marker.textposition = "top right"
     fig.add_trace(restricted_marker)
     if highlight_n is not None:
-        fig.add_trace(go.Scatter(
-            x=[highlight_n] * len(LAYER_TYPES),
-            y=[operations(layer, highlight_n, d, k, r) for layer in LAYER_TYPES],
-            mode="markers", name=f"n = {highlight_n}",
-            marker=dict(size=14, color=[COLORS[layer] for layer in LAYER_TYPES], line=dict(width=2, color=MUTED)),
-            text=[_name(LABELS[layer], lang) for layer in LAYER_TYPES],
-            hovertemplate=f"%{{text}}<br>n = %{{x}}<br>{operations_word} = %{{y:,.0f}}<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=[highlight_n] * len(LAYER_TYPES),
+                y=[operations(layer, highlight_n, d, k, r) for layer in LAYER_TYPES],
+                mode="markers",
+                name=f"n = {highlight_n}",
+                marker=dict(size=14, color=[COLORS[layer] for layer in LAYER_TYPES], line=dict(width=2, color=MUTED)),
+                text=[_name(LABELS[layer], lang) for layer in LAYER_TYPES],
+                hovertemplate=f"%{{text}}<br>n = %{{x}}<br>{operations_word} = %{{y:,.0f}}<extra></extra>",
+            )
+        )
     fig.update_xaxes(type="log", title_text=translate("sequence length n", lang))
     fig.update_yaxes(type="log", title_text=translate("operations per layer (constants dropped)", lang))
-    apply_theme(fig, title=translate("Complexity per layer (Table 1), d = {d}, k = {k}, r = {r}", lang, d=d, k=k, r=r),
-                height=640)
+    apply_theme(
+        fig,
+        title=translate("Complexity per layer (Table 1), d = {d}, k = {k}, r = {r}", lang, d=d, k=k, r=r),
+        height=640,
+    )
     return fig.update_layout(legend=LEGEND_BELOW)
 
 
@@ -141,8 +170,9 @@ def _formula_curve(layer: str, ns: np.ndarray, depths: np.ndarray, d: int, kerne
     return np.array([operations(FORMULA_OF[layer], int(n), d, kernel) for n in ns]) * depths
 
 
-def measured_figure(rows: Sequence[dict], metric: str = "forward_ms", *, formula_overlay: bool = True,
-                    lang: str = "en") -> go.Figure:
+def measured_figure(
+    rows: Sequence[dict[str, Any]], metric: str = "forward_ms", *, formula_overlay: bool = True, lang: str = "en"
+) -> go.Figure:
     """Measured time or memory (rows from `measure_layers`) against n per layer, on log-log axes.
 
     With `formula_overlay` and a time metric, each layer also gets a dashed curve of its Table 1 operation
@@ -166,30 +196,52 @@ def measured_figure(rows: Sequence[dict], metric: str = "forward_ms", *, formula
         ns = np.array([row["n"] for row in layer_rows], dtype=float)
         values = np.array([row[metric] for row in layer_rows], dtype=float)
         depths = np.array([row["depth"] for row in layer_rows], dtype=float)
-        fig.add_trace(go.Scatter(
-            x=ns, y=values, mode="lines+markers", name=_name(MEASURED_LABELS[layer], lang), legendgroup=layer,
-            line=dict(color=COLORS[layer], width=4), marker=dict(size=10),
-            customdata=depths,
-            hovertemplate=(f"{_name(MEASURED_LABELS[layer], lang)}<br>n = %{{x}}<br>{metric_label} = %{{y:.3g}}"
-                           f"<br>" + translate("layers", lang) + " = %{customdata}<extra></extra>")))
+        fig.add_trace(
+            go.Scatter(
+                x=ns,
+                y=values,
+                mode="lines+markers",
+                name=_name(MEASURED_LABELS[layer], lang),
+                legendgroup=layer,
+                line=dict(color=COLORS[layer], width=4),
+                marker=dict(size=10),
+                customdata=depths,
+                hovertemplate=(
+                    f"{_name(MEASURED_LABELS[layer], lang)}<br>n = %{{x}}<br>{metric_label} = %{{y:.3g}}"
+                    f"<br>" + translate("layers", lang) + " = %{customdata}<extra></extra>"
+                ),
+            )
+        )
         if formula_overlay and metric != "memory_mb":
             curve = _formula_curve(layer, ns, depths, d, kernel)
             scaled = curve * (values[-1] / curve[-1])
             formula = FORMULAS[FORMULA_OF[layer]].complexity
             if layer == CONV_DILATED:
                 formula = f"log_k(n)·{formula}"
-            fig.add_trace(go.Scatter(
-                x=ns, y=scaled, mode="lines", name=translate("{formula}, scaled", lang, formula=formula),
-                legendgroup=layer,
-                line=dict(color=COLORS[layer], width=2, dash="dash"), hoverinfo="skip"))
+            fig.add_trace(
+                go.Scatter(
+                    x=ns,
+                    y=scaled,
+                    mode="lines",
+                    name=translate("{formula}, scaled", lang, formula=formula),
+                    legendgroup=layer,
+                    line=dict(color=COLORS[layer], width=2, dash="dash"),
+                    hoverinfo="skip",
+                )
+            )
     fig.update_xaxes(type="log", title_text=translate("sequence length n", lang))
     fig.update_yaxes(type="log", title_text=y_title)
-    apply_theme(fig, title=translate("Measured on {device}: {metric}, d = {d}, k = {k}", lang, device=device,
-                                     metric=metric_label, d=d, k=kernel), height=680)
+    apply_theme(
+        fig,
+        title=translate(
+            "Measured on {device}: {metric}, d = {d}, k = {k}", lang, device=device, metric=metric_label, d=d, k=kernel
+        ),
+        height=680,
+    )
     return fig.update_layout(legend=LEGEND_BELOW)
 
 
-def _receptive_field(layer: str, target: int, levels: int, n: int, k: int, r: int) -> tuple[list, list]:
+def _receptive_field(layer: str, target: int, levels: int, n: int, k: int, r: int) -> tuple[list[int], list[int]]:
     """Outline (x, level) of the input positions that reach `target` at the top level within `levels` layers."""
     if layer == SELF_ATTENTION:
         left, right = [0], [n - 1]
@@ -197,8 +249,10 @@ def _receptive_field(layer: str, target: int, levels: int, n: int, k: int, r: in
         left = [max(0, target - (levels - level) * r) for level in range(levels + 1)]
         right = [min(n - 1, target + (levels - level) * r) for level in range(levels + 1)]
     else:  # causal convolutions: reach k-1 per layer (contiguous) or k^L - 1 after L dilated layers
-        reach = [(levels - level) * (k - 1) if layer == CONV_CONTIGUOUS else k ** (levels - level) - 1
-                 for level in range(levels + 1)]
+        reach = [
+            (levels - level) * (k - 1) if layer == CONV_CONTIGUOUS else k ** (levels - level) - 1
+            for level in range(levels + 1)
+        ]
         left = [max(0, target - reach_l) for reach_l in reach]
         right = [target] * (levels + 1)
     if layer == SELF_ATTENTION:
@@ -219,19 +273,37 @@ def path_length_figure(i: int, j: int, n: int, k: int = 3, r: int = 16, *, lang:
     """
     assert n >= 2 and 0 <= i < n and 0 <= j < n, f"need 0 <= i, j < n with n >= 2, got i={i}, j={j}, n={n}"
     hops = {layer: path_length(layer, i, j, k, r) for layer in PATH_LAYERS}
-    titles = [f"{_name(LABELS[layer], lang)}: " + _hops(hops[layer], layer == RECURRENT, lang)
-              for layer in PATH_LAYERS]
+    titles = [f"{_name(LABELS[layer], lang)}: " + _hops(hops[layer], layer == RECURRENT, lang) for layer in PATH_LAYERS]
     rows = len(PATH_LAYERS)
-    specs = [[{"rowspan": rows}, {}]] + [[None, {}] for _ in range(rows - 1)]
-    fig = make_subplots(rows=rows, cols=2, specs=specs, column_widths=[0.28, 0.72], horizontal_spacing=0.14,
-                        vertical_spacing=0.09,
-                        subplot_titles=[translate("layers / steps between the two positions", lang)] + titles)
+    specs: list[list[dict[str, Any] | None]] = [[{"rowspan": rows}, {}]]
+    specs += [[None, {}] for _ in range(rows - 1)]
+    fig = make_subplots(
+        rows=rows,
+        cols=2,
+        specs=specs,
+        column_widths=[0.28, 0.72],
+        horizontal_spacing=0.14,
+        vertical_spacing=0.09,
+        subplot_titles=[translate("layers / steps between the two positions", lang)] + titles,
+    )
     labels = [_name(LABELS[layer], lang) for layer in PATH_LAYERS]
-    fig.add_trace(go.Bar(
-        x=[hops[layer] for layer in PATH_LAYERS], y=labels, orientation="h", name=translate("path length", lang),
-        marker_color=[COLORS[layer] for layer in PATH_LAYERS], text=[hops[layer] for layer in PATH_LAYERS],
-        textposition="outside", textfont=dict(size=FONT_SIZE), cliponaxis=False, showlegend=False,
-        hovertemplate="%{y}: %{x}<extra></extra>"), row=1, col=1)
+    fig.add_trace(
+        go.Bar(
+            x=[hops[layer] for layer in PATH_LAYERS],
+            y=labels,
+            orientation="h",
+            name=translate("path length", lang),
+            marker_color=[COLORS[layer] for layer in PATH_LAYERS],
+            text=[hops[layer] for layer in PATH_LAYERS],
+            textposition="outside",
+            textfont=dict(size=FONT_SIZE),
+            cliponaxis=False,
+            showlegend=False,
+            hovertemplate="%{y}: %{x}<extra></extra>",
+        ),
+        row=1,
+        col=1,
+    )
     fig.update_yaxes(autorange="reversed", row=1, col=1)
     fig.update_xaxes(title_text=translate("hops", lang), range=[0, max(hops.values()) * 1.25 + 1], row=1, col=1)
 
@@ -242,37 +314,89 @@ def path_length_figure(i: int, j: int, n: int, k: int = 3, r: int = 16, *, lang:
         levels = max(node[1] for node in nodes) if len(nodes) > 1 else 1
         if layer != RECURRENT and hops[layer] > 0:
             xs, ys = _receptive_field(layer, target, levels, n, k, r)
-            fig.add_trace(go.Scatter(x=xs, y=ys, fill="toself", mode="lines", line=dict(width=0),
-                                     fillcolor=rgba(hue, 0.2), showlegend=False, hoverinfo="skip"),
-                          row=row, col=2)
+            fig.add_trace(
+                go.Scatter(
+                    x=xs,
+                    y=ys,
+                    fill="toself",
+                    mode="lines",
+                    line=dict(width=0),
+                    fillcolor=rgba(hue, 0.2),
+                    showlegend=False,
+                    hoverinfo="skip",
+                ),
+                row=row,
+                col=2,
+            )
         if show_dots:
             for level in sorted({0, levels}):
-                fig.add_trace(go.Scatter(x=list(range(n)), y=[level] * n, mode="markers",
-                                         marker=dict(size=6, color=MUTED), showlegend=False, hoverinfo="skip"),
-                              row=row, col=2)
-        fig.add_trace(go.Scatter(
-            x=[x for x, _ in nodes], y=[level for _, level in nodes], mode="lines+markers",
-            name=_name(LABELS[layer], lang), line=dict(color=hue, width=4), marker=dict(size=11, color=hue),
-            showlegend=False,
-            hovertemplate=translate("position", lang) + " %{x}, " + translate("level", lang)
-            + f" %{{y}}<extra>{_name(LABELS[layer], lang)}</extra>"),
-            row=row, col=2)
+                fig.add_trace(
+                    go.Scatter(
+                        x=list(range(n)),
+                        y=[level] * n,
+                        mode="markers",
+                        marker=dict(size=6, color=MUTED),
+                        showlegend=False,
+                        hoverinfo="skip",
+                    ),
+                    row=row,
+                    col=2,
+                )
+        fig.add_trace(
+            go.Scatter(
+                x=[x for x, _ in nodes],
+                y=[level for _, level in nodes],
+                mode="lines+markers",
+                name=_name(LABELS[layer], lang),
+                line=dict(color=hue, width=4),
+                marker=dict(size=11, color=hue),
+                showlegend=False,
+                hovertemplate=translate("position", lang)
+                + " %{x}, "
+                + translate("level", lang)
+                + f" %{{y}}<extra>{_name(LABELS[layer], lang)}</extra>",
+            ),
+            row=row,
+            col=2,
+        )
         ends = [(source, 0, f"{source}")] + ([(target, levels, f"{target}")] if len(nodes) > 1 else [])
-        fig.add_trace(go.Scatter(x=[x for x, _, _ in ends], y=[y for _, y, _ in ends], mode="text",
-                                 text=[text for _, _, text in ends],
-                                 textposition=["bottom center", "top center"][:len(ends)],
-                                 textfont=dict(size=FONT_SIZE - 2), cliponaxis=False, showlegend=False,
-                                 hoverinfo="skip"), row=row, col=2)
-        fig.update_xaxes(range=[-0.5 - 0.02 * n, n - 0.5 + 0.02 * n], showgrid=False, zeroline=False,
-                         row=row, col=2)
-        fig.update_yaxes(range=[-0.6 * levels, 1.6 * levels], tickvals=[0, levels],
-                         ticktext=[translate("input", lang), translate("hidden", lang) if layer == RECURRENT
-                                   else translate("layer {n}", lang, n=levels)],
-                         tickfont=dict(size=FONT_SIZE - 2), showgrid=False, zeroline=False, row=row, col=2)
+        fig.add_trace(
+            go.Scatter(
+                x=[x for x, _, _ in ends],
+                y=[y for _, y, _ in ends],
+                mode="text",
+                text=[text for _, _, text in ends],
+                textposition=["bottom center", "top center"][: len(ends)],
+                textfont=dict(size=FONT_SIZE - 2),
+                cliponaxis=False,
+                showlegend=False,
+                hoverinfo="skip",
+            ),
+            row=row,
+            col=2,
+        )
+        fig.update_xaxes(range=[-0.5 - 0.02 * n, n - 0.5 + 0.02 * n], showgrid=False, zeroline=False, row=row, col=2)
+        fig.update_yaxes(
+            range=[-0.6 * levels, 1.6 * levels],
+            tickvals=[0, levels],
+            ticktext=[
+                translate("input", lang),
+                translate("hidden", lang) if layer == RECURRENT else translate("layer {n}", lang, n=levels),
+            ],
+            tickfont=dict(size=FONT_SIZE - 2),
+            showgrid=False,
+            zeroline=False,
+            row=row,
+            col=2,
+        )
     fig.update_xaxes(title_text=translate("position", lang), row=rows, col=2)
-    return apply_theme(fig, title=translate("Path length between positions {i} and {j} (n = {n}, k = {k}, r = {r})",
-                                            lang, i=i, j=j, n=n, k=k, r=r),
-                       height=180 * rows + 140)
+    return apply_theme(
+        fig,
+        title=translate(
+            "Path length between positions {i} and {j} (n = {n}, k = {k}, r = {r})", lang, i=i, j=j, n=n, k=k, r=r
+        ),
+        height=180 * rows + 140,
+    )
 
 
 def _hops(count: int, recurrent: bool, lang: str) -> str:

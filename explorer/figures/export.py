@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import subprocess
+from typing import Any
 
 import plotly.graph_objects as go
 
@@ -34,7 +35,7 @@ def _slug(name: str) -> str:
     return slug or "figure"
 
 
-def download_config(filename: str) -> dict:
+def download_config(filename: str) -> dict[str, Any]:
     """The plotly `config` for ``st.plotly_chart(fig, config=...)``.
 
     The modebar's camera button then saves a PNG at twice the on-screen resolution, named after the
@@ -73,8 +74,9 @@ def hangul_font_available() -> bool:
     return bool(found.stdout.strip())
 
 
-def _export(fig: go.Figure, fmt: str, scale: float, width: int | None, height: int | None,
-            background: str | None) -> bytes:
+def _export(
+    fig: go.Figure, fmt: str, scale: float, width: int | None, height: int | None, background: str | None
+) -> bytes:
     browser = find_browser()
     if browser is None:
         raise ExportUnavailableError(
@@ -109,8 +111,9 @@ def _export(fig: go.Figure, fmt: str, scale: float, width: int | None, height: i
     return kaleido.calc_fig_sync(spec, opts=opts, kopts=kopts)
 
 
-def figure_to_svg(fig: go.Figure, *, width: int | None = None, height: int | None = None,
-                  background: str | None = "white") -> bytes:
+def figure_to_svg(
+    fig: go.Figure, *, width: int | None = None, height: int | None = None, background: str | None = "white"
+) -> bytes:
     """The figure as SVG bytes (offline, via kaleido and a local Chromium).
 
     `background=None` keeps the transparent background. Raises `ExportUnavailableError` without a browser.
@@ -118,7 +121,13 @@ def figure_to_svg(fig: go.Figure, *, width: int | None = None, height: int | Non
     return _export(fig, "svg", 1, width, height, background)
 
 
-def figure_to_png(fig: go.Figure, scale: float = 2, *, width: int | None = None,
-                  height: int | None = None, background: str | None = "white") -> bytes:
+def figure_to_png(
+    fig: go.Figure,
+    scale: float = 2,
+    *,
+    width: int | None = None,
+    height: int | None = None,
+    background: str | None = "white",
+) -> bytes:
     """The figure as PNG bytes at `scale` times its layout size (offline, via kaleido and Chromium)."""
     return _export(fig, "png", scale, width, height, background)

@@ -17,8 +17,9 @@ from explorer.i18n import translate
 FAMILY_NAMES = {"enc": "Encoder self-attention", "dec": "Decoder self-attention", "cross": "Cross-attention"}
 
 
-def importance_heatmaps(grids: Mapping[str, np.ndarray], *, value_title: str = "BLEU drop",
-                        lang: str = "en") -> go.Figure:
+def importance_heatmaps(
+    grids: Mapping[str, np.ndarray], *, value_title: str = "BLEU drop", lang: str = "en"
+) -> go.Figure:
     """One layer × head heatmap per family, grids[family] (layers, heads), values written in the cells.
 
     Signed values (a BLEU drop can be negative: the model did better without the head) use a diverging
@@ -27,32 +28,63 @@ def importance_heatmaps(grids: Mapping[str, np.ndarray], *, value_title: str = "
     families = list(grids)
     assert families, "no family to draw"
     values = [np.asarray(grids[f], dtype=float) for f in families]
-    for f, v in zip(families, values):
+    for f, v in zip(families, values, strict=True):
         assert v.ndim == 2, f"{f}: expected (layers, heads), got shape {v.shape}"
     bound = max(float(np.nanmax(np.abs(v))) for v in values) or 1.0
-    fig = make_subplots(rows=1, cols=len(families), horizontal_spacing=0.08,
-                        subplot_titles=[translate(FAMILY_NAMES.get(f, f), lang) for f in families])
+    fig = make_subplots(
+        rows=1,
+        cols=len(families),
+        horizontal_spacing=0.08,
+        subplot_titles=[translate(FAMILY_NAMES.get(f, f), lang) for f in families],
+    )
     head_word, layer_word = translate("Head", lang), translate("Layer", lang)
-    for col, (family, v) in enumerate(zip(families, values), start=1):
+    for col, (family, v) in enumerate(zip(families, values, strict=True), start=1):
         layers, heads = v.shape
-        fig.add_trace(go.Heatmap(
-            z=v, x=np.arange(heads), y=np.arange(layers), coloraxis="coloraxis", texttemplate="%{z:.1f}",
-            name=family, meta=dict(family=family),
-            hovertemplate=f"{family}.%{{y}}.%{{x}}<br>{value_title}: %{{z:.2f}}<extra></extra>"), row=1, col=col)
-        fig.update_xaxes(title_text=head_word, tickmode="array", tickvals=list(range(heads)),
-                         ticktext=[str(h) for h in range(heads)], row=1, col=col)
-        fig.update_yaxes(title_text=layer_word if col == 1 else None, tickmode="array",
-                         tickvals=list(range(layers)), ticktext=[str(layer) for layer in range(layers)],
-                         range=[layers - 0.5, -0.5], row=1, col=col)
-    fig.update_layout(coloraxis=dict(colorscale=DIVERGING_COLORSCALE, cmin=-bound, cmax=bound,
-                                     colorbar=colorbar(value_title)))
+        fig.add_trace(
+            go.Heatmap(
+                z=v,
+                x=np.arange(heads),
+                y=np.arange(layers),
+                coloraxis="coloraxis",
+                texttemplate="%{z:.1f}",
+                name=family,
+                meta=dict(family=family),
+                hovertemplate=f"{family}.%{{y}}.%{{x}}<br>{value_title}: %{{z:.2f}}<extra></extra>",
+            ),
+            row=1,
+            col=col,
+        )
+        fig.update_xaxes(
+            title_text=head_word,
+            tickmode="array",
+            tickvals=list(range(heads)),
+            ticktext=[str(h) for h in range(heads)],
+            row=1,
+            col=col,
+        )
+        fig.update_yaxes(
+            title_text=layer_word if col == 1 else None,
+            tickmode="array",
+            tickvals=list(range(layers)),
+            ticktext=[str(layer) for layer in range(layers)],
+            range=[layers - 0.5, -0.5],
+            row=1,
+            col=col,
+        )
+    fig.update_layout(
+        coloraxis=dict(colorscale=DIVERGING_COLORSCALE, cmin=-bound, cmax=bound, colorbar=colorbar(value_title))
+    )
     rows = max(v.shape[0] for v in values)
-    return apply_theme(fig, title=translate("{value} when one head is switched off", lang, value=value_title),
-                       height=max(320, 70 * rows + 200))
+    return apply_theme(
+        fig,
+        title=translate("{value} when one head is switched off", lang, value=value_title),
+        height=max(320, 70 * rows + 200),
+    )
 
 
-def pruning_curves(curves: Mapping[str, Sequence[tuple[int, float]]], baseline: float, *,
-                   lang: str = "en") -> go.Figure:
+def pruning_curves(
+    curves: Mapping[str, Sequence[tuple[int, float]]], baseline: float, *, lang: str = "en"
+) -> go.Figure:
     """BLEU against the number of heads removed, one line per family (Michel et al., 2019, Figure 3).
 
     curves[family] = [(removed, bleu), …] starting at (0, baseline); the full model's BLEU is a dashed line.
@@ -61,18 +93,36 @@ def pruning_curves(curves: Mapping[str, Sequence[tuple[int, float]]], baseline: 
     for i, (family, points) in enumerate(curves.items()):
         removed = [p[0] for p in points]
         bleu = [p[1] for p in points]
-        fig.add_trace(go.Scatter(x=removed, y=bleu, mode="lines+markers", name=translate(FAMILY_NAMES[family], lang),
-                                 line=dict(color=color(i), width=3),
-                                 hovertemplate="%{x}: BLEU %{y:.2f}<extra>" + family + "</extra>"))
-    fig.add_hline(y=baseline, line_dash="dash", line_color="gray",
-                  annotation_text=translate("all heads", lang), annotation_position="top right")
+        fig.add_trace(
+            go.Scatter(
+                x=removed,
+                y=bleu,
+                mode="lines+markers",
+                name=translate(FAMILY_NAMES[family], lang),
+                line=dict(color=color(i), width=3),
+                hovertemplate="%{x}: BLEU %{y:.2f}<extra>" + family + "</extra>",
+            )
+        )
+    fig.add_hline(
+        y=baseline,
+        line_dash="dash",
+        line_color="gray",
+        annotation_text=translate("all heads", lang),
+        annotation_position="top right",
+    )
     fig.update_xaxes(title_text=translate("heads removed (least important first)", lang), dtick=1)
     fig.update_yaxes(title_text="BLEU", rangemode="tozero")
     return apply_theme(fig, title=translate("Pruning heads one family at a time", lang), height=460)
 
 
-def rollout_comparison(rollout: np.ndarray, plain: np.ndarray, output_labels: Sequence[str],
-                       source_labels: Sequence[str], *, lang: str = "en") -> go.Figure:
+def rollout_comparison(
+    rollout: np.ndarray,
+    plain: np.ndarray,
+    output_labels: Sequence[str],
+    source_labels: Sequence[str],
+    *,
+    lang: str = "en",
+) -> go.Figure:
     """Output → source attribution through all layers (left) beside the top layer's mean cross-attention
     (right), both (tgt, src) with rows summing to one, on one colour scale."""
     left = _check(rollout, 2, output_labels, source_labels, "(tgt, src)")
@@ -81,20 +131,37 @@ def rollout_comparison(rollout: np.ndarray, plain: np.ndarray, output_labels: Se
     titles = [translate("Flow through all layers (rollout)", lang), translate("Top layer, mean of heads", lang)]
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06, subplot_titles=titles)
     pairs = _pair_labels(output_labels, source_labels)
-    for col, (w, name) in enumerate(zip((left, right), ("rollout", "last layer")), start=1):
-        fig.add_trace(go.Heatmap(z=w, x=np.arange(w.shape[1]), y=np.arange(w.shape[0]), customdata=pairs,
-                                 coloraxis="coloraxis", name=name,
-                                 hovertemplate="%{customdata[0]} → %{customdata[1]}: %{z:.3f}<extra></extra>"),
-                      row=1, col=col)
+    for col, (w, name) in enumerate(zip((left, right), ("rollout", "last layer"), strict=True), start=1):
+        fig.add_trace(
+            go.Heatmap(
+                z=w,
+                x=np.arange(w.shape[1]),
+                y=np.arange(w.shape[0]),
+                customdata=pairs,
+                coloraxis="coloraxis",
+                name=name,
+                hovertemplate="%{customdata[0]} → %{customdata[1]}: %{z:.3f}<extra></extra>",
+            ),
+            row=1,
+            col=col,
+        )
         fig.update_xaxes(title_text=translate("source", lang), **index_axis(source_labels), row=1, col=col)
     fig.update_yaxes(title_text=translate("output", lang), **index_axis(output_labels, reverse=True), row=1, col=1)
-    fig.update_layout(coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=1.0,
-                                     colorbar=colorbar(translate("share", lang))))
+    fig.update_layout(
+        coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=1.0, colorbar=colorbar(translate("share", lang)))
+    )
     return apply_theme(fig, height=max(380, 34 * left.shape[0] + 200))
 
 
-def layer_heads(weights: np.ndarray, off: Sequence[bool], query_labels: Sequence[str], key_labels: Sequence[str],
-                *, title: str | None = None, lang: str = "en") -> go.Figure:
+def layer_heads(
+    weights: np.ndarray,
+    off: Sequence[bool],
+    query_labels: Sequence[str],
+    key_labels: Sequence[str],
+    *,
+    title: str | None = None,
+    lang: str = "en",
+) -> go.Figure:
     """One layer's heads side by side, weights (heads, q, k); a switched-off head is drawn empty, titled "off".
 
     The weights of an ablated head are still computed (only its output is removed), so they are hidden
@@ -105,45 +172,94 @@ def layer_heads(weights: np.ndarray, off: Sequence[bool], query_labels: Sequence
     assert len(off) == heads, f"expected {heads} on/off flags, got {len(off)}"
     head_word, off_word = translate("Head", lang), translate("off", lang)
     titles = [f"{head_word} {h} · {off_word}" if off[h] else f"{head_word} {h}" for h in range(heads)]
-    fig = make_subplots(rows=1, cols=heads, shared_yaxes=True, horizontal_spacing=min(0.03, 0.3 / max(heads - 1, 1)),
-                        subplot_titles=titles)
+    fig = make_subplots(
+        rows=1,
+        cols=heads,
+        shared_yaxes=True,
+        horizontal_spacing=min(0.03, 0.3 / max(heads - 1, 1)),
+        subplot_titles=titles,
+    )
     pairs = _pair_labels(query_labels, key_labels)
     for h in range(heads):
         z = np.full((q, k), np.nan) if off[h] else w[h]
-        fig.add_trace(go.Heatmap(z=z, x=np.arange(k), y=np.arange(q), customdata=pairs, coloraxis="coloraxis",
-                                 name=titles[h], meta=dict(head=h, off=bool(off[h])),
-                                 hovertemplate="%{customdata[0]} → %{customdata[1]}: %{z:.3f}<extra></extra>"),
-                      row=1, col=h + 1)
+        fig.add_trace(
+            go.Heatmap(
+                z=z,
+                x=np.arange(k),
+                y=np.arange(q),
+                customdata=pairs,
+                coloraxis="coloraxis",
+                name=titles[h],
+                meta=dict(head=h, off=bool(off[h])),
+                hovertemplate="%{customdata[0]} → %{customdata[1]}: %{z:.3f}<extra></extra>",
+            ),
+            row=1,
+            col=h + 1,
+        )
         fig.update_xaxes(**index_axis(key_labels), row=1, col=h + 1)
     fig.update_yaxes(**index_axis(query_labels, reverse=True), row=1, col=1)
-    fig.update_layout(coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=1.0,
-                                     colorbar=colorbar(translate("weight", lang))))
+    fig.update_layout(
+        coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=1.0, colorbar=colorbar(translate("weight", lang)))
+    )
     return apply_theme(fig, title=title, height=max(360, 30 * q + 220))
 
 
-
-def replay_frame(weights: np.ndarray, output_labels: Sequence[str], source_labels: Sequence[str],
-                 loss_steps: Sequence[int], losses: Sequence[float], step: int, *, title: str | None = None,
-                 lang: str = "en") -> go.Figure:
+def replay_frame(
+    weights: np.ndarray,
+    output_labels: Sequence[str],
+    source_labels: Sequence[str],
+    loss_steps: Sequence[int],
+    losses: Sequence[float],
+    step: int,
+    *,
+    title: str | None = None,
+    lang: str = "en",
+) -> go.Figure:
     """One head's cross-attention at one training step (left), weights (output, source), beside the training
     loss curve with that step marked (right)."""
     w = _check(weights, 2, output_labels, source_labels, "(output, source)")
-    fig = make_subplots(rows=1, cols=2, column_widths=[0.55, 0.45], horizontal_spacing=0.12,
-                        subplot_titles=[translate("Cross-attention at step {step}", lang, step=step),
-                                        translate("Training loss", lang)])
-    fig.add_trace(go.Heatmap(z=w, x=np.arange(w.shape[1]), y=np.arange(w.shape[0]), coloraxis="coloraxis",
-                             customdata=_pair_labels(output_labels, source_labels), name="attention",
-                             meta=dict(step=int(step)),
-                             hovertemplate="%{customdata[0]} → %{customdata[1]}: %{z:.3f}<extra></extra>"),
-                  row=1, col=1)
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        column_widths=[0.55, 0.45],
+        horizontal_spacing=0.12,
+        subplot_titles=[translate("Cross-attention at step {step}", lang, step=step), translate("Training loss", lang)],
+    )
+    fig.add_trace(
+        go.Heatmap(
+            z=w,
+            x=np.arange(w.shape[1]),
+            y=np.arange(w.shape[0]),
+            coloraxis="coloraxis",
+            customdata=_pair_labels(output_labels, source_labels),
+            name="attention",
+            meta=dict(step=int(step)),
+            hovertemplate="%{customdata[0]} → %{customdata[1]}: %{z:.3f}<extra></extra>",
+        ),
+        row=1,
+        col=1,
+    )
     fig.update_xaxes(title_text=translate("source", lang), **index_axis(source_labels), row=1, col=1)
     fig.update_yaxes(title_text=translate("output", lang), **index_axis(output_labels, reverse=True), row=1, col=1)
     if len(loss_steps):
-        fig.add_trace(go.Scatter(x=list(loss_steps), y=list(losses), mode="lines", name=translate("loss", lang),
-                                 line=dict(color=color(0), width=2), showlegend=False), row=1, col=2)
+        fig.add_trace(
+            go.Scatter(
+                x=list(loss_steps),
+                y=list(losses),
+                mode="lines",
+                name=translate("loss", lang),
+                line=dict(color=color(0), width=2),
+                showlegend=False,
+            ),
+            row=1,
+            col=2,
+        )
     fig.add_vline(x=step, line_dash="dash", line_color=color(1), row=1, col=2)
     fig.update_xaxes(title_text=translate("step", lang), row=1, col=2)
     fig.update_yaxes(title_text=translate("loss", lang), row=1, col=2)
-    fig.update_layout(coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=1.0,
-                                     colorbar=colorbar(translate("weight", lang), x=0.5)))
+    fig.update_layout(
+        coloraxis=dict(
+            colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=1.0, colorbar=colorbar(translate("weight", lang), x=0.5)
+        )
+    )
     return apply_theme(fig, title=title, height=max(400, 32 * w.shape[0] + 220))

@@ -72,16 +72,33 @@ def values_heatmap(
     limit = float(bound) if bound is not None else (float(np.abs(finite).max()) if finite.size else 1.0)
     limit = limit or 1.0
     height = max(220, _ROW_PX * rows + 170)
-    write = numbers_fit(rows, cols, height=height, sample=f"-{limit:.{decimals}f}", title=bool(title),
-                        row_label_chars=_label_chars(row_labels), **({"width": width} if width else {}))
-    fig = go.Figure(go.Heatmap(
-        z=m, x=np.arange(cols), y=np.arange(rows), colorscale=DIVERGING_COLORSCALE, zmin=-limit, zmax=limit,
-        texttemplate=f"%{{z:.{decimals}f}}" if write else None, textfont=dict(size=CELL_TEXT_SIZE),
-        xgap=2, ygap=2,
-        colorbar=colorbar(colorbar_title), showscale=rows > 2,  # a one-row strip has no room for a colour bar
-        customdata=np.broadcast_to(np.asarray(escape_labels(row_labels), dtype=object)[:, None], (rows, cols)),
-        hovertemplate="%{customdata}, " + x_title + " %{x}: %{z:.4f}<extra></extra>",
-    ))
+    write = numbers_fit(
+        rows,
+        cols,
+        height=height,
+        sample=f"-{limit:.{decimals}f}",
+        title=bool(title),
+        row_label_chars=_label_chars(row_labels),
+        **({"width": width} if width else {}),
+    )
+    fig = go.Figure(
+        go.Heatmap(
+            z=m,
+            x=np.arange(cols),
+            y=np.arange(rows),
+            colorscale=DIVERGING_COLORSCALE,
+            zmin=-limit,
+            zmax=limit,
+            texttemplate=f"%{{z:.{decimals}f}}" if write else None,
+            textfont=dict(size=CELL_TEXT_SIZE),
+            xgap=2,
+            ygap=2,
+            colorbar=colorbar(colorbar_title),
+            showscale=rows > 2,  # a one-row strip has no room for a colour bar
+            customdata=np.broadcast_to(np.asarray(escape_labels(row_labels), dtype=object)[:, None], (rows, cols)),
+            hovertemplate="%{customdata}, " + x_title + " %{x}: %{z:.4f}<extra></extra>",
+        )
+    )
     fig.update_xaxes(title_text=x_title, **index_axis(columns))
     fig.update_yaxes(title_text=y_title, **index_axis(row_labels, reverse=True))
     return apply_theme(fig, title=title, height=height)
@@ -112,12 +129,21 @@ def stage_matrices(
     for a in stages:
         assert a.shape == (q, k), f"expected every stage of shape {(q, k)}, got {a.shape}"
     assert len(query_labels) == q and len(key_labels) == k, (
-        f"expected {q} query and {k} key labels, got {len(query_labels)} and {len(key_labels)}")
+        f"expected {q} query and {k} key labels, got {len(query_labels)} and {len(key_labels)}"
+    )
     assert 0 <= query_index < q, f"query_index {query_index} out of range 0..{q - 1}"
     height = max(380, 30 * q + 220)
     write = show_values is not False and numbers_fit(
-        q, k, height=height, sample="-0.00", size=CELL_TEXT_SIZE, panels=4, title=bool(title),
-        row_label_chars=_label_chars(query_labels), **({"width": width} if width else {}))
+        q,
+        k,
+        height=height,
+        sample="-0.00",
+        size=CELL_TEXT_SIZE,
+        panels=4,
+        title=bool(title),
+        row_label_chars=_label_chars(query_labels),
+        **({"width": width} if width else {}),
+    )
     titles = stage_titles(lang)
     finite = np.concatenate([a[np.isfinite(a)] for a in stages[:3]])
     bound = float(np.abs(finite).max()) if finite.size else 1.0
@@ -128,69 +154,153 @@ def stage_matrices(
     pairs[:, :, 1] = np.asarray(kl, dtype=object)[None, :]
     for col, (z, name) in enumerate(zip(stages, titles, strict=False), start=1):
         z = np.where(np.isfinite(z), z, np.nan)
-        fig.add_trace(go.Heatmap(
-            z=z, x=np.arange(k), y=np.arange(q), customdata=pairs, name=name,
-            coloraxis="coloraxis2" if col == 4 else "coloraxis",
-            texttemplate=("%{z:.2f}" if write else None), textfont=dict(size=CELL_TEXT_SIZE), xgap=1, ygap=1,
-            hovertemplate=f"{name}<br>%{{customdata[0]}} \u2192 %{{customdata[1]}}: %{{z:.4f}}<extra></extra>",
-        ), row=1, col=col)
-        fig.add_shape(type="rect", x0=-0.5, x1=k - 0.5, y0=query_index - 0.5, y1=query_index + 0.5,
-                      line=dict(color="#f59e0b", width=3), row=1, col=col)
+        fig.add_trace(
+            go.Heatmap(
+                z=z,
+                x=np.arange(k),
+                y=np.arange(q),
+                customdata=pairs,
+                name=name,
+                coloraxis="coloraxis2" if col == 4 else "coloraxis",
+                texttemplate=("%{z:.2f}" if write else None),
+                textfont=dict(size=CELL_TEXT_SIZE),
+                xgap=1,
+                ygap=1,
+                hovertemplate=f"{name}<br>%{{customdata[0]}} \u2192 %{{customdata[1]}}: %{{z:.4f}}<extra></extra>",
+            ),
+            row=1,
+            col=col,
+        )
+        fig.add_shape(
+            type="rect",
+            x0=-0.5,
+            x1=k - 0.5,
+            y0=query_index - 0.5,
+            y1=query_index + 0.5,
+            line=dict(color="#f59e0b", width=3),
+            row=1,
+            col=col,
+        )
     fig.update_layout(
-        coloraxis=dict(colorscale=DIVERGING_COLORSCALE, cmin=-bound, cmax=bound,
-                       colorbar=colorbar(translate("score", lang), x=1.0, len=0.45, y=0.75)),
-        coloraxis2=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=1.0,
-                        colorbar=colorbar(translate("weight", lang), x=1.0, len=0.45, y=0.22)),
+        coloraxis=dict(
+            colorscale=DIVERGING_COLORSCALE,
+            cmin=-bound,
+            cmax=bound,
+            colorbar=colorbar(translate("score", lang), x=1.0, len=0.45, y=0.75),
+        ),
+        coloraxis2=dict(
+            colorscale=WEIGHT_COLORSCALE,
+            cmin=0.0,
+            cmax=1.0,
+            colorbar=colorbar(translate("weight", lang), x=1.0, len=0.45, y=0.22),
+        ),
     )
-    tick = dict(tickmode="array", tickvals=list(range(k)), ticktext=kl, range=[-0.5, k - 0.5],
-                showgrid=False, zeroline=False)
+    tick = dict(
+        tickmode="array", tickvals=list(range(k)), ticktext=kl, range=[-0.5, k - 0.5], showgrid=False, zeroline=False
+    )
     fig.update_xaxes(**tick)
-    fig.update_yaxes(tickmode="array", tickvals=list(range(q)), ticktext=ql, range=[q - 0.5, -0.5],
-                     showgrid=False, zeroline=False)
+    fig.update_yaxes(
+        tickmode="array", tickvals=list(range(q)), ticktext=ql, range=[q - 0.5, -0.5], showgrid=False, zeroline=False
+    )
     fig.update_yaxes(title_text=translate("query", lang), row=1, col=1)
     apply_theme(fig, title=title, height=height)
     return fig
 
 
-def query_row_figure(scaled: np.ndarray, allowed: np.ndarray, weights: np.ndarray, key_labels: Sequence[str], *,
-                     title: str | None = None, lang: str = "en") -> go.Figure:
+def query_row_figure(
+    scaled: np.ndarray,
+    allowed: np.ndarray,
+    weights: np.ndarray,
+    key_labels: Sequence[str],
+    *,
+    title: str | None = None,
+    lang: str = "en",
+) -> go.Figure:
     """One query's row: scaled scores (top; masked keys marked ✕) and the softmax weights they become (bottom)."""
     scaled, weights = np.asarray(scaled, dtype=float), np.asarray(weights, dtype=float)
     allowed = np.asarray(allowed, dtype=bool)
     k = len(key_labels)
     assert scaled.shape == weights.shape == allowed.shape == (k,), (
-        f"expected ({k},) arrays, got {scaled.shape}, {allowed.shape}, {weights.shape}")
+        f"expected ({k},) arrays, got {scaled.shape}, {allowed.shape}, {weights.shape}"
+    )
     kl = escape_labels(key_labels)
     x = np.arange(k)
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.12,
-                        subplot_titles=(translate("scaled score", lang) + " q·k / √d_k",
-                                        translate("softmax weight", lang)))
+    fig = make_subplots(
+        rows=2,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.12,
+        subplot_titles=(translate("scaled score", lang) + " q·k / √d_k", translate("softmax weight", lang)),
+    )
     labelled = k <= 16  # numbers on the bars only while they stay legible
-    fig.add_trace(go.Bar(x=x[allowed], y=scaled[allowed], marker_color=color(0), name=translate("scaled score", lang),
-                         text=[f"{v:.2f}" for v in scaled[allowed]] if labelled else None, textposition="outside",
-                         textfont=dict(size=TICK_SIZE - 2), cliponaxis=False,
-                         customdata=np.asarray(kl, dtype=object)[allowed],
-                         hovertemplate="%{customdata}: %{y:.4f}<extra></extra>"), row=1, col=1)
+    fig.add_trace(
+        go.Bar(
+            x=x[allowed],
+            y=scaled[allowed],
+            marker_color=color(0),
+            name=translate("scaled score", lang),
+            text=[f"{v:.2f}" for v in scaled[allowed]] if labelled else None,
+            textposition="outside",
+            textfont=dict(size=TICK_SIZE - 2),
+            cliponaxis=False,
+            customdata=np.asarray(kl, dtype=object)[allowed],
+            hovertemplate="%{customdata}: %{y:.4f}<extra></extra>",
+        ),
+        row=1,
+        col=1,
+    )
     if (~allowed).any():
-        fig.add_trace(go.Scatter(x=x[~allowed], y=np.zeros(int((~allowed).sum())), mode="markers",
-                                 name=translate("masked", lang) + " (−∞)",
-                                 marker=dict(symbol="x", size=14, color="#94a3b8"),
-                                 hovertemplate=translate("masked", lang) + ": −∞<extra></extra>"), row=1, col=1)
-    fig.add_trace(go.Bar(x=x, y=weights, marker_color=color(1), name=translate("softmax weight", lang),
-                         text=[f"{v:.2f}" for v in weights] if labelled else None, textposition="outside",
-                         textfont=dict(size=TICK_SIZE - 2), cliponaxis=False, customdata=kl,
-                         hovertemplate="%{customdata}: %{y:.4f}<extra></extra>"), row=2, col=1)
+        fig.add_trace(
+            go.Scatter(
+                x=x[~allowed],
+                y=np.zeros(int((~allowed).sum())),
+                mode="markers",
+                name=translate("masked", lang) + " (−∞)",
+                marker=dict(symbol="x", size=14, color="#94a3b8"),
+                hovertemplate=translate("masked", lang) + ": −∞<extra></extra>",
+            ),
+            row=1,
+            col=1,
+        )
+    fig.add_trace(
+        go.Bar(
+            x=x,
+            y=weights,
+            marker_color=color(1),
+            name=translate("softmax weight", lang),
+            text=[f"{v:.2f}" for v in weights] if labelled else None,
+            textposition="outside",
+            textfont=dict(size=TICK_SIZE - 2),
+            cliponaxis=False,
+            customdata=kl,
+            hovertemplate="%{customdata}: %{y:.4f}<extra></extra>",
+        ),
+        row=2,
+        col=1,
+    )
     fig.update_xaxes(tickmode="array", tickvals=list(x), ticktext=kl, range=[-0.6, k - 0.4])
     fig.update_yaxes(range=[0, 1.15], row=2, col=1)
     span = float(np.abs(scaled[allowed]).max()) if allowed.any() else 1.0
-    fig.update_yaxes(range=[min(0.0, scaled[allowed].min() if allowed.any() else 0) - 0.25 * span,
-                            max(0.0, scaled[allowed].max() if allowed.any() else 0) + 0.25 * span], row=1, col=1)
+    fig.update_yaxes(
+        range=[
+            min(0.0, scaled[allowed].min() if allowed.any() else 0) - 0.25 * span,
+            max(0.0, scaled[allowed].max() if allowed.any() else 0) + 0.25 * span,
+        ],
+        row=1,
+        col=1,
+    )
     fig.update_layout(showlegend=False)
     return apply_theme(fig, title=title, height=560)
 
 
-def scaling_figure(d_ks: Sequence[int], unscaled: dict[str, Sequence[float]], scaled: dict[str, Sequence[float]], *,
-                   title: str | None = None, lang: str = "en") -> go.Figure:
+def scaling_figure(
+    d_ks: Sequence[int],
+    unscaled: dict[str, Sequence[float]],
+    scaled: dict[str, Sequence[float]],
+    *,
+    title: str | None = None,
+    lang: str = "en",
+) -> go.Figure:
     """Statistics against d_k (log axis), one panel per entry of `unscaled`/`scaled` (same keys, e.g.
     "Var(logit)", "largest weight", "‖∂softmax‖"): without scaling (one colour) and with 1/√d_k (another)."""
     names = list(unscaled)
@@ -198,17 +308,34 @@ def scaling_figure(d_ks: Sequence[int], unscaled: dict[str, Sequence[float]], sc
     x = np.asarray(d_ks, dtype=float)
     fig = make_subplots(rows=1, cols=len(names), subplot_titles=names, horizontal_spacing=0.08)
     for col, name in enumerate(names, start=1):
-        for series, label, hue, dash in ((unscaled[name], "q·k " + translate("(no scaling)", lang), color(2), "solid"),
-                                         (scaled[name], "q·k / √d_k (Eq. 1)", color(0), "dash")):
+        for series, label, hue, dash in (
+            (unscaled[name], "q·k " + translate("(no scaling)", lang), color(2), "solid"),
+            (scaled[name], "q·k / √d_k (Eq. 1)", color(0), "dash"),
+        ):
             y = np.asarray(series, dtype=float)
             assert y.shape == x.shape, f"{name}: expected {x.shape[0]} values, got {y.shape}"
-            fig.add_trace(go.Scatter(x=x, y=y, mode="lines+markers", name=label, legendgroup=label,
-                                     showlegend=col == 1, line=dict(color=hue, width=3, dash=dash),
-                                     marker=dict(size=8),
-                                     hovertemplate=f"{name}<br>d_k = %{{x}}: %{{y:.4g}}<extra>{label}</extra>"),
-                          row=1, col=col)
-        fig.update_xaxes(type="log", title_text="d_k", row=1, col=col,
-                         tickvals=[v for v in (1, 4, 16, 64, 256, 1024, 4096) if x.min() <= v <= x.max()])
+            fig.add_trace(
+                go.Scatter(
+                    x=x,
+                    y=y,
+                    mode="lines+markers",
+                    name=label,
+                    legendgroup=label,
+                    showlegend=col == 1,
+                    line=dict(color=hue, width=3, dash=dash),
+                    marker=dict(size=8),
+                    hovertemplate=f"{name}<br>d_k = %{{x}}: %{{y:.4g}}<extra>{label}</extra>",
+                ),
+                row=1,
+                col=col,
+            )
+        fig.update_xaxes(
+            type="log",
+            title_text="d_k",
+            row=1,
+            col=col,
+            tickvals=[v for v in (1, 4, 16, 64, 256, 1024, 4096) if x.min() <= v <= x.max()],
+        )
     fig.update_yaxes(type="log", dtick=1, row=1, col=1)
     fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.12, x=0.0))
     apply_theme(fig, title=title, height=460)
@@ -216,19 +343,32 @@ def scaling_figure(d_ks: Sequence[int], unscaled: dict[str, Sequence[float]], sc
     return fig
 
 
-def softmax_comparison(unscaled: np.ndarray, scaled: np.ndarray, *, d_k: int, title: str | None = None,
-                       lang: str = "en") -> go.Figure:
+def softmax_comparison(
+    unscaled: np.ndarray, scaled: np.ndarray, *, d_k: int, title: str | None = None, lang: str = "en"
+) -> go.Figure:
     """One random query's softmax over its keys without and with 1/√d_k, as grouped bars."""
     a, b = np.asarray(unscaled, dtype=float), np.asarray(scaled, dtype=float)
     assert a.shape == b.shape and a.ndim == 1, f"expected two equal (keys,) arrays, got {a.shape}, {b.shape}"
     keys = [f"k{j + 1}" for j in range(a.shape[0])]
     plain, scaled_name = translate("no scaling", lang), translate("scaled", lang)
-    fig = go.Figure([
-        go.Bar(x=keys, y=a, name=f"softmax(q·k), {plain}", marker_color=color(2),
-               hovertemplate=f"%{{x}}: %{{y:.4f}}<extra>{plain}</extra>"),
-        go.Bar(x=keys, y=b, name="softmax(q·k / √d_k)", marker_color=color(0),
-               hovertemplate=f"%{{x}}: %{{y:.4f}}<extra>{scaled_name}</extra>"),
-    ])
+    fig = go.Figure(
+        [
+            go.Bar(
+                x=keys,
+                y=a,
+                name=f"softmax(q·k), {plain}",
+                marker_color=color(2),
+                hovertemplate=f"%{{x}}: %{{y:.4f}}<extra>{plain}</extra>",
+            ),
+            go.Bar(
+                x=keys,
+                y=b,
+                name="softmax(q·k / √d_k)",
+                marker_color=color(0),
+                hovertemplate=f"%{{x}}: %{{y:.4f}}<extra>{scaled_name}</extra>",
+            ),
+        ]
+    )
     fig.update_layout(barmode="group", legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0.0))
     fig.update_xaxes(title_text=translate("key", lang))
     fig.update_yaxes(title_text=translate("attention weight", lang), range=[0, 1.05])

@@ -16,34 +16,58 @@ def _labels(pieces: Sequence[str]) -> list[str]:
     return escape_labels([p.replace("\u2581", "") or p for p in pieces])
 
 
-def ffn_figure(hidden: np.ndarray, tokens: Sequence[str], *, layer: int, units: int = 96,
-               lang: str = "en") -> go.Figure:
+def ffn_figure(
+    hidden: np.ndarray, tokens: Sequence[str], *, layer: int, units: int = 96, lang: str = "en"
+) -> go.Figure:
     """hidden (n, d_ff) = max(0, x W1 + b1): the first `units` inner units of each token; zeros are dark."""
     h = np.asarray(hidden, dtype=float)
     shown = h[:, :units]
     labels = _labels(tokens)
     zero = 100 * float((h == 0).mean())
-    fig = go.Figure(go.Heatmap(z=shown, y=list(range(len(labels))), colorscale=WEIGHT_COLORSCALE, zmin=0,
-                               colorbar=colorbar(translate("activation", lang)),
-                               hovertemplate=translate("unit", lang) + " %{x}: %{z:.3f}<extra></extra>"))
-    fig.update_yaxes(tickmode="array", tickvals=list(range(len(labels))), ticktext=labels, autorange="reversed",
-                     title_text=translate("token", lang))
-    fig.update_xaxes(title_text=translate("inner unit (first {units} of d_ff = {d_ff})", lang, units=shown.shape[1],
-                                          d_ff=h.shape[1]))
-    title = translate("max(0, xW\u2081 + b\u2081), encoder layer {layer}: {zero}% zeros", lang, layer=layer,
-                      zero=f"{zero:.0f}")
+    fig = go.Figure(
+        go.Heatmap(
+            z=shown,
+            y=list(range(len(labels))),
+            colorscale=WEIGHT_COLORSCALE,
+            zmin=0,
+            colorbar=colorbar(translate("activation", lang)),
+            hovertemplate=translate("unit", lang) + " %{x}: %{z:.3f}<extra></extra>",
+        )
+    )
+    fig.update_yaxes(
+        tickmode="array",
+        tickvals=list(range(len(labels))),
+        ticktext=labels,
+        autorange="reversed",
+        title_text=translate("token", lang),
+    )
+    fig.update_xaxes(
+        title_text=translate("inner unit (first {units} of d_ff = {d_ff})", lang, units=shown.shape[1], d_ff=h.shape[1])
+    )
+    title = translate(
+        "max(0, xW\u2081 + b\u2081), encoder layer {layer}: {zero}% zeros", lang, layer=layer, zero=f"{zero:.0f}"
+    )
     return compact(fig, title, 420)
 
 
-def norms_figure(tokens: Sequence[str], embedding: np.ndarray, scaled: np.ndarray, positional: np.ndarray, *,
-                 d_model: int, lang: str = "en") -> go.Figure:
+def norms_figure(
+    tokens: Sequence[str],
+    embedding: np.ndarray,
+    scaled: np.ndarray,
+    positional: np.ndarray,
+    *,
+    d_model: int,
+    lang: str = "en",
+) -> go.Figure:
     """Per token: ‖E[token]‖, ‖E[token]·√d_model‖ and ‖PE(pos)‖, the two things the model adds together."""
     labels = _labels(tokens)
-    fig = go.Figure([
-        go.Bar(x=labels, y=embedding, name="\u2016E[token]\u2016"),
-        go.Bar(x=labels, y=scaled, name=f"\u2016E[token]\u00b7\u221a{d_model}\u2016"),
-        go.Bar(x=labels, y=positional, name="\u2016PE(pos)\u2016"),
-    ])
+    fig = go.Figure(
+        [
+            go.Bar(x=labels, y=embedding, name="\u2016E[token]\u2016"),
+            go.Bar(x=labels, y=scaled, name=f"\u2016E[token]\u00b7\u221a{d_model}\u2016"),
+            go.Bar(x=labels, y=positional, name="\u2016PE(pos)\u2016"),
+        ]
+    )
     fig.update_yaxes(title_text=translate("vector length", lang))
     compact(fig, translate("Vector lengths per token", lang), 400)
     return fig.update_layout(barmode="group", legend=dict(orientation="h", y=-0.25, yanchor="top", x=0))
@@ -57,9 +81,23 @@ def positional_figure(table: np.ndarray, tokens: Sequence[str], *, lang: str = "
     t = np.concatenate([t[:, 0::2], t[:, 1::2]], axis=1)
     labels = [f"{i}: {w}" for i, w in enumerate(_labels(tokens))]
     hover = "pos %{y}, " + translate("dimension", lang) + " %{x}: %{z:.3f}<extra></extra>"
-    fig = go.Figure(go.Heatmap(z=t, y=list(range(len(labels))), colorscale=DIVERGING_COLORSCALE, zmin=-1, zmax=1,
-                               colorbar=colorbar("PE"), hovertemplate=hover))
-    fig.update_yaxes(tickmode="array", tickvals=list(range(len(labels))), ticktext=labels, autorange="reversed",
-                     title_text=translate("position: token", lang))
+    fig = go.Figure(
+        go.Heatmap(
+            z=t,
+            y=list(range(len(labels))),
+            colorscale=DIVERGING_COLORSCALE,
+            zmin=-1,
+            zmax=1,
+            colorbar=colorbar("PE"),
+            hovertemplate=hover,
+        )
+    )
+    fig.update_yaxes(
+        tickmode="array",
+        tickvals=list(range(len(labels))),
+        ticktext=labels,
+        autorange="reversed",
+        title_text=translate("position: token", lang),
+    )
     fig.update_xaxes(title_text=translate("sin dimensions 2i, then cos dimensions 2i+1", lang))
     return compact(fig, translate("PE(pos) of this sentence, d_model = {d}", lang, d=t.shape[1]), 420)

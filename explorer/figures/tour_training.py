@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -11,6 +12,10 @@ from explorer.figures.theme import PALETTE, escape_labels
 from explorer.figures.tour_attention import compact
 from explorer.i18n import translate
 
+if TYPE_CHECKING:  # types only: figures take values and never run the tour
+    from explorer.tour.numbers import BeamRow
+    from explorer.tour.variants import VariantCurve
+
 LEGEND_BELOW = dict(orientation="h", yanchor="top", y=-0.25, x=0)
 
 
@@ -18,37 +23,62 @@ def log_marker(fig: go.Figure, x: float, text: str, hue: str, dash: str, *, top:
     """A vertical line at x on a log x-axis, labelled. The line takes x itself; an annotation on a log axis
     takes log10(x) (add_vline gets its annotation wrong there)."""
     fig.add_shape(type="line", xref="x", yref="paper", x0=x, x1=x, y0=0, y1=1, line=dict(color=hue, dash=dash, width=2))
-    fig.add_annotation(xref="x", yref="paper", x=float(np.log10(x)), y=1 if top else 0, text=text, showarrow=False,
-                       xanchor="left", yanchor="top" if top else "bottom", font=dict(size=15))
+    fig.add_annotation(
+        xref="x",
+        yref="paper",
+        x=float(np.log10(x)),
+        y=1 if top else 0,
+        text=text,
+        showarrow=False,
+        xanchor="left",
+        yanchor="top" if top else "bottom",
+        font=dict(size=15),
+    )
 
 
 def operations_figure(n_sentence: int, d: int, *, kernel: int = 3, lang: str = "en") -> go.Figure:
     """Operations per layer (Table 1, constants dropped) against n for this model's d, log-log, with n = d
     and this sentence's n marked."""
     ns = np.geomspace(1, 8 * max(d, n_sentence), 200)
-    curves = ((translate("Self-attention", lang), ns ** 2 * d, PALETTE[0]),
-              (translate("Recurrent", lang), ns * d ** 2, PALETTE[2]),
-              (translate("Convolutional", lang), kernel * ns * d ** 2, PALETTE[3]))
+    curves = (
+        (translate("Self-attention", lang), ns**2 * d, PALETTE[0]),
+        (translate("Recurrent", lang), ns * d**2, PALETTE[2]),
+        (translate("Convolutional", lang), kernel * ns * d**2, PALETTE[3]),
+    )
     fig = go.Figure()
     for name, ops, hue in curves:
-        fig.add_trace(go.Scatter(x=ns, y=ops, name=name, mode="lines", line=dict(color=hue, width=4),
-                                 hovertemplate="n = %{x:.0f}: %{y:.3s}<extra>" + name + "</extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=ns,
+                y=ops,
+                name=name,
+                mode="lines",
+                line=dict(color=hue, width=4),
+                hovertemplate="n = %{x:.0f}: %{y:.3s}<extra>" + name + "</extra>",
+            )
+        )
     log_marker(fig, d, translate("n = d = {d}", lang, d=d), "gray", "dash", top=True)
-    log_marker(fig, n_sentence, translate("this sentence: n = {n}", lang, n=n_sentence), PALETTE[1], "solid",
-               top=False)
+    log_marker(fig, n_sentence, translate("this sentence: n = {n}", lang, n=n_sentence), PALETTE[1], "solid", top=False)
     fig.update_xaxes(type="log", title_text=translate("sequence length n", lang))
     fig.update_yaxes(type="log", title_text=translate("operations per layer", lang))
     compact(fig, translate("Table 1 for this model: d = {d}", lang, d=d), 440)
     return fig.update_layout(legend=LEGEND_BELOW, margin=dict(b=130))
 
 
-def measured_figure(rows: Sequence[dict], d: int, *, lang: str = "en") -> go.Figure:
+def measured_figure(rows: Sequence[dict[str, Any]], d: int, *, lang: str = "en") -> go.Figure:
     """Forward time (ms) of each measured layer against n, from explorer.complexity.measure rows."""
     fig = go.Figure()
     for i, label in enumerate(dict.fromkeys(r["label"] for r in rows)):
         mine = [r for r in rows if r["label"] == label]
-        fig.add_trace(go.Scatter(x=[r["n"] for r in mine], y=[r["forward_ms"] for r in mine], name=label,
-                                 mode="lines+markers", line=dict(color=PALETTE[i % len(PALETTE)], width=3)))
+        fig.add_trace(
+            go.Scatter(
+                x=[r["n"] for r in mine],
+                y=[r["forward_ms"] for r in mine],
+                name=label,
+                mode="lines+markers",
+                line=dict(color=PALETTE[i % len(PALETTE)], width=3),
+            )
+        )
     log_marker(fig, d, f"n = d = {d}", "gray", "dash", top=True)
     fig.update_xaxes(type="log", title_text=translate("sequence length n", lang))
     fig.update_yaxes(type="log", title_text=translate("forward time (ms)", lang))
@@ -56,81 +86,153 @@ def measured_figure(rows: Sequence[dict], d: int, *, lang: str = "en") -> go.Fig
     return fig.update_layout(legend=LEGEND_BELOW, margin=dict(b=130))
 
 
-def schedule_figure(steps: np.ndarray, rates: np.ndarray, *, warmup_steps: int, d_model: int,
-                    trained_steps: int | None = None, lang: str = "en") -> go.Figure:
+def schedule_figure(
+    steps: np.ndarray,
+    rates: np.ndarray,
+    *,
+    warmup_steps: int,
+    d_model: int,
+    trained_steps: int | None = None,
+    lang: str = "en",
+) -> go.Figure:
     """Eq. 3 for this model: the learning rate against the step, warm-up and the end of training marked."""
-    fig = go.Figure(go.Scatter(x=steps, y=rates, mode="lines", line=dict(color=PALETTE[0], width=4),
-                               name=translate("learning rate", lang),
-                               hovertemplate="step %{x}: %{y:.2e}<extra></extra>"))
-    fig.add_vline(x=warmup_steps, line=dict(color=PALETTE[1], dash="dash"),
-                  annotation_text=f"warmup_steps = {warmup_steps}", annotation_position="top right")
+    fig = go.Figure(
+        go.Scatter(
+            x=steps,
+            y=rates,
+            mode="lines",
+            line=dict(color=PALETTE[0], width=4),
+            name=translate("learning rate", lang),
+            hovertemplate="step %{x}: %{y:.2e}<extra></extra>",
+        )
+    )
+    fig.add_vline(
+        x=warmup_steps,
+        line=dict(color=PALETTE[1], dash="dash"),
+        annotation_text=f"warmup_steps = {warmup_steps}",
+        annotation_position="top right",
+    )
     if trained_steps:
-        fig.add_vline(x=trained_steps, line=dict(color="gray", dash="dot"),
-                      annotation_text=translate("stopped at step {step}", lang, step=trained_steps),
-                      annotation_position="bottom right")
+        fig.add_vline(
+            x=trained_steps,
+            line=dict(color="gray", dash="dot"),
+            annotation_text=translate("stopped at step {step}", lang, step=trained_steps),
+            annotation_position="bottom right",
+        )
     fig.update_xaxes(title_text=translate("training step", lang))
     fig.update_yaxes(title_text=translate("learning rate", lang), exponentformat="e")
     return compact(fig, translate("Eq. 3 for d_model = {d}", lang, d=d_model), 400)
 
 
-def smoothing_figure(top_tokens: Sequence[str], top_probs: Sequence[float], word: str, *, smoothed_target: float,
-                     smoothed_other: float, lang: str = "en") -> go.Figure:
+def smoothing_figure(
+    top_tokens: Sequence[str],
+    top_probs: Sequence[float],
+    word: str,
+    *,
+    smoothed_target: float,
+    smoothed_other: float,
+    lang: str = "en",
+) -> go.Figure:
     """For one target position: the one-hot target, the smoothed target and the model's probabilities."""
     labels = escape_labels([t.replace("\u2581", "") or t for t in top_tokens])
     right = [t == word for t in top_tokens]
-    fig = go.Figure([
-        go.Bar(x=labels, y=[1.0 if r else 0.0 for r in right], name=translate("one-hot target", lang),
-               marker_color=PALETTE[9]),
-        go.Bar(x=labels, y=[smoothed_target if r else smoothed_other for r in right],
-               name=translate("smoothed target (\u03b5_ls = 0.1)", lang), marker_color=PALETTE[1]),
-        go.Bar(x=labels, y=list(top_probs), name=translate("this model", lang), marker_color=PALETTE[0]),
-    ])
+    fig = go.Figure(
+        [
+            go.Bar(
+                x=labels,
+                y=[1.0 if r else 0.0 for r in right],
+                name=translate("one-hot target", lang),
+                marker_color=PALETTE[9],
+            ),
+            go.Bar(
+                x=labels,
+                y=[smoothed_target if r else smoothed_other for r in right],
+                name=translate("smoothed target (\u03b5_ls = 0.1)", lang),
+                marker_color=PALETTE[1],
+            ),
+            go.Bar(x=labels, y=list(top_probs), name=translate("this model", lang), marker_color=PALETTE[0]),
+        ]
+    )
     fig.update_yaxes(title_text=translate("probability", lang), range=[0, 1.05])
-    compact(fig, translate("The target for \u201c{word}\u201d and the model's prediction", lang,
-                                     word=escape_labels([word.replace("\u2581", "")])[0]), 380)
+    compact(
+        fig,
+        translate(
+            "The target for \u201c{word}\u201d and the model's prediction",
+            lang,
+            word=escape_labels([word.replace("\u2581", "")])[0],
+        ),
+        380,
+    )
     return fig.update_layout(barmode="group", legend=LEGEND_BELOW, margin=dict(b=130))
 
 
-def beam_figure(rows: Sequence, *, lang: str = "en") -> go.Figure:
+def beam_figure(rows: Sequence[BeamRow], *, lang: str = "en") -> go.Figure:
     """Length-normalised score of the best translation against beam size, one line per α; hover: the output."""
     fig = go.Figure()
     for i, alpha in enumerate(dict.fromkeys(r.alpha for r in rows)):
         mine = [r for r in rows if r.alpha == alpha]
-        fig.add_trace(go.Scatter(
-            x=[r.beam for r in mine], y=[r.score for r in mine], name=f"\u03b1 = {alpha}", mode="lines+markers",
-            line=dict(color=PALETTE[i], width=3), marker=dict(size=12),
-            text=escape_labels([r.output for r in mine]), customdata=[r.length for r in mine],
-            hovertemplate="beam %{x}: %{y:.3f}<br>%{text} (%{customdata} tokens)<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=[r.beam for r in mine],
+                y=[r.score for r in mine],
+                name=f"\u03b1 = {alpha}",
+                mode="lines+markers",
+                line=dict(color=PALETTE[i], width=3),
+                marker=dict(size=12),
+                text=escape_labels([r.output for r in mine]),
+                customdata=[r.length for r in mine],
+                hovertemplate="beam %{x}: %{y:.3f}<br>%{text} (%{customdata} tokens)<extra></extra>",
+            )
+        )
     fig.update_xaxes(title_text=translate("beam size", lang), type="log", tickvals=sorted({r.beam for r in rows}))
     fig.update_yaxes(title_text=translate("score log P / lp(Y)", lang))
     compact(fig, translate("The best translation's score by beam size and \u03b1", lang), 400)
     return fig.update_layout(legend=LEGEND_BELOW, margin=dict(b=130))
 
 
-def table3_figure(rows: Sequence[dict], *, lang: str = "en") -> go.Figure:
+def table3_figure(rows: Sequence[dict[str, Any]], *, lang: str = "en") -> go.Figure:
     """Parameters (millions) of each Table 3 row: the paper's count beside the engine's, where the paper has one."""
     counted = [r for r in rows if r["paper_millions"] is not None]
     labels = [f"{r['row']} {r['change']}" if r["row"] not in ("base", "big") else r["row"] for r in counted]
-    fig = go.Figure([
-        go.Bar(y=labels, x=[r["paper_millions"] for r in counted], orientation="h",
-               name=translate("paper", lang), marker_color=PALETTE[9]),
-        go.Bar(y=labels, x=[r["engine_millions"] for r in counted], orientation="h",
-               name=translate("engine (count_parameters)", lang), marker_color=PALETTE[0]),
-    ])
+    fig = go.Figure(
+        [
+            go.Bar(
+                y=labels,
+                x=[r["paper_millions"] for r in counted],
+                orientation="h",
+                name=translate("paper", lang),
+                marker_color=PALETTE[9],
+            ),
+            go.Bar(
+                y=labels,
+                x=[r["engine_millions"] for r in counted],
+                orientation="h",
+                name=translate("engine (count_parameters)", lang),
+                marker_color=PALETTE[0],
+            ),
+        ]
+    )
     fig.update_xaxes(title_text=translate("parameters (millions)", lang))
     fig.update_yaxes(autorange="reversed")
     compact(fig, translate("Table 3: parameter counts", lang), 460)
     return fig.update_layout(barmode="group", legend=LEGEND_BELOW, margin=dict(b=130))
 
 
-def variant_figure(curves: Sequence, *, lang: str = "en") -> go.Figure:
+def variant_figure(curves: Sequence[VariantCurve], *, lang: str = "en") -> go.Figure:
     """Training loss against step of the tiny base (8 heads) and its one-head variant (Table 3, row A)."""
     fig = go.Figure()
     for i, curve in enumerate(curves):
         name = translate("h = {heads} ({status})", lang, heads=curve.n_heads, status=translate(curve.status, lang))
-        fig.add_trace(go.Scatter(x=list(curve.steps), y=list(curve.losses), name=name, mode="lines",
-                                 line=dict(color=PALETTE[i], width=3),
-                                 hovertemplate="step %{x}: %{y:.3f}<extra>" + name + "</extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=list(curve.steps),
+                y=list(curve.losses),
+                name=name,
+                mode="lines",
+                line=dict(color=PALETTE[i], width=3),
+                hovertemplate="step %{x}: %{y:.3f}<extra>" + name + "</extra>",
+            )
+        )
     fig.update_xaxes(title_text=translate("training step", lang))
     fig.update_yaxes(title_text=translate("training loss", lang))
     compact(fig, translate("Row (A) on this machine: one head against eight", lang), 380)

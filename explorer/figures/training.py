@@ -39,18 +39,30 @@ def loss_curve(
     """
     xs, ys = _series(steps, train_loss, "train_loss")
     step = translate("step", lang)
-    fig = go.Figure(go.Scatter(
-        x=xs, y=ys, mode="lines", name=translate("train", lang), line=dict(color=color(0), width=3),
-        hovertemplate=f"{step} %{{x}}<br>" + translate("train loss", lang) + " %{y:.4f}<extra></extra>",
-    ))
+    fig = go.Figure(
+        go.Scatter(
+            x=xs,
+            y=ys,
+            mode="lines",
+            name=translate("train", lang),
+            line=dict(color=color(0), width=3),
+            hovertemplate=f"{step} %{{x}}<br>" + translate("train loss", lang) + " %{y:.4f}<extra></extra>",
+        )
+    )
     if val_loss is not None:
         assert val_steps is not None, "val_loss needs val_steps"
         vx, vy = _series(val_steps, val_loss, "val_loss")
-        fig.add_trace(go.Scatter(
-            x=vx, y=vy, mode="lines+markers", name=translate("validation", lang), line=dict(color=color(1), width=3),
-            marker=dict(size=8),
-            hovertemplate=f"{step} %{{x}}<br>" + translate("validation loss", lang) + " %{y:.4f}<extra></extra>",
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=vx,
+                y=vy,
+                mode="lines+markers",
+                name=translate("validation", lang),
+                line=dict(color=color(1), width=3),
+                marker=dict(size=8),
+                hovertemplate=f"{step} %{{x}}<br>" + translate("validation loss", lang) + " %{y:.4f}<extra></extra>",
+            )
+        )
     fig.update_xaxes(title_text=translate("training step", lang))
     fig.update_yaxes(title_text=translate("loss (nats per token)", lang) if y_title is None else y_title)
     return apply_theme(fig, title=title, height=440)
@@ -71,19 +83,33 @@ def lr_curve(
     """
     xs, ys = _series(steps, lrs, "lrs")
     step, rate = translate("step", lang), translate("learning rate", lang)
-    fig = go.Figure(go.Scatter(
-        x=xs, y=ys, mode="lines", name=rate, line=dict(color=color(0), width=3),
-        hovertemplate=f"{step} %{{x}}<br>{rate} %{{y:.3e}}<extra></extra>",
-    ))
+    fig = go.Figure(
+        go.Scatter(
+            x=xs,
+            y=ys,
+            mode="lines",
+            name=rate,
+            line=dict(color=color(0), width=3),
+            hovertemplate=f"{step} %{{x}}<br>{rate} %{{y:.3e}}<extra></extra>",
+        )
+    )
     if warmup_steps is not None:
         peak = float(np.interp(warmup_steps, xs, ys))
-        fig.add_trace(go.Scatter(
-            x=[warmup_steps], y=[peak], mode="markers+text", name=translate("warm-up peak", lang),
-            marker=dict(size=14, color=color(1), symbol="diamond"),
-            text=[translate("warm-up ends: step {step}, lr {lr}", lang, step=f"{warmup_steps:,}", lr=f"{peak:.2e}")],
-            textposition="top right",
-            hovertemplate=translate("end of warm-up", lang) + f"<br>{step} %{{x}}<br>{rate} %{{y:.3e}}<extra></extra>",
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=[warmup_steps],
+                y=[peak],
+                mode="markers+text",
+                name=translate("warm-up peak", lang),
+                marker=dict(size=14, color=color(1), symbol="diamond"),
+                text=[
+                    translate("warm-up ends: step {step}, lr {lr}", lang, step=f"{warmup_steps:,}", lr=f"{peak:.2e}")
+                ],
+                textposition="top right",
+                hovertemplate=translate("end of warm-up", lang)
+                + f"<br>{step} %{{x}}<br>{rate} %{{y:.3e}}<extra></extra>",
+            )
+        )
         fig.add_vline(x=warmup_steps, line=dict(color=color(1), dash="dash", width=2))
     fig.update_xaxes(title_text=translate("training step", lang))
     # Headroom above the peak for its label.
@@ -93,28 +119,43 @@ def lr_curve(
     return apply_theme(fig, title=title, height=440)
 
 
-def bleu_curve(steps: Sequence[int], bleu: Sequence[float], *, title: str | None = None,
-               lang: str = "en") -> go.Figure:
+def bleu_curve(steps: Sequence[int], bleu: Sequence[float], *, title: str | None = None, lang: str = "en") -> go.Figure:
     """Validation BLEU (0-100, the paper's Table 2 scale) against step."""
     xs, ys = _series(steps, bleu, "bleu")
-    fig = go.Figure(go.Scatter(
-        x=xs, y=ys, mode="lines+markers", name="BLEU", line=dict(color=color(2), width=3),
-        marker=dict(size=8), hovertemplate=translate("step", lang) + " %{x}<br>BLEU %{y:.2f}<extra></extra>",
-    ))
+    fig = go.Figure(
+        go.Scatter(
+            x=xs,
+            y=ys,
+            mode="lines+markers",
+            name="BLEU",
+            line=dict(color=color(2), width=3),
+            marker=dict(size=8),
+            hovertemplate=translate("step", lang) + " %{x}<br>BLEU %{y:.2f}<extra></extra>",
+        )
+    )
     fig.update_xaxes(title_text=translate("training step", lang))
     fig.update_yaxes(title_text="BLEU", rangemode="tozero")
     return apply_theme(fig, title=title, height=440)
 
 
-def throughput_curve(steps: Sequence[int], tokens_per_s: Sequence[float], *,
-                     title: str | None = None, lang: str = "en") -> go.Figure:
+def throughput_curve(
+    steps: Sequence[int], tokens_per_s: Sequence[float], *, title: str | None = None, lang: str = "en"
+) -> go.Figure:
     """Training throughput in tokens per second against step."""
     xs, ys = _series(steps, tokens_per_s, "tokens_per_s")
-    fig = go.Figure(go.Scatter(
-        x=xs, y=ys, mode="lines", name=translate("throughput", lang), line=dict(color=color(3), width=3),
-        hovertemplate=translate("step", lang) + " %{x}<br>%{y:,.0f} " + translate("tokens/s", lang)
-        + "<extra></extra>",
-    ))
+    fig = go.Figure(
+        go.Scatter(
+            x=xs,
+            y=ys,
+            mode="lines",
+            name=translate("throughput", lang),
+            line=dict(color=color(3), width=3),
+            hovertemplate=translate("step", lang)
+            + " %{x}<br>%{y:,.0f} "
+            + translate("tokens/s", lang)
+            + "<extra></extra>",
+        )
+    )
     fig.update_xaxes(title_text=translate("training step", lang))
     fig.update_yaxes(title_text=translate("throughput (tokens / s)", lang), rangemode="tozero")
     return apply_theme(fig, title=title, height=440)
@@ -142,22 +183,40 @@ def lr_schedule_curve(
     px, py = _series(planned_steps, planned_lrs, "planned_lrs")
     xs, ys = _series(steps, lrs, "lrs")
     step, rate = translate("step", lang), translate("learning rate", lang)
-    fig = go.Figure(go.Scatter(
-        x=px, y=py, mode="lines", name=translate("schedule (Eq. 3)", lang),
-        line=dict(color=color(0), width=2, dash="dot"),
-        hovertemplate=f"{step} %{{x}}<br>" + translate("planned learning rate", lang) + " %{y:.3e}<extra></extra>",
-    ))
-    fig.add_trace(go.Scatter(
-        x=xs, y=ys, mode="lines", name=translate("used so far", lang), line=dict(color=color(0), width=4),
-        hovertemplate=f"{step} %{{x}}<br>{rate} %{{y:.3e}}<extra></extra>",
-    ))
+    fig = go.Figure(
+        go.Scatter(
+            x=px,
+            y=py,
+            mode="lines",
+            name=translate("schedule (Eq. 3)", lang),
+            line=dict(color=color(0), width=2, dash="dot"),
+            hovertemplate=f"{step} %{{x}}<br>" + translate("planned learning rate", lang) + " %{y:.3e}<extra></extra>",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=xs,
+            y=ys,
+            mode="lines",
+            name=translate("used so far", lang),
+            line=dict(color=color(0), width=4),
+            hovertemplate=f"{step} %{{x}}<br>{rate} %{{y:.3e}}<extra></extra>",
+        )
+    )
     peak = float(np.interp(warmup_steps, px, py)) if len(px) else 0.0
-    fig.add_trace(go.Scatter(
-        x=[warmup_steps], y=[peak], mode="markers+text", name=translate("warm-up ends", lang), showlegend=False,
-        marker=dict(size=14, color=color(1), symbol="diamond"),
-        text=[translate("warm-up ends: step {step}", lang, step=f"{warmup_steps:,}")], textposition="top right",
-        hovertemplate=translate("end of warm-up", lang) + f"<br>{step} %{{x}}<br>{rate} %{{y:.3e}}<extra></extra>",
-    ))
+    fig.add_trace(
+        go.Scatter(
+            x=[warmup_steps],
+            y=[peak],
+            mode="markers+text",
+            name=translate("warm-up ends", lang),
+            showlegend=False,
+            marker=dict(size=14, color=color(1), symbol="diamond"),
+            text=[translate("warm-up ends: step {step}", lang, step=f"{warmup_steps:,}")],
+            textposition="top right",
+            hovertemplate=translate("end of warm-up", lang) + f"<br>{step} %{{x}}<br>{rate} %{{y:.3e}}<extra></extra>",
+        )
+    )
     fig.add_vline(x=warmup_steps, line=dict(color=color(1), dash="dash", width=2))
     top = float(max(np.max(py) if len(py) else 0.0, np.max(ys) if len(ys) else 0.0))
     right = x_max if x_max is not None else max(float(np.max(px)) if len(px) else 1.0, float(warmup_steps))
@@ -194,28 +253,61 @@ def attention_evolution(
         assert w.ndim == 2 and w.shape == (len(labels), len(source_labels)), (
             f"step {step}: expected weights (output={len(labels)}, source={len(source_labels)}), got {w.shape}"
         )
-    fig = make_subplots(rows=1, cols=n, horizontal_spacing=min(0.04, 0.3 / max(n - 1, 1)),
-                        subplot_titles=[translate("step {step}", lang, step=f"{s:,}") for s in steps])
+    fig = make_subplots(
+        rows=1,
+        cols=n,
+        horizontal_spacing=min(0.04, 0.3 / max(n - 1, 1)),
+        subplot_titles=[translate("step {step}", lang, step=f"{s:,}") for s in steps],
+    )
     keys = escape_labels(source_labels)
     for i, (w, labels, step) in enumerate(zip(matrices, output_labels, steps, strict=False)):
         rows = escape_labels(labels)
         custom = np.empty(w.shape + (2,), dtype=object)
         custom[:, :, 0] = np.asarray(rows, dtype=object)[:, None]
         custom[:, :, 1] = np.asarray(keys, dtype=object)[None, :]
-        fig.add_trace(go.Heatmap(
-            z=w, x=np.arange(w.shape[1]), y=np.arange(w.shape[0]), customdata=custom, coloraxis="coloraxis",
-            name=translate("step {step}", lang, step=step), meta=dict(step=int(step)), xgap=1, ygap=1,
-            hovertemplate=translate("step {step}", lang, step=f"{step:,}")
-            + "<br>%{customdata[0]} \u2192 %{customdata[1]}: %{z:.3f}<extra></extra>",
-        ), row=1, col=i + 1)
-        fig.update_xaxes(tickmode="array", tickvals=list(range(len(keys))), ticktext=keys, tickangle=-90,
-                         range=[-0.5, len(keys) - 0.5], showgrid=False, zeroline=False, row=1, col=i + 1)
-        fig.update_yaxes(tickmode="array", tickvals=list(range(len(rows))), ticktext=rows,
-                         range=[len(rows) - 0.5, -0.5], showgrid=False, zeroline=False, row=1, col=i + 1)
+        fig.add_trace(
+            go.Heatmap(
+                z=w,
+                x=np.arange(w.shape[1]),
+                y=np.arange(w.shape[0]),
+                customdata=custom,
+                coloraxis="coloraxis",
+                name=translate("step {step}", lang, step=step),
+                meta=dict(step=int(step)),
+                xgap=1,
+                ygap=1,
+                hovertemplate=translate("step {step}", lang, step=f"{step:,}")
+                + "<br>%{customdata[0]} \u2192 %{customdata[1]}: %{z:.3f}<extra></extra>",
+            ),
+            row=1,
+            col=i + 1,
+        )
+        fig.update_xaxes(
+            tickmode="array",
+            tickvals=list(range(len(keys))),
+            ticktext=keys,
+            tickangle=-90,
+            range=[-0.5, len(keys) - 0.5],
+            showgrid=False,
+            zeroline=False,
+            row=1,
+            col=i + 1,
+        )
+        fig.update_yaxes(
+            tickmode="array",
+            tickvals=list(range(len(rows))),
+            ticktext=rows,
+            range=[len(rows) - 0.5, -0.5],
+            showgrid=False,
+            zeroline=False,
+            row=1,
+            col=i + 1,
+        )
     fig.update_xaxes(title_text=translate("source (keys)", lang), row=1, col=1)
     fig.update_yaxes(title_text=translate("output (queries)", lang), row=1, col=1)
-    fig.update_layout(coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=1.0,
-                                     colorbar=colorbar(translate("weight", lang))))
+    fig.update_layout(
+        coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=1.0, colorbar=colorbar(translate("weight", lang)))
+    )
     longest = max(w.shape[0] for w in matrices)
     apply_theme(fig, title=title, height=max(380, 30 * longest + 220))
     return fig

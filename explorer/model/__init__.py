@@ -3,9 +3,34 @@
 from explorer.model.attention import AttentionInternals, AttentionOutput, KeyValue, MultiHeadAttention
 from explorer.model.head_mask import HeadMask, HeadMeans, HeadNameError
 from explorer.model.positional import shift_matrix, sinusoidal_encoding, wavelengths
-from explorer.model.transformer import (FAMILIES, AttentionMaps, DecoderCache, EncoderOutput, ModelOutput,
-                                        SentenceAttention, Transformer, causal_mask)
+from explorer.model.transformer import (
+    FAMILIES,
+    AttentionMaps,
+    DecoderCache,
+    EncoderOutput,
+    ModelOutput,
+    SentenceAttention,
+    Transformer,
+    causal_mask,
+)
 
-__all__ = ["AttentionInternals", "AttentionOutput", "KeyValue", "MultiHeadAttention", "HeadMask", "HeadMeans",
-           "HeadNameError", "shift_matrix", "sinusoidal_encoding", "wavelengths", "FAMILIES", "AttentionMaps",
-           "DecoderCache", "EncoderOutput", "ModelOutput", "SentenceAttention", "Transformer", "causal_mask"]
+__all__ = [
+    "AttentionInternals",
+    "AttentionOutput",
+    "KeyValue",
+    "MultiHeadAttention",
+    "HeadMask",
+    "HeadMeans",
+    "HeadNameError",
+    "shift_matrix",
+    "sinusoidal_encoding",
+    "wavelengths",
+    "FAMILIES",
+    "AttentionMaps",
+    "DecoderCache",
+    "EncoderOutput",
+    "ModelOutput",
+    "SentenceAttention",
+    "Transformer",
+    "causal_mask",
+]

@@ -33,11 +33,11 @@ class KeyValue:
     key: torch.Tensor
     value: torch.Tensor
 
-    def select(self, rows: torch.Tensor) -> "KeyValue":
+    def select(self, rows: torch.Tensor) -> KeyValue:
         """Reorder/repeat batch rows (beam search keeps the cache of the hypotheses it keeps)."""
         return KeyValue(self.key.index_select(0, rows), self.value.index_select(0, rows))
 
-    def extend(self, other: "KeyValue") -> "KeyValue":
+    def extend(self, other: KeyValue) -> KeyValue:
         """Append new time steps (incremental decoder self-attention)."""
         return KeyValue(torch.cat([self.key, other.key], dim=2), torch.cat([self.value, other.value], dim=2))
 
@@ -77,8 +77,9 @@ class AttentionOutput:
 class MultiHeadAttention(nn.Module):
     """MultiHead(Q, K, V) = Concat(head_1..head_h) W^O, head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)."""
 
-    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0,
-                 d_k: int | None = None, d_v: int | None = None) -> None:
+    def __init__(
+        self, d_model: int, n_heads: int, dropout: float = 0.0, d_k: int | None = None, d_v: int | None = None
+    ) -> None:
         super().__init__()
         self.d_model, self.n_heads = d_model, n_heads
         self.d_k = d_k if d_k is not None else d_model // n_heads
@@ -99,9 +100,18 @@ class MultiHeadAttention(nn.Module):
         """source (batch, src, d_model) -> projected keys/values; computed once per sentence for cross-attention."""
         return KeyValue(self._split_heads(self.w_k(source), self.d_k), self._split_heads(self.w_v(source), self.d_v))
 
-    def forward(self, query: torch.Tensor, source: torch.Tensor | None = None, mask: torch.Tensor | None = None, *,
-                need_weights: bool = False, past: KeyValue | None = None, static_kv: bool = False,
-                with_internals: bool = False, heads: HeadSelection | None = None) -> AttentionOutput:
+    def forward(
+        self,
+        query: torch.Tensor,
+        source: torch.Tensor | None = None,
+        mask: torch.Tensor | None = None,
+        *,
+        need_weights: bool = False,
+        past: KeyValue | None = None,
+        static_kv: bool = False,
+        with_internals: bool = False,
+        heads: HeadSelection | None = None,
+    ) -> AttentionOutput:
         """Attend from `query` (batch, q, d_model) to `source` (batch, k, d_model).
 
         mask: bool, True where attention is allowed, broadcastable to (batch, heads, q, k).
@@ -125,8 +135,9 @@ class MultiHeadAttention(nn.Module):
         selection = heads
         if not (need_weights or with_internals):
             # The fused kernel still returns per-head outputs, so a head mask keeps the fast path.
-            per_head = F.scaled_dot_product_attention(q, key_value.key, key_value.value, attn_mask=mask,
-                                                      dropout_p=dropout_p)
+            per_head = F.scaled_dot_product_attention(
+                q, key_value.key, key_value.value, attn_mask=mask, dropout_p=dropout_p
+            )
             if selection is not None:
                 per_head = selection.apply(per_head)
             concatenated = per_head.transpose(1, 2).reshape(batch, q_len, self.n_heads * self.d_v)
@@ -143,6 +154,7 @@ class MultiHeadAttention(nn.Module):
         output = self.w_o(concatenated)
         internals = None
         if with_internals:
-            internals = AttentionInternals(q, key_value.key, key_value.value, scores, scaled, mask, masked,
-                                           weights, per_head, concatenated, output)
+            internals = AttentionInternals(
+                q, key_value.key, key_value.value, scores, scaled, mask, masked, weights, per_head, concatenated, output
+            )
         return AttentionOutput(output, weights if need_weights else None, key_value, internals)

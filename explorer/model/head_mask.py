@@ -15,7 +15,7 @@ Heads are named `FAMILY.LAYER.HEAD`, 0-based, FAMILY one of `enc`, `dec`, `cross
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -46,8 +46,12 @@ def head_name(family: str, layer: int, head: int) -> str:
 
 
 def all_head_names(config: ModelConfig, families: Iterable[str] = HEAD_FAMILIES) -> list[str]:
-    return [head_name(f, layer, head) for f in families for layer in range(family_layers(config, f))
-            for head in range(config.n_heads)]
+    return [
+        head_name(f, layer, head)
+        for f in families
+        for layer in range(family_layers(config, f))
+        for head in range(config.n_heads)
+    ]
 
 
 def parse_head_name(name: str, config: ModelConfig) -> tuple[str, int, int]:
@@ -104,14 +108,16 @@ class HeadMask:
     dec: torch.Tensor | None = None
     cross: torch.Tensor | None = None
     means: HeadMeans | None = None
+    # Each decoding step asks for every layer's selection: work it out once per mask, not once per step.
+    _selections: dict[tuple[str, int], HeadSelection | None] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         for family in HEAD_FAMILIES:
             gates = getattr(self, family)
             if gates is not None:
                 assert gates.dim() == 2, f"{family} mask must be (layers, heads), got shape {tuple(gates.shape)}"
-        # Each decoding step asks for every layer's selection: work it out once per mask, not once per step.
-        object.__setattr__(self, "_selections", {})
 
     # ---- construction -----------------------------------------------------------------------------------
     @classmethod
@@ -139,8 +145,10 @@ class HeadMask:
             gates = getattr(self, family)
             expected = (family_layers(config, family), config.n_heads)
             if gates is not None and tuple(gates.shape) != expected:
-                raise HeadNameError(f"{family} mask has shape {tuple(gates.shape)}, this model needs {expected}; "
-                                    f"valid heads: {valid_range(config)}")
+                raise HeadNameError(
+                    f"{family} mask has shape {tuple(gates.shape)}, this model needs {expected}; "
+                    f"valid heads: {valid_range(config)}"
+                )
         return self
 
     # ---- reading ----------------------------------------------------------------------------------------
@@ -169,7 +177,7 @@ class HeadMask:
         # the gradient at ξ = 1.
         if gates.requires_grad:
             return HeadSelection(gates[layer], getattr(self.means, family)[layer] if self.means is not None else None)
-        cache: dict = self._selections  # type: ignore[attr-defined]
+        cache = self._selections
         if (family, layer) not in cache:
             kept = bool((gates[layer] == 1).all())
             fill = getattr(self.means, family)[layer] if self.means is not None else None

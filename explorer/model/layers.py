@@ -6,8 +6,9 @@ variant x + Dropout(Sublayer(LayerNorm(x))) is offered because it trains without
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Generic, TypeVar, overload
 
 import torch
 from torch import nn
@@ -15,6 +16,29 @@ from torch import nn
 from explorer.config import ModelConfig
 from explorer.model.attention import AttentionInternals, AttentionOutput, KeyValue, MultiHeadAttention
 from explorer.model.head_mask import HeadSelection
+
+LayerT = TypeVar("LayerT", bound=nn.Module)
+
+
+class LayerStack(nn.ModuleList, Generic[LayerT]):
+    """An `nn.ModuleList` of one layer type, typed as such: torch types every item as a plain `nn.Module`,
+    so `model.encoder_layers[i].self_attention` would not type-check. Only the type checker sees the
+    difference; the modules, state-dict keys and behaviour are those of `nn.ModuleList`.
+    """
+
+    if TYPE_CHECKING:
+
+        def __init__(self, layers: Iterable[LayerT]) -> None: ...
+
+        def __iter__(self) -> Iterator[LayerT]: ...
+
+        @overload
+        def __getitem__(self, index: slice) -> LayerStack[LayerT]: ...
+
+        @overload
+        def __getitem__(self, index: int) -> LayerT: ...
+
+        def __getitem__(self, index: int | slice) -> LayerT | LayerStack[LayerT]: ...
 
 
 class PositionwiseFeedForward(nn.Module):
@@ -65,14 +89,22 @@ class EncoderLayer(nn.Module):
         self.attention_residual = Residual(config.d_model, config.dropout, config.norm_position)
         self.ffn_residual = Residual(config.d_model, config.dropout, config.norm_position)
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor, *, need_weights: bool = False,
-                inspect: bool = False, heads: HeadSelection | None = None) -> LayerOutput:
+    def forward(
+        self,
+        x: torch.Tensor,
+        mask: torch.Tensor,
+        *,
+        need_weights: bool = False,
+        inspect: bool = False,
+        heads: HeadSelection | None = None,
+    ) -> LayerOutput:
         """x (batch, src, d_model); mask (batch, 1, 1, src) True on real tokens; heads: kept heads (None = all)."""
         result: list[AttentionOutput] = []
 
         def attend(h: torch.Tensor) -> torch.Tensor:
-            result.append(self.self_attention(h, h, mask, need_weights=need_weights, with_internals=inspect,
-                                              heads=heads))
+            result.append(
+                self.self_attention(h, h, mask, need_weights=need_weights, with_internals=inspect, heads=heads)
+            )
             return result[0].output
 
         x = self.attention_residual(x, attend)
@@ -90,10 +122,20 @@ class DecoderLayer(nn.Module):
         self.cross_residual = Residual(config.d_model, config.dropout, config.norm_position)
         self.ffn_residual = Residual(config.d_model, config.dropout, config.norm_position)
 
-    def forward(self, y: torch.Tensor, memory: torch.Tensor | None, self_mask: torch.Tensor | None,
-                cross_mask: torch.Tensor, *, need_weights: bool = False, past_self: KeyValue | None = None,
-                cross_kv: KeyValue | None = None, inspect: str | None = None,
-                self_heads: HeadSelection | None = None, cross_heads: HeadSelection | None = None) -> LayerOutput:
+    def forward(
+        self,
+        y: torch.Tensor,
+        memory: torch.Tensor | None,
+        self_mask: torch.Tensor | None,
+        cross_mask: torch.Tensor,
+        *,
+        need_weights: bool = False,
+        past_self: KeyValue | None = None,
+        cross_kv: KeyValue | None = None,
+        inspect: str | None = None,
+        self_heads: HeadSelection | None = None,
+        cross_heads: HeadSelection | None = None,
+    ) -> LayerOutput:
         """y (batch, tgt, d_model); memory (batch, src, d_model) or precomputed `cross_kv`.
 
         self_mask: causal mask (1, 1, tgt, tgt) — None while decoding one step with a cache, where the
@@ -103,14 +145,28 @@ class DecoderLayer(nn.Module):
         outputs: dict[str, AttentionOutput] = {}
 
         def attend_self(h: torch.Tensor) -> torch.Tensor:
-            outputs["self"] = self.self_attention(h, h, self_mask, need_weights=need_weights, past=past_self,
-                                                  with_internals=inspect == "decoder_self", heads=self_heads)
+            outputs["self"] = self.self_attention(
+                h,
+                h,
+                self_mask,
+                need_weights=need_weights,
+                past=past_self,
+                with_internals=inspect == "decoder_self",
+                heads=self_heads,
+            )
             return outputs["self"].output
 
         def attend_source(h: torch.Tensor) -> torch.Tensor:
-            outputs["cross"] = self.cross_attention(h, memory, cross_mask, need_weights=need_weights,
-                                                    past=cross_kv, static_kv=cross_kv is not None,
-                                                    with_internals=inspect == "cross", heads=cross_heads)
+            outputs["cross"] = self.cross_attention(
+                h,
+                memory,
+                cross_mask,
+                need_weights=need_weights,
+                past=cross_kv,
+                static_kv=cross_kv is not None,
+                with_internals=inspect == "cross",
+                heads=cross_heads,
+            )
             return outputs["cross"].output
 
         y = self.self_residual(y, attend_self)

@@ -19,7 +19,7 @@ from torch import nn
 from explorer.config import ModelConfig
 from explorer.model.attention import AttentionInternals, KeyValue
 from explorer.model.head_mask import HeadMask, layer_selection
-from explorer.model.layers import DecoderLayer, EncoderLayer
+from explorer.model.layers import DecoderLayer, EncoderLayer, LayerStack
 from explorer.model.positional import sinusoidal_encoding
 
 FAMILIES = ("encoder_self", "decoder_self", "cross")
@@ -57,10 +57,15 @@ class AttentionMaps:
 
     def sentence(self, index: int, src_len: int, tgt_len: int) -> SentenceAttention:
         """Cut sentence `index` out of the batch, dropping padded rows and columns."""
+
         def cut(t: torch.Tensor, rows: int, cols: int) -> np.ndarray:
             return t[index, :, :, :rows, :cols].detach().float().cpu().numpy()
-        return SentenceAttention(cut(self.encoder_self, src_len, src_len), cut(self.decoder_self, tgt_len, tgt_len),
-                                 cut(self.cross, tgt_len, src_len))
+
+        return SentenceAttention(
+            cut(self.encoder_self, src_len, src_len),
+            cut(self.decoder_self, tgt_len, tgt_len),
+            cut(self.cross, tgt_len, src_len),
+        )
 
 
 @dataclass(frozen=True)
@@ -91,10 +96,13 @@ class DecoderCache:
     src_mask: torch.Tensor  # (rows, 1, 1, src)
     position: int  # index of the next target position
 
-    def select(self, rows: torch.Tensor) -> "DecoderCache":
-        return DecoderCache(tuple(kv.select(rows) if kv is not None else None for kv in self.self_kv),
-                            tuple(kv.select(rows) for kv in self.cross_kv), self.src_mask.index_select(0, rows),
-                            self.position)
+    def select(self, rows: torch.Tensor) -> DecoderCache:
+        return DecoderCache(
+            tuple(kv.select(rows) if kv is not None else None for kv in self.self_kv),
+            tuple(kv.select(rows) for kv in self.cross_kv),
+            self.src_mask.index_select(0, rows),
+            self.position,
+        )
 
 
 def causal_mask(length: int, device: torch.device) -> torch.Tensor:
@@ -103,6 +111,8 @@ def causal_mask(length: int, device: torch.device) -> torch.Tensor:
 
 
 class Transformer(nn.Module):
+    sinusoids: torch.Tensor  # (max_len, d_model) buffer, registered when positional == "sinusoidal"
+
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
         self.config = config
@@ -120,8 +130,8 @@ class Transformer(nn.Module):
         else:
             self.register_buffer("sinusoids", sinusoidal_encoding(config.max_len, d), persistent=False)
         self.embedding_dropout = nn.Dropout(config.dropout)
-        self.encoder_layers = nn.ModuleList(EncoderLayer(config) for _ in range(config.n_encoder_layers))
-        self.decoder_layers = nn.ModuleList(DecoderLayer(config) for _ in range(config.n_decoder_layers))
+        self.encoder_layers = LayerStack(EncoderLayer(config) for _ in range(config.n_encoder_layers))
+        self.decoder_layers = LayerStack(DecoderLayer(config) for _ in range(config.n_decoder_layers))
         pre_norm = config.norm_position == "pre"
         # Pre-LN leaves the residual stream un-normalised, so it needs a final norm on each side.
         self.encoder_norm = nn.LayerNorm(d) if pre_norm else nn.Identity()
@@ -138,7 +148,7 @@ class Transformer(nn.Module):
         # Embeddings are multiplied by √d_model, so N(0, d^-1/2) gives unit-scale inputs; as tied output
         # weights they then give small initial logits.
         for module in (self.embedding, self.target_embedding):
-            nn.init.normal_(module.weight, mean=0.0, std=self.config.d_model ** -0.5)
+            nn.init.normal_(module.weight, mean=0.0, std=self.config.d_model**-0.5)
 
     # ---- embeddings -------------------------------------------------------------------------------------
     def _check_length(self, length: int, side: str) -> None:
@@ -152,9 +162,9 @@ class Transformer(nn.Module):
         x = embedding(tokens) * self.embedding_scale
         if self.config.positional == "learned":
             table = self.source_positions if side == "source" else self.target_positions
-            x = x + table.weight[offset:offset + length]
+            x = x + table.weight[offset : offset + length]
         else:
-            x = x + self.sinusoids[offset:offset + length]
+            x = x + self.sinusoids[offset : offset + length]
         return self.embedding_dropout(x)
 
     def positional_table(self, side: str = "source") -> torch.Tensor:
@@ -169,8 +179,14 @@ class Transformer(nn.Module):
         return self.output_projection(hidden)
 
     # ---- encoder / decoder ------------------------------------------------------------------------------
-    def encode(self, src: torch.Tensor, *, need_weights: bool = False, inspect_layer: int | None = None,
-               head_mask: HeadMask | None = None) -> EncoderOutput:
+    def encode(
+        self,
+        src: torch.Tensor,
+        *,
+        need_weights: bool = False,
+        inspect_layer: int | None = None,
+        head_mask: HeadMask | None = None,
+    ) -> EncoderOutput:
         """src (batch, src) token ids, padded with pad_id."""
         if head_mask is not None:
             head_mask.check(self.config)
@@ -178,16 +194,28 @@ class Transformer(nn.Module):
         x = self._embed(src, self.embedding, 0, "source")
         weights, internals = [], None
         for index, layer in enumerate(self.encoder_layers):
-            out = layer(x, src_mask, need_weights=need_weights, inspect=index == inspect_layer,
-                        heads=layer_selection(head_mask, "enc", index))
+            out = layer(
+                x,
+                src_mask,
+                need_weights=need_weights,
+                inspect=index == inspect_layer,
+                heads=layer_selection(head_mask, "enc", index),
+            )
             x = out.hidden
             weights.append(out.self_weights)
             internals = internals or out.internals
         stacked = torch.stack(weights, dim=1) if need_weights else None
         return EncoderOutput(self.encoder_norm(x), src_mask, stacked, internals)
 
-    def decode(self, tgt_in: torch.Tensor, encoded: EncoderOutput, *, need_weights: bool = False,
-               inspect: tuple[str, int] | None = None, head_mask: HeadMask | None = None) -> ModelOutput:
+    def decode(
+        self,
+        tgt_in: torch.Tensor,
+        encoded: EncoderOutput,
+        *,
+        need_weights: bool = False,
+        inspect: tuple[str, int] | None = None,
+        head_mask: HeadMask | None = None,
+    ) -> ModelOutput:
         """Teacher-forced decoding of the whole target prefix. tgt_in (batch, tgt) starts with BOS."""
         if head_mask is not None:
             head_mask.check(self.config)
@@ -196,9 +224,16 @@ class Transformer(nn.Module):
         self_weights, cross_weights, internals = [], [], None
         for index, layer in enumerate(self.decoder_layers):
             family = inspect[0] if inspect is not None and inspect[1] == index else None
-            out = layer(y, encoded.memory, self_mask, encoded.src_mask, need_weights=need_weights, inspect=family,
-                        self_heads=layer_selection(head_mask, "dec", index),
-                        cross_heads=layer_selection(head_mask, "cross", index))
+            out = layer(
+                y,
+                encoded.memory,
+                self_mask,
+                encoded.src_mask,
+                need_weights=need_weights,
+                inspect=family,
+                self_heads=layer_selection(head_mask, "dec", index),
+                cross_heads=layer_selection(head_mask, "cross", index),
+            )
             y = out.hidden
             self_weights.append(out.self_weights)
             cross_weights.append(out.cross_weights)
@@ -210,8 +245,15 @@ class Transformer(nn.Module):
             attention = AttentionMaps(encoded.self_weights, torch.stack(self_weights, 1), torch.stack(cross_weights, 1))
         return ModelOutput(logits, attention, internals or encoded.internals)
 
-    def forward(self, src: torch.Tensor, tgt_in: torch.Tensor, *, need_weights: bool = False,
-                inspect: tuple[str, int] | None = None, head_mask: HeadMask | None = None) -> ModelOutput:
+    def forward(
+        self,
+        src: torch.Tensor,
+        tgt_in: torch.Tensor,
+        *,
+        need_weights: bool = False,
+        inspect: tuple[str, int] | None = None,
+        head_mask: HeadMask | None = None,
+    ) -> ModelOutput:
         """src (batch, src), tgt_in (batch, tgt) -> logits (batch, tgt, vocab).
 
         inspect=(family, layer) also returns every intermediate of that one attention module
@@ -230,8 +272,9 @@ class Transformer(nn.Module):
         cross = tuple(layer.cross_attention.project_key_value(encoded.memory) for layer in self.decoder_layers)
         return DecoderCache(tuple(None for _ in self.decoder_layers), cross, encoded.src_mask, 0)
 
-    def decode_step(self, tokens: torch.Tensor, cache: DecoderCache, *,
-                    head_mask: HeadMask | None = None) -> tuple[torch.Tensor, DecoderCache]:
+    def decode_step(
+        self, tokens: torch.Tensor, cache: DecoderCache, *, head_mask: HeadMask | None = None
+    ) -> tuple[torch.Tensor, DecoderCache]:
         """tokens (rows,) = the last generated token of each row -> (log-probs (rows, vocab), grown cache).
 
         head_mask must be the one the cache's encoder memory was computed with (`encode(head_mask=...)`);
@@ -239,10 +282,19 @@ class Transformer(nn.Module):
         """
         y = self._embed(tokens.view(-1, 1), self.target_embedding, cache.position, "target")
         new_self = []
-        for index, (layer, past, cross) in enumerate(zip(self.decoder_layers, cache.self_kv, cache.cross_kv)):
-            out = layer(y, None, None, cache.src_mask, past_self=past, cross_kv=cross,
-                        self_heads=layer_selection(head_mask, "dec", index),
-                        cross_heads=layer_selection(head_mask, "cross", index))
+        for index, (layer, past, cross) in enumerate(
+            zip(self.decoder_layers, cache.self_kv, cache.cross_kv, strict=True)
+        ):
+            out = layer(
+                y,
+                None,
+                None,
+                cache.src_mask,
+                past_self=past,
+                cross_kv=cross,
+                self_heads=layer_selection(head_mask, "dec", index),
+                cross_heads=layer_selection(head_mask, "cross", index),
+            )
             y = out.hidden
             new_self.append(out.self_kv)
         logits = self._logits(self.decoder_norm(y[:, -1]))

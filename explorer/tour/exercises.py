@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -29,7 +30,7 @@ class Exercise:
     kind: str  # CHOICE or NUMBER
     answer: str | float
     explanation: str  # English msgid with {fields}; shown only after a guess
-    fields: dict = field(default_factory=dict)  # fill both question and explanation
+    fields: dict[str, Any] = field(default_factory=dict)  # fill both question and explanation
     options: tuple[str, ...] = ()  # CHOICE: the options shown (the answer is one of them)
     low: float = 0.0  # NUMBER: the range of the guess widget
     high: float = 1.0
@@ -70,22 +71,32 @@ def softmax_without_scaling(model: Transformer, translation: Translation, layer:
     row = int(np.argmin(peaks))  # the most spread-out row: the change is largest there
     answer = round(float(scaled.unscaled_weights[row].max()), 2)
     return Exercise(
-        "sqrt_dk", 2,
+        "sqrt_dk",
+        2,
         "Encoder layer {layer}, head {head}, query \u201c{query}\u201d: with \u00f7\u221ad_k its largest weight is "
         "{scaled}. Without the division, what will the largest weight be?",
-        NUMBER, answer,
+        NUMBER,
+        answer,
         "Without \u00f7\u221ad_k every score is {factor} times larger, so the softmax is sharper: the largest "
         "weight goes from {scaled} to {answer} and the row entropy from {entropy_scaled} to {entropy_unscaled} "
         "nats. The larger d_k, the worse: q\u00b7k has variance d_k.",
-        dict(layer=layer + 1, head=head + 1, query=_clean(scaled.tokens[row]), scaled=f"{peaks[row]:.2f}",
-             answer=f"{answer:.2f}", factor=f"{scaled.d_k ** 0.5:.1f}",
-             entropy_scaled=f"{scaled.entropy(scaled.scaled_weights)[row]:.2f}",
-             entropy_unscaled=f"{scaled.entropy(scaled.unscaled_weights)[row]:.2f}"),
-        tolerance=0.1)
+        dict(
+            layer=layer + 1,
+            head=head + 1,
+            query=_clean(scaled.tokens[row]),
+            scaled=f"{peaks[row]:.2f}",
+            answer=f"{answer:.2f}",
+            factor=f"{scaled.d_k**0.5:.1f}",
+            entropy_scaled=f"{scaled.entropy(scaled.scaled_weights)[row]:.2f}",
+            entropy_unscaled=f"{scaled.entropy(scaled.unscaled_weights)[row]:.2f}",
+        ),
+        tolerance=0.1,
+    )
 
 
 def cross_attention_target(translation: Translation, layer: int | None = None, head: int = 0) -> Exercise:
     """Stop 3: which source token one head of encoder-decoder attention looks at for one output token."""
+    assert translation.attention is not None, "translate with with_attention=True for this exercise"
     cross = translation.attention.cross  # (layers, heads, tgt, src)
     layer = cross.shape[0] - 1 if layer is None else layer
     row = numbers.strongest_cross_row(cross, layer, head)
@@ -94,15 +105,23 @@ def cross_attention_target(translation: Translation, layer: int | None = None, h
     options = tuple(dict.fromkeys(source))  # a piece may occur twice; ask about the token, not the position
     answer = source[int(np.argmax(weights))]
     return Exercise(
-        "cross_head", 3,
+        "cross_head",
+        3,
         "Encoder-decoder attention, layer {layer}, head {head}: when the decoder produces \u201c{word}\u201d, which "
         "source token does it look at most?",
-        CHOICE, answer,
+        CHOICE,
+        answer,
         "Head {head} of layer {layer} gives \u201c{answer}\u201d a weight of {weight} when it produces "
         "\u201c{word}\u201d. Other heads of the same layer may look elsewhere: that is what multiple heads are for.",
-        dict(layer=layer + 1, head=head + 1, word=translation.target_output_pieces[row], answer=answer,
-             weight=f"{weights.max():.2f}"),
-        options=options)
+        dict(
+            layer=layer + 1,
+            head=head + 1,
+            word=translation.target_output_pieces[row],
+            answer=answer,
+            weight=f"{weights.max():.2f}",
+        ),
+        options=options,
+    )
 
 
 def relu_zeros(model: Transformer, translation: Translation, layer: int = 0) -> Exercise:
@@ -110,14 +129,20 @@ def relu_zeros(model: Transformer, translation: Translation, layer: int = 0) -> 
     activity = numbers.feed_forward_activity(model, translation, layer)
     answer = round(100 * activity.zero_fraction)
     return Exercise(
-        "relu_zeros", 4,
+        "relu_zeros",
+        4,
         "The feed-forward network of encoder layer {layer} has d_ff = {d_ff} inner units per token. For this "
         "sentence, what percentage of them does the ReLU set to exactly zero?",
-        NUMBER, float(answer),
+        NUMBER,
+        float(answer),
         "{answer}% of the {d_ff} \u00d7 {tokens} inner values are zero: max(0, \u00b7) keeps only the units whose "
         "pre-activation is positive, so each token uses a different part of the layer.",
         dict(layer=layer + 1, d_ff=model.config.d_ff, answer=answer, tokens=len(activity.tokens)),
-        low=0, high=100, step=1, tolerance=10)
+        low=0,
+        high=100,
+        step=1,
+        tolerance=10,
+    )
 
 
 def positional_similarity(model: Transformer, translation: Translation) -> Exercise:
@@ -127,14 +152,20 @@ def positional_similarity(model: Transformer, translation: Translation) -> Exerc
     answer = round(numbers.cosine(table[0], table[n - 1]), 2)
     neighbour = numbers.cosine(table[0], table[1]) if n > 1 else 1.0
     return Exercise(
-        "pe_cosine", 5,
+        "pe_cosine",
+        5,
         "This model adds a {d_model}-dimensional positional vector to each token. How similar (cosine, from "
         "\u22121 to 1) are the vectors of position 0 and position {last}?",
-        NUMBER, answer,
+        NUMBER,
+        answer,
         "The cosine is {answer} (positions 0 and 1: {neighbour}). Nearby positions have similar vectors and the "
         "similarity falls with the distance, because the slow sinusoids change little between them.",
         dict(d_model=model.config.d_model, last=n - 1, answer=f"{answer:.2f}", neighbour=f"{neighbour:.2f}"),
-        low=-1, high=1, step=0.05, tolerance=0.15)
+        low=-1,
+        high=1,
+        step=0.05,
+        tolerance=0.15,
+    )
 
 
 def crossover(model: Transformer, translation: Translation) -> Exercise:
@@ -143,14 +174,21 @@ def crossover(model: Transformer, translation: Translation) -> Exercise:
     answer = numbers.crossover_length(d)
     n = len(translation.source_ids)
     return Exercise(
-        "crossover", 6,
+        "crossover",
+        6,
         "This model has d = {d}. From which sentence length n on does a self-attention layer (n\u00b2\u00b7d) "
         "need more operations than a recurrent layer (n\u00b7d\u00b2)?",
-        NUMBER, float(answer),
+        NUMBER,
+        float(answer),
         "n\u00b2\u00b7d = n\u00b7d\u00b2 exactly when n = d = {d}. This sentence has n = {n} tokens, so "
         "self-attention is {ratio} times cheaper here.",
         dict(d=d, n=n, ratio=f"{d / n:.0f}"),
-        low=1, high=8 * d, step=1, tolerance=0.25, relative=True)
+        low=1,
+        high=8 * d,
+        step=1,
+        tolerance=0.25,
+        relative=True,
+    )
 
 
 def smoothed_confidence(model: Transformer, tokenizer: Tokenizer, translation: Translation) -> Exercise:
@@ -159,15 +197,22 @@ def smoothed_confidence(model: Transformer, tokenizer: Tokenizer, translation: T
     word = numbers.next_word(model, tokenizer, translation, position)
     answer = round(word.probability, 2)
     return Exercise(
-        "confidence", 7,
+        "confidence",
+        7,
         "When the model produced \u201c{word}\u201d, how much probability did it give that word?",
-        NUMBER, answer,
+        NUMBER,
+        answer,
         "It gave \u201c{word}\u201d {answer}. With label smoothing (\u03b5_ls = 0.1) the training target for the "
         "right word is {target}, not 1, so a well-trained model rarely goes much above it; the rest is spread "
         "over the other {others} words.",
-        dict(word=_clean(word.word), answer=f"{answer:.2f}", target=f"{word.smoothed_target:.3f}",
-             others=word.vocab_size - 1),
-        tolerance=0.1)
+        dict(
+            word=_clean(word.word),
+            answer=f"{answer:.2f}",
+            target=f"{word.smoothed_target:.3f}",
+            others=word.vocab_size - 1,
+        ),
+        tolerance=0.1,
+    )
 
 
 def beam_changes(rows: Sequence[BeamRow], beam: int = 4, alpha: float = 0.6) -> Exercise:
@@ -176,32 +221,49 @@ def beam_changes(rows: Sequence[BeamRow], beam: int = 4, alpha: float = 0.6) -> 
     wide = next(r for r in rows if r.beam == beam and r.alpha == alpha)
     changed = greedy.output != wide.output
     return Exercise(
-        "beam_changes", 8,
+        "beam_changes",
+        8,
         "Greedy decoding gives \u201c{greedy}\u201d. Will beam search with {beam} beams and \u03b1 = {alpha} give a "
         "different translation?",
-        CHOICE, "yes" if changed else "no",
+        CHOICE,
+        "yes" if changed else "no",
         "Beam {beam} gives \u201c{wide}\u201d (score {wide_score} against {greedy_score} for greedy). On short, "
         "easy sentences the greedy choice is often already the best; beam search helps where an early word "
         "looks good but leads to a poor ending.",
-        dict(greedy=greedy.output, beam=beam, alpha=alpha, wide=wide.output, wide_score=f"{wide.score:.3f}",
-             greedy_score=f"{greedy.score:.3f}"),
-        options=("yes", "no"))
+        dict(
+            greedy=greedy.output,
+            beam=beam,
+            alpha=alpha,
+            wide=wide.output,
+            wide_score=f"{wide.score:.3f}",
+            greedy_score=f"{greedy.score:.3f}",
+        ),
+        options=("yes", "no"),
+    )
 
 
 def worst_variation() -> Exercise:
     """Stop 9: which Table 3 row loses most BLEU (from the paper's own numbers)."""
     rows = [r for r in numbers.PAPER_TABLE3 if r[0] not in ("base", "big")]
-    options = tuple(dict.fromkeys(f"{r[0]} {r[1]}" for r in rows if r[1] in
-                                  ("h=1, d_k=d_v=512", "d_k=16", "N=2", "d_model=256, d_k=d_v=32", "P_drop=0.0")))
+    options = tuple(
+        dict.fromkeys(
+            f"{r[0]} {r[1]}"
+            for r in rows
+            if r[1] in ("h=1, d_k=d_v=512", "d_k=16", "N=2", "d_model=256, d_k=d_v=32", "P_drop=0.0")
+        )
+    )
     answer = min((r for r in rows if f"{r[0]} {r[1]}" in options), key=lambda r: r[3])
     return Exercise(
-        "table3_worst", 9,
+        "table3_worst",
+        9,
         "Which of these changes to the base model lost the most BLEU in Table 3 (base: 25.8)?",
-        CHOICE, f"{answer[0]} {answer[1]}",
+        CHOICE,
+        f"{answer[0]} {answer[1]}",
         "{answer} fell to {bleu} BLEU. Depth matters most in this table; one head instead of eight costs 0.9 BLEU, "
         "and too many heads hurt too.",
         dict(answer=f"{answer[0]} {answer[1]}", bleu=answer[3]),
-        options=options)
+        options=options,
+    )
 
 
 def embedding_parameters(model: Transformer) -> Exercise:
@@ -209,25 +271,44 @@ def embedding_parameters(model: Transformer) -> Exercise:
     config = model.config
     answer = round(100 * numbers.embedding_share(config))
     return Exercise(
-        "embedding_share", 9,
+        "embedding_share",
+        9,
         "This model has a vocabulary of {vocab} pieces and d_model = {d_model}. What percentage of its "
         "parameters is the embedding matrix?",
-        NUMBER, float(answer),
+        NUMBER,
+        float(answer),
         "{vocab} \u00d7 {d_model} = {embedding} of its {total} parameters, {answer}%. With the paper's 37,000 "
         "pieces the shared matrix is about 19 M of the base model's 65 M.",
-        dict(vocab=config.vocab_size, d_model=config.d_model, embedding=f"{config.vocab_size * config.d_model:,}",
-             total=f"{numbers.count_parameters(config):,}", answer=answer),
-        low=0, high=100, step=1, tolerance=10)
+        dict(
+            vocab=config.vocab_size,
+            d_model=config.d_model,
+            embedding=f"{config.vocab_size * config.d_model:,}",
+            total=f"{numbers.count_parameters(config):,}",
+            answer=answer,
+        ),
+        low=0,
+        high=100,
+        step=1,
+        tolerance=10,
+    )
 
 
-def build_exercises(model: Transformer, tokenizer: Tokenizer, translation: Translation,
-                    beam_rows: Sequence[BeamRow]) -> list[Exercise]:
+def build_exercises(
+    model: Transformer, tokenizer: Tokenizer, translation: Translation, beam_rows: Sequence[BeamRow]
+) -> list[Exercise]:
     """Every exercise of the tour, in stop order, for this model and this sentence."""
     assert translation.attention is not None, "translate with with_attention=True for the tour's exercises"
-    return [softmax_without_scaling(model, translation), cross_attention_target(translation),
-            relu_zeros(model, translation), positional_similarity(model, translation), crossover(model, translation),
-            smoothed_confidence(model, tokenizer, translation), beam_changes(beam_rows), worst_variation(),
-            embedding_parameters(model)]
+    return [
+        softmax_without_scaling(model, translation),
+        cross_attention_target(translation),
+        relu_zeros(model, translation),
+        positional_similarity(model, translation),
+        crossover(model, translation),
+        smoothed_confidence(model, tokenizer, translation),
+        beam_changes(beam_rows),
+        worst_variation(),
+        embedding_parameters(model),
+    ]
 
 
 def score(exercises: Sequence[Exercise], guesses: dict[str, str | float]) -> tuple[int, int]:

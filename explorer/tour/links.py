@@ -9,8 +9,16 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 
-def full_page_link(page: str, sentence: str, *, model: str | None = None, lang: str | None = None,
-                   layer: int | None = None, head: int | None = None, family: str | None = None) -> str:
+def full_page_link(
+    page: str,
+    sentence: str,
+    *,
+    model: str | None = None,
+    lang: str | None = None,
+    layer: int | None = None,
+    head: int | None = None,
+    family: str | None = None,
+) -> str:
     """A relative link such as '/translate?sentence=...&family=cross&layer=3&head=1&mode=head&model=...'.
 
     layer and head are 1-based, as the pages show them.

@@ -7,11 +7,13 @@ them directly. Shapes are given at each boundary; arrays come back as float64 nu
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
+from torch import nn
 
 from explorer.analysis.step_by_step import decoder_input, inspect_translation, softmax
 from explorer.config import ModelConfig, count_parameters
@@ -25,14 +27,24 @@ from explorer.training.schedule import noam_learning_rate
 # ---- stop 1: the tensors of Figure 1 ---------------------------------------------------------------------
 
 # Blocks of Figure 1, bottom to top, as (id, label); the diagram draws them and the page shows their tensor.
-ENCODER_BLOCKS = (("src_embedding", "Input embedding + PE"),
-                  ("enc_self_attention", "Multi-head attention"), ("enc_norm_1", "Add & Norm"),
-                  ("enc_ffn", "Feed forward"), ("enc_norm_2", "Add & Norm"))
-DECODER_BLOCKS = (("tgt_embedding", "Output embedding + PE"),
-                  ("dec_self_attention", "Masked multi-head"), ("dec_norm_1", "Add & Norm"),
-                  ("dec_cross_attention", "Multi-head attention"), ("dec_norm_2", "Add & Norm"),
-                  ("dec_ffn", "Feed forward"), ("dec_norm_3", "Add & Norm"),
-                  ("linear", "Linear"), ("softmax", "Softmax"))
+ENCODER_BLOCKS = (
+    ("src_embedding", "Input embedding + PE"),
+    ("enc_self_attention", "Multi-head attention"),
+    ("enc_norm_1", "Add & Norm"),
+    ("enc_ffn", "Feed forward"),
+    ("enc_norm_2", "Add & Norm"),
+)
+DECODER_BLOCKS = (
+    ("tgt_embedding", "Output embedding + PE"),
+    ("dec_self_attention", "Masked multi-head"),
+    ("dec_norm_1", "Add & Norm"),
+    ("dec_cross_attention", "Multi-head attention"),
+    ("dec_norm_2", "Add & Norm"),
+    ("dec_ffn", "Feed forward"),
+    ("dec_norm_3", "Add & Norm"),
+    ("linear", "Linear"),
+    ("softmax", "Softmax"),
+)
 BLOCK_LABELS = dict(ENCODER_BLOCKS + DECODER_BLOCKS)
 
 
@@ -48,8 +60,9 @@ def _tensors(model: Transformer, translation: Translation) -> tuple[torch.Tensor
     config = model.config
     device = next(model.parameters()).device
     src = torch.tensor([list(translation.source_ids)], dtype=torch.long, device=device)
-    tgt = torch.tensor([decoder_input(translation.output_ids, config.bos_id, config.max_len)], dtype=torch.long,
-                       device=device)
+    tgt = torch.tensor(
+        [decoder_input(translation.output_ids, config.bos_id, config.max_len)], dtype=torch.long, device=device
+    )
     return src, tgt
 
 
@@ -61,28 +74,32 @@ def block_tensors(model: Transformer, translation: Translation, layer: int = 0) 
     registered for this one pass and removed before returning: nothing is kept on the shared model.
     """
     config = model.config
-    assert 0 <= layer < min(config.n_encoder_layers, config.n_decoder_layers), \
+    assert 0 <= layer < min(config.n_encoder_layers, config.n_decoder_layers), (
         f"layer must be in 0..{min(config.n_encoder_layers, config.n_decoder_layers) - 1}, got {layer}"
+    )
     captured: dict[str, torch.Tensor] = {}
     embeddings: list[torch.Tensor] = []
 
-    def keep(name: str):
-        def hook(_module, _inputs, output):
+    def keep(name: str) -> Callable[[nn.Module, Any, Any], None]:
+        def hook(_module: nn.Module, _inputs: Any, output: Any) -> None:
             captured[name] = getattr(output, "output", output)[0].detach()
+
         return hook
 
     enc, dec = model.encoder_layers[layer], model.decoder_layers[layer]
-    hooks = [model.embedding_dropout.register_forward_hook(lambda _m, _i, out: embeddings.append(out[0].detach())),
-             enc.self_attention.register_forward_hook(keep("enc_self_attention")),
-             enc.attention_residual.register_forward_hook(keep("enc_norm_1")),
-             enc.feed_forward.register_forward_hook(keep("enc_ffn")),
-             enc.ffn_residual.register_forward_hook(keep("enc_norm_2")),
-             dec.self_attention.register_forward_hook(keep("dec_self_attention")),
-             dec.self_residual.register_forward_hook(keep("dec_norm_1")),
-             dec.cross_attention.register_forward_hook(keep("dec_cross_attention")),
-             dec.cross_residual.register_forward_hook(keep("dec_norm_2")),
-             dec.feed_forward.register_forward_hook(keep("dec_ffn")),
-             dec.ffn_residual.register_forward_hook(keep("dec_norm_3"))]
+    hooks = [
+        model.embedding_dropout.register_forward_hook(lambda _m, _i, out: embeddings.append(out[0].detach())),
+        enc.self_attention.register_forward_hook(keep("enc_self_attention")),
+        enc.attention_residual.register_forward_hook(keep("enc_norm_1")),
+        enc.feed_forward.register_forward_hook(keep("enc_ffn")),
+        enc.ffn_residual.register_forward_hook(keep("enc_norm_2")),
+        dec.self_attention.register_forward_hook(keep("dec_self_attention")),
+        dec.self_residual.register_forward_hook(keep("dec_norm_1")),
+        dec.cross_attention.register_forward_hook(keep("dec_cross_attention")),
+        dec.cross_residual.register_forward_hook(keep("dec_norm_2")),
+        dec.feed_forward.register_forward_hook(keep("dec_ffn")),
+        dec.ffn_residual.register_forward_hook(keep("dec_norm_3")),
+    ]
     try:
         src, tgt = _tensors(model, translation)
         logits = model(src, tgt).logits[0]
@@ -103,6 +120,7 @@ def block_tensors(model: Transformer, translation: Translation, layer: int = 0) 
 
 
 # ---- stop 2: Eq. 1 with and without ÷√d_k ---------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class ScaledHead:
@@ -129,12 +147,22 @@ def scaled_head(model: Transformer, translation: Translation, layer: int = 0, he
     inspected = inspect_translation(model, translation, "encoder_self", layer)
     scores = inspected.scores[head]  # (n, n), Q Kᵀ before scaling
     masked = np.where(inspected.mask, scores, -np.inf)
-    return ScaledHead(layer, head, inspected.d_k, list(inspected.query_pieces), inspected.query[head],
-                      inspected.key[head], inspected.value[head], inspected.weights[head], softmax(masked),
-                      inspected.head_outputs[head])
+    return ScaledHead(
+        layer,
+        head,
+        inspected.d_k,
+        list(inspected.query_pieces),
+        inspected.query[head],
+        inspected.key[head],
+        inspected.value[head],
+        inspected.weights[head],
+        softmax(masked),
+        inspected.head_outputs[head],
+    )
 
 
 # ---- stop 3: the three uses, side by side ----------------------------------------------------------------
+
 
 def strongest_cross_row(cross: np.ndarray, layer: int, head: int, skip_last: bool = True) -> int:
     """The output position whose cross-attention in (layer, head) is most confident: the clearest question.
@@ -147,6 +175,7 @@ def strongest_cross_row(cross: np.ndarray, layer: int, head: int, skip_last: boo
 
 
 # ---- stop 4: FFN and embeddings ---------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class FeedForwardActivity:
@@ -175,12 +204,20 @@ def feed_forward_activity(model: Transformer, translation: Translation, layer: i
     raw = model.embedding(ids).double()
     positions = model.positional_table("source")[: len(ids)].double()
     shared = model.config.share_embeddings and model.target_embedding is model.embedding
-    return FeedForwardActivity(layer, list(translation.source_pieces), hidden, float((hidden == 0).mean()),
-                               raw.norm(dim=-1).cpu().numpy(), (raw * model.embedding_scale).norm(dim=-1).cpu().numpy(),
-                               positions.norm(dim=-1).cpu().numpy(), bool(shared))
+    return FeedForwardActivity(
+        layer,
+        list(translation.source_pieces),
+        hidden,
+        float((hidden == 0).mean()),
+        raw.norm(dim=-1).cpu().numpy(),
+        (raw * model.embedding_scale).norm(dim=-1).cpu().numpy(),
+        positions.norm(dim=-1).cpu().numpy(),
+        bool(shared),
+    )
 
 
 # ---- stop 5: positional encoding --------------------------------------------------------------------------
+
 
 def positions_of(model: Transformer, n: int) -> np.ndarray:
     """(n, d_model) the positional vectors this model adds to the first n source tokens."""
@@ -192,6 +229,7 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
 
 
 # ---- stop 6: Table 1 on this model ------------------------------------------------------------------------
+
 
 def crossover_length(d_model: int) -> int:
     """n where self-attention's n²·d equals recurrence's n·d² (Section 4): n = d."""
@@ -217,7 +255,7 @@ class Schedule:
         return noam_learning_rate(self.warmup_steps, self.d_model, self.warmup_steps, self.scale)
 
 
-def schedule_for(config: ModelConfig, metadata: dict, points: int = 300) -> Schedule:
+def schedule_for(config: ModelConfig, metadata: dict[str, Any], points: int = 300) -> Schedule:
     """Eq. 3 for this model's d_model and the warmup_steps / scale it was trained with, when recorded."""
     train = (metadata.get("training") or {}).get("train_config") or {}
     warmup = int(train.get("warmup_steps") or PAPER_WARMUP)
@@ -243,15 +281,24 @@ class NextWord:
 
 
 @torch.inference_mode()
-def next_word(model: Transformer, tokenizer: Tokenizer, translation: Translation, position: int,
-              epsilon: float = 0.1, k: int = 5) -> NextWord:
+def next_word(
+    model: Transformer, tokenizer: Tokenizer, translation: Translation, position: int, epsilon: float = 0.1, k: int = 5
+) -> NextWord:
     src, tgt = _tensors(model, translation)
     probs = torch.softmax(model(src, tgt).logits[0, position].float(), dim=-1).double().cpu().numpy()
     order = np.argsort(-probs)[:k]
     token = int(translation.output_ids[position])
     vocab = model.config.vocab_size
-    return NextWord(position, translation.target_output_pieces[position], tokenizer.pieces([int(i) for i in order]),
-                    probs[order], float(probs[token]), 1 - epsilon + epsilon / vocab, epsilon / vocab, vocab)
+    return NextWord(
+        position,
+        translation.target_output_pieces[position],
+        tokenizer.pieces([int(i) for i in order]),
+        probs[order],
+        float(probs[token]),
+        1 - epsilon + epsilon / vocab,
+        epsilon / vocab,
+        vocab,
+    )
 
 
 def middle_position(translation: Translation) -> int:
@@ -259,7 +306,7 @@ def middle_position(translation: Translation) -> int:
     return max(0, (len(translation.output_ids) - 1) // 2)
 
 
-def training_history(metadata: dict, training: dict | None) -> dict[str, list[float]]:
+def training_history(metadata: dict[str, Any], training: dict[str, Any] | None) -> dict[str, list[float]]:
     """Whatever the checkpoint recorded of its training: validation BLEU, losses by step ({} when nothing)."""
     history: dict[str, list[float]] = {}
     if metadata.get("val_bleu"):
@@ -267,8 +314,11 @@ def training_history(metadata: dict, training: dict | None) -> dict[str, list[fl
     log = (training or {}).get("history") or []
     if isinstance(log, list):
         for name in ("loss", "val_loss", "val_bleu"):
-            pairs = [(row["step"], row[name]) for row in log if isinstance(row, dict) and row.get(name) is not None
-                     and row.get("step") is not None]
+            pairs = [
+                (row["step"], row[name])
+                for row in log
+                if isinstance(row, dict) and row.get(name) is not None and row.get("step") is not None
+            ]
             if pairs:
                 history[f"{name}_steps"] = [float(s) for s, _ in pairs]
                 history[name] = [float(v) for _, v in pairs]
@@ -292,8 +342,13 @@ class BeamRow:
     penalty: float  # lp(Y)
 
 
-def beam_grid(model: Transformer, tokenizer: Tokenizer, sentence: str, beams: Sequence[int] = BEAMS,
-              alphas: Sequence[float] = ALPHAS) -> list[BeamRow]:
+def beam_grid(
+    model: Transformer,
+    tokenizer: Tokenizer,
+    sentence: str,
+    beams: Sequence[int] = BEAMS,
+    alphas: Sequence[float] = ALPHAS,
+) -> list[BeamRow]:
     rows = []
     for alpha in alphas:
         for beam in beams:
@@ -313,7 +368,7 @@ PAPER_TABLE2 = (("Transformer (base model)", 27.3, 38.1), ("Transformer (big)", 
 
 # Table 3 of the paper (newstest2013, dev): (row, what changes, PPL, BLEU, params ×10^6 or None, the
 # ModelConfig fields that change from base, or None where the row changes training, not the shape).
-PAPER_TABLE3: tuple[tuple[str, str, float, float, float | None, dict | None], ...] = (
+PAPER_TABLE3: tuple[tuple[str, str, float, float, float | None, dict[str, Any] | None], ...] = (
     ("base", "N=6, d_model=512, d_ff=2048, h=8, d_k=d_v=64", 4.92, 25.8, 65, {}),
     ("(A)", "h=1, d_k=d_v=512", 5.29, 24.9, None, dict(n_heads=1, d_k=512, d_v=512)),
     ("(A)", "h=4, d_k=d_v=128", 5.00, 25.5, None, dict(n_heads=4, d_k=128, d_v=128)),
@@ -333,13 +388,19 @@ PAPER_TABLE3: tuple[tuple[str, str, float, float, float | None, dict | None], ..
     ("(D)", "ε_ls=0.0", 4.67, 25.3, None, None),
     ("(D)", "ε_ls=0.2", 5.47, 25.7, None, None),
     ("(E)", "positional embedding instead of sinusoids", 4.92, 25.7, None, dict(positional="learned")),
-    ("big", "N=6, d_model=1024, d_ff=4096, h=16, P_drop=0.3", 4.33, 26.4, 213,
-     dict(d_model=1024, n_heads=16, d_ff=4096)),
+    (
+        "big",
+        "N=6, d_model=1024, d_ff=4096, h=16, P_drop=0.3",
+        4.33,
+        26.4,
+        213,
+        dict(d_model=1024, n_heads=16, d_ff=4096),
+    ),
 )
 PAPER_VOCAB = 37_000
 
 
-def table3_parameter_rows(vocab_size: int = PAPER_VOCAB) -> list[dict]:
+def table3_parameter_rows(vocab_size: int = PAPER_VOCAB) -> list[dict[str, Any]]:
     """Every Table 3 row with the paper's BLEU and parameter count beside the engine's count of its config.
 
     Rows (D) change training only; their count is the base model's.
@@ -348,8 +409,16 @@ def table3_parameter_rows(vocab_size: int = PAPER_VOCAB) -> list[dict]:
     rows = []
     for row, change, ppl, bleu, paper_params, fields in PAPER_TABLE3:
         config = base.replace(**(fields or {}))
-        rows.append({"row": row, "change": change, "ppl": ppl, "bleu": bleu, "paper_millions": paper_params,
-                     "engine_millions": count_parameters(config) / 1e6})
+        rows.append(
+            {
+                "row": row,
+                "change": change,
+                "ppl": ppl,
+                "bleu": bleu,
+                "paper_millions": paper_params,
+                "engine_millions": count_parameters(config) / 1e6,
+            }
+        )
     return rows
 
 
@@ -366,6 +435,7 @@ def embedding_share(config: ModelConfig) -> float:
 
 
 # ---- stop 10: the same layer under an encoder mask and a causal mask --------------------------------------
+
 
 @dataclass(frozen=True)
 class MaskComparison:

@@ -23,14 +23,32 @@ PREFIX = "tour-heads"
 
 def variant_config(n_heads: int, vocab_size: int) -> ModelConfig:
     """A tiny encoder-decoder with d_k = d_v = d_model / n_heads (Table 3, row A)."""
-    return ModelConfig(vocab_size=vocab_size, d_model=D_MODEL, n_heads=n_heads, d_ff=128, n_encoder_layers=2,
-                       n_decoder_layers=2, dropout=0.0, max_len=32)
+    return ModelConfig(
+        vocab_size=vocab_size,
+        d_model=D_MODEL,
+        n_heads=n_heads,
+        d_ff=128,
+        n_encoder_layers=2,
+        n_decoder_layers=2,
+        dropout=0.0,
+        max_len=32,
+    )
 
 
 def variant_train_config(steps: int) -> TrainConfig:
-    return TrainConfig(steps=steps, batch_tokens=1024, warmup_steps=max(1, steps // 5), lr_scale=2.0,
-                       eval_every=max(1, steps // 4), save_every=steps, bleu_sentences=0, device="cpu", max_len=32,
-                       seed=0, log_every=5)
+    return TrainConfig(
+        steps=steps,
+        batch_tokens=1024,
+        warmup_steps=max(1, steps // 5),
+        lr_scale=2.0,
+        eval_every=max(1, steps // 4),
+        save_every=steps,
+        bleu_sentences=0,
+        device="cpu",
+        max_len=32,
+        seed=0,
+        log_every=5,
+    )
 
 
 def start_variants(manager: RunManager, steps: int = 300, heads: tuple[int, ...] = HEADS) -> list[str]:
@@ -43,9 +61,18 @@ def start_variants(manager: RunManager, steps: int = 300, heads: tuple[int, ...]
     names = []
     for h in heads:
         config = variant_config(h, tokenizer.vocab_size)
-        names.append(manager.start_new(f"{PREFIX}-{h}", model_config=config, train_config=variant_train_config(steps),
-                                       tokenizer=tokenizer, train=train, val=val, unique=True,
-                                       metadata={"tour": "table3-row-A", "n_heads": h}))
+        names.append(
+            manager.start_new(
+                f"{PREFIX}-{h}",
+                model_config=config,
+                train_config=variant_train_config(steps),
+                tokenizer=tokenizer,
+                train=train,
+                val=val,
+                unique=True,
+                metadata={"tour": "table3-row-A", "n_heads": h},
+            )
+        )
     return names
 
 
@@ -68,7 +95,14 @@ def variant_curves(manager: RunManager, names: list[str]) -> list[VariantCurve]:
             continue
         spec = rf.read_json(snap.run_dir / rf.SPEC_FILE, {}) or {}
         config = ModelConfig.from_dict(spec["model_config"])
-        curves.append(VariantCurve(name, config.n_heads, snap.status,
-                                   tuple(int(s) for s in snap.history.get("step", ())),
-                                   tuple(float(v) for v in snap.history.get("loss", ())), count_parameters(config)))
+        curves.append(
+            VariantCurve(
+                name,
+                config.n_heads,
+                snap.status,
+                tuple(int(s) for s in snap.history.get("step", ())),
+                tuple(float(v) for v in snap.history.get("loss", ())),
+                count_parameters(config),
+            )
+        )
     return curves
