@@ -88,3 +88,14 @@ def test_bad_numbers_are_one_usage_line(tmp_path, capsys, flags):
         main(["train", "--out", str(tmp_path / "run"), *flags])
     err = capsys.readouterr().err
     assert exited.value.code == 2 and err.count("\n") == 1 and err.startswith("explorer train: error: argument")
+
+
+def test_eval_and_save_every_accept_zero_for_never_and_refuse_negatives():
+    # 0 turns evaluation or saving off (the DDP test and quick runs rely on it); a negative count is a typo.
+    from explorer.cli import build_parser
+
+    args = build_parser().parse_args(["train", "--out", "x", "--eval-every", "0", "--save-every", "0"])
+    assert (args.eval_every, args.save_every) == (0, 0)
+    with pytest.raises(SystemExit) as exit_info:
+        build_parser().parse_args(["train", "--out", "x", "--eval-every", "-1"])
+    assert exit_info.value.code == 2

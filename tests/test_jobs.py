@@ -152,8 +152,10 @@ def test_a_start_never_deletes_a_folder_it_did_not_make(tmp_path, task):
     assert (other / "data" / "train.src").read_text() == "another run's corpus\n"
 
 
-def test_stop_from_another_manager_then_resume(tmp_path, task):
+def test_stop_from_another_manager_then_resume(tmp_path, task, monkeypatch):
     """Stop works from any session (a second manager over the same folder) within a step; resume continues."""
+    # progress.json after every step, so the step read when asking to stop is the step the run was at
+    monkeypatch.setenv("EXPLORER_PROGRESS_S", "0")
     manager = RunManager(tmp_path)
     start(manager, "resumable", task, steps=LONG, save_every=1000)
     wait_for_step(manager, "resumable", 25)

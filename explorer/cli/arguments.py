@@ -19,6 +19,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def every_n_steps(text: str) -> int:
+    """--eval-every / --save-every: a whole number of steps, 0 meaning never (the trainer skips it)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 0 (0: never), got {value}")
+    return value
+
+
 def non_negative_float(text: str) -> float:
     try:
         value = float(text)

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from explorer.cli.arguments import non_negative_float, positive_int
+from explorer.cli.arguments import every_n_steps, non_negative_float, positive_int
 from explorer.cli.errors import UsageError
 from explorer.config import PRESETS, ModelConfig, preset
 
@@ -45,8 +45,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--label-smoothing", type=non_negative_float, default=0.1)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--log-every", type=positive_int, default=10, help="record the loss every N steps")
-    p.add_argument("--eval-every", type=positive_int, default=500)
-    p.add_argument("--save-every", type=positive_int, default=500)
+    p.add_argument("--eval-every", type=every_n_steps, default=500, help="validation BLEU every N steps (0: never)")
+    p.add_argument("--save-every", type=every_n_steps, default=500, help="keep a step-N/ save every N steps (0: never)")
     p.add_argument("--keep-last", type=positive_int, default=5)
     p.add_argument("--bleu-sentences", type=positive_int, default=200)
     p.add_argument("--device", default="auto")

@@ -17,7 +17,9 @@ from explorer.training.snapshots import AttentionSnapshot, load_snapshots, save_
 if TYPE_CHECKING:
     from explorer.training.trainer import Trainer
 
-PROGRESS_S = 1.0  # at most one progress.json rewrite per second (plus one per evaluation and at the end)
+# At most one progress.json rewrite per second (plus one per evaluation and at the end); a test that needs the
+# step at an exact moment sets EXPLORER_PROGRESS_S=0 for a rewrite after every logged step.
+PROGRESS_S = float(os.environ.get("EXPLORER_PROGRESS_S", "1.0"))
 
 
 class FolderReporter(TrainingCallback):
