@@ -216,8 +216,8 @@ def greedy_search(
     step = 0
     while active.numel():
         log_probs = _checked(scorer.step(last, step), active.numel())
-        best_lp, best_token = log_probs.double().max(dim=-1)  # (N,), (N,)
-        best_lp, best_token = best_lp.cpu(), best_token.cpu()
+        best_lp, best_token = log_probs.max(dim=-1)  # (N,), (N,); to float64 after: the same maximum, exactly
+        best_lp, best_token = best_lp.cpu().double(), best_token.cpu()
         tokens[active, step] = best_token
         token_lps[active, step] = best_lp
         totals[active] += best_lp
@@ -233,9 +233,12 @@ def greedy_search(
         else:
             last = best_token
         step += 1
-    return [_hypothesis(tokens[s, :n].tolist(), token_lps[s, :n].tolist(), total, eos, alpha)
-            for s, (n, total, eos) in enumerate(zip(lengths.tolist(), totals.tolist(), ended_with_eos.tolist(),
-                                                    strict=True))]
+    return [
+        _hypothesis(tokens[s, :n].tolist(), token_lps[s, :n].tolist(), total, eos, alpha)
+        for s, (n, total, eos) in enumerate(
+            zip(lengths.tolist(), totals.tolist(), ended_with_eos.tolist(), strict=True)
+        )
+    ]
 
 
 @dataclass
@@ -341,10 +344,10 @@ def _top_candidates(
     per_row = min(2 * beam_size, vocab)
     row_lps, row_tokens = log_probs.topk(per_row, dim=1)  # (N, per_row), best first
     row_lps = row_lps.double()
-    cumulative = torch.tensor([h.log_prob for live in lives for h in live], dtype=torch.float64,
-                              device=device)  # (N,)
-    slots = torch.tensor([i * beam_size + j for i, live in enumerate(lives) for j in range(len(live))],
-                         dtype=torch.long, device=device)
+    cumulative = torch.tensor([h.log_prob for live in lives for h in live], dtype=torch.float64, device=device)  # (N,)
+    slots = torch.tensor(
+        [i * beam_size + j for i, live in enumerate(lives) for j in range(len(live))], dtype=torch.long, device=device
+    )
     padded = row_lps.new_full((len(lives) * beam_size, per_row), -math.inf)  # (S*k, per_row)
     padded[slots] = row_lps
     tokens = row_tokens.new_zeros((len(lives) * beam_size, per_row))
@@ -359,8 +362,9 @@ def _top_candidates(
     parents = torch.div(top_index, per_row, rounding_mode="floor")
     return [
         [(v, parent, token, lp) for v, parent, token, lp in zip(values, rows, ids, lps, strict=False) if v > -math.inf]
-        for values, rows, ids, lps in zip(top_values.tolist(), parents.tolist(), token_ids.tolist(),
-                                          token_lps.tolist(), strict=False)
+        for values, rows, ids, lps in zip(
+            top_values.tolist(), parents.tolist(), token_ids.tolist(), token_lps.tolist(), strict=False
+        )
     ]
 
 
@@ -386,29 +390,38 @@ def _advance(
         elif status == KEPT:
             new_live.append(_Live(extended, extended_lps, value, node_id, source.node_id))
             kept_parents.append(parent)
-        candidates.append(Candidate(parent, token, token_lp, value, normalized_score(value, length, alpha),
-                                    status, node_id, source.node_id))
+        candidates.append(
+            Candidate(
+                parent, token, token_lp, value, normalized_score(value, length, alpha), status, node_id, source.node_id
+            )
+        )
     if settings.trace:
         nodes = [_node(h, settings.bos_id, alpha) for h in old_live]
         sentence.steps.append(TraceStep(step, nodes, candidates))
     sentence.live = new_live
-    reason = stop_reason([h.score for h in sentence.ended if h.finished], [h.log_prob for h in new_live],
-                         length, sentence.max_len, settings.beam_size, alpha, settings.early_stopping)
+    reason = stop_reason(
+        [h.score for h in sentence.ended if h.finished],
+        [h.log_prob for h in new_live],
+        length,
+        sentence.max_len,
+        settings.beam_size,
+        alpha,
+        settings.early_stopping,
+    )
     if reason is None:
         return kept_parents
     sentence.reason = reason
     if reason == STOP_MAX_LEN:
-        sentence.ended.extend(
-            _hypothesis(h.tokens, h.token_log_probs, h.log_prob, False, alpha) for h in new_live
-        )
+        sentence.ended.extend(_hypothesis(h.tokens, h.token_log_probs, h.log_prob, False, alpha) for h in new_live)
     sentence.live = []
     return []
 
 
 def _node(h: _Live, bos_id: int, alpha: float) -> TraceNode:
     token = h.tokens[-1] if h.tokens else bos_id
-    return TraceNode(h.node_id, h.parent_id, token, h.log_prob,
-                     normalized_score(h.log_prob, len(h.tokens), alpha), h.tokens)
+    return TraceNode(
+        h.node_id, h.parent_id, token, h.log_prob, normalized_score(h.log_prob, len(h.tokens), alpha), h.tokens
+    )
 
 
 def _result(sentence: _Sentence, beam_size: int, alpha: float, n_best: int, trace: bool) -> BeamResult:
@@ -419,10 +432,10 @@ def _result(sentence: _Sentence, beam_size: int, alpha: float, n_best: int, trac
     return BeamResult(ranked[:n_best], beam_trace)
 
 
-def _hypothesis(tokens: Sequence[int], token_lps: Sequence[float], total: float, finished: bool,
-                alpha: float) -> Hypothesis:
-    return Hypothesis(tuple(tokens), total, tuple(token_lps), normalized_score(total, len(tokens), alpha),
-                      finished)
+def _hypothesis(
+    tokens: Sequence[int], token_lps: Sequence[float], total: float, finished: bool, alpha: float
+) -> Hypothesis:
+    return Hypothesis(tuple(tokens), total, tuple(token_lps), normalized_score(total, len(tokens), alpha), finished)
 
 
 def _max_lens(max_len: int | Sequence[int], batch_size: int) -> list[int]:

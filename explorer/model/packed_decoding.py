@@ -17,6 +17,7 @@ old ones on 200 test2016 sentences. The explicit path with attention weights and
 
 from __future__ import annotations
 
+import math
 import weakref
 from dataclasses import dataclass
 
@@ -30,23 +31,67 @@ from explorer.model.transformer import EncoderOutput, Transformer
 class PackedCache:
     """What packed decoding carries between steps; reorderable by row like `DecoderCache`.
 
-    self_kv[l]: (rows, 2, heads, t, d_k), keys then values of the t generated positions of layer l.
-    cross_kv: (layers, 2, rows, heads, src, d_k), the encoder memory projected once.
+    Rows come in groups of `group_size` consecutive rows that read the same encoder memory (a sentence's
+    beam): the cross-attention keys/values and the source mask are kept once per group, so reordering the
+    beam within its sentences copies no memory, and the step attends with the group's rows as queries of
+    one attention call.
+
+    self_kv: (capacity, layers, rows, 2, heads, d_k), keys then values of the `position` generated positions
+        of every layer, in a buffer with room to grow: a step writes its position in place (the buffer is
+        shared with the cache the step grew, whose positions it leaves as they were). Positions outermost, so
+        the filled part is one contiguous block that reordering copies, and a step's keys/values one slab.
+    cross_kv: (layers, 2, groups, heads, src, d_k), the encoder memory projected once.
+    src_mask: (groups, 1, 1, src) float, 0 on real tokens, -inf on padding (the boolean mask, as SDPA adds it).
     """
 
-    self_kv: tuple[torch.Tensor, ...]
+    self_kv: torch.Tensor | None
     cross_kv: torch.Tensor
-    src_mask: torch.Tensor  # (rows, 1, 1, src) bool, True on real tokens
+    src_mask: torch.Tensor
     position: int  # index of the next target position
+    group_size: int = 1
 
     def select(self, rows: torch.Tensor) -> PackedCache:
-        return PackedCache(tuple(kv.index_select(0, rows) for kv in self.self_kv),
-                           self.cross_kv.index_select(2, rows), self.src_mask.index_select(0, rows), self.position)
+        self_kv = None
+        if self.self_kv is not None:  # only the filled positions, into a buffer of the same capacity
+            old = self.self_kv
+            self_kv = old.new_empty((old.shape[0], old.shape[1], rows.shape[0], *old.shape[3:]))
+            torch.index_select(old[: self.position], 2, rows, out=self_kv[: self.position])
+        size = self.group_size
+        groups = rows.tolist() if size == 1 else [row // size for row in rows.tolist()]
+        runs = _runs(groups)
+        if runs is not None:  # the new rows are again whole groups of one size: keep the memory per group
+            kept, new_size = runs
+            if kept == list(range(self.cross_kv.shape[2])):
+                return PackedCache(self_kv, self.cross_kv, self.src_mask, self.position, new_size)
+            index = torch.tensor(kept, dtype=torch.long, device=rows.device)
+        else:  # rows of one group apart: one copy of the memory per row
+            new_size, index = 1, torch.tensor(groups, dtype=torch.long, device=rows.device)
+        return PackedCache(
+            self_kv, self.cross_kv.index_select(2, index), self.src_mask.index_select(0, index), self.position, new_size
+        )
+
+
+def _runs(groups: list[int]) -> tuple[list[int], int] | None:
+    """[g0]*m + [g1]*m + … with g0, g1, … distinct -> ([g0, g1, …], m); anything else -> None."""
+    if not groups:
+        return None
+    size = 1
+    while size < len(groups) and groups[size] == groups[0]:
+        size += 1
+    if len(groups) % size:
+        return None
+    kept = groups[::size]
+    if len(set(kept)) != len(kept):
+        return None
+    for start, group in zip(range(0, len(groups), size), kept, strict=True):
+        if groups[start : start + size] != [group] * size:
+            return None
+    return kept, size
 
 
 @dataclass(frozen=True)
 class _Layer:
-    qkv: tuple[torch.Tensor, torch.Tensor]  # (3·d, d), (3·d,)
+    qkv: tuple[torch.Tensor, torch.Tensor]  # (d, 3·d), (3·d,); every weight here is stored (in, out)
     self_out: tuple[torch.Tensor, torch.Tensor]
     cross_q: tuple[torch.Tensor, torch.Tensor]
     cross_out: tuple[torch.Tensor, torch.Tensor]
@@ -66,26 +111,40 @@ class PackedDecoder:
         self.versions = _versions(model)
 
         def pair(linear: torch.nn.Linear) -> tuple[torch.Tensor, torch.Tensor]:
-            return linear.weight.detach(), linear.bias.detach()
+            return linear.weight.detach().t(), linear.bias.detach()  # (in, out) for addmm, as F.linear does
 
         def norm(module: torch.nn.LayerNorm) -> tuple[torch.Tensor, torch.Tensor, float]:
             return module.weight.detach(), module.bias.detach(), module.eps
 
         layers = []
-        kv_weights, kv_biases = [], []
+        kv_weights: list[torch.Tensor] = []
+        kv_biases: list[torch.Tensor] = []
         for layer in model.decoder_layers:
             s, c = layer.self_attention, layer.cross_attention
-            qkv = (torch.cat([s.w_q.weight, s.w_k.weight, s.w_v.weight]).detach(),
-                   torch.cat([s.w_q.bias, s.w_k.bias, s.w_v.bias]).detach())
-            layers.append(_Layer(qkv, pair(s.w_o), pair(c.w_q), pair(c.w_o), pair(layer.feed_forward.w_1),
-                                 pair(layer.feed_forward.w_2),
-                                 (norm(layer.self_residual.norm), norm(layer.cross_residual.norm),
-                                  norm(layer.ffn_residual.norm))))
+            qkv = (
+                torch.cat([s.w_q.weight, s.w_k.weight, s.w_v.weight]).detach().t(),
+                torch.cat([s.w_q.bias, s.w_k.bias, s.w_v.bias]).detach(),
+            )
+            layers.append(
+                _Layer(
+                    qkv,
+                    pair(s.w_o),
+                    pair(c.w_q),
+                    pair(c.w_o),
+                    pair(layer.feed_forward.w_1),
+                    pair(layer.feed_forward.w_2),
+                    (norm(layer.self_residual.norm), norm(layer.cross_residual.norm), norm(layer.ffn_residual.norm)),
+                )
+            )
             kv_weights += [c.w_k.weight, c.w_v.weight]
             kv_biases += [c.w_k.bias, c.w_v.bias]
         self.layers = tuple(layers)
         self.cross_kv = (torch.cat(kv_weights).detach(), torch.cat(kv_biases).detach())  # (layers·2·d, d)
-        self.final_norm = norm(model.decoder_norm) if self.pre_norm else None
+        final = model.decoder_norm
+        self.final_norm = norm(final) if self.pre_norm and isinstance(final, torch.nn.LayerNorm) else None
+        self.embedding = model.target_embedding.weight.detach()
+        self.embedding_scale = model.embedding_scale
+        self.positions = model.positional_table("target").detach()
 
     def start(self, encoded: EncoderOutput) -> PackedCache:
         """Project the memory (batch, src, d_model) for every layer's cross-attention at once."""
@@ -93,48 +152,53 @@ class PackedDecoder:
         batch, src, _ = memory.shape
         projected = F.linear(memory, *self.cross_kv)  # (batch, src, layers·2·heads·d_k)
         cross = projected.reshape(batch, src, len(self.layers), 2, self.heads, self.d_k).permute(2, 3, 0, 4, 1, 5)
-        return PackedCache((), cross.contiguous(), encoded.src_mask, 0)
+        # The additive mask SDPA makes of a boolean one on every call, made once.
+        mask = torch.zeros(encoded.src_mask.shape, dtype=memory.dtype, device=memory.device)
+        mask.masked_fill_(~encoded.src_mask, -math.inf)
+        return PackedCache(None, cross.contiguous(), mask, 0)
 
     def step(self, tokens: torch.Tensor, cache: PackedCache) -> tuple[torch.Tensor, PackedCache]:
         """tokens (rows,) -> (log-probabilities (rows, vocab), grown cache), as `Transformer.decode_step`."""
         model = self.model_ref()
         assert model is not None, "the model of this packed decoder is gone"
-        model._check_length(cache.position + 1, "target")
+        position = cache.position
+        model._check_length(position + 1, "target")
         rows, heads, d_k = tokens.shape[0], self.heads, self.d_k
-        width = heads * d_k
-        y = model.target_embedding(tokens.view(-1, 1)) * model.embedding_scale
-        y = y + model.positional_table("target")[cache.position:cache.position + 1]  # (rows, 1, d)
-        grown = []
+        width, size, pre_norm = heads * d_k, cache.group_size, self.pre_norm
+        groups = rows // size
+        buffer = cache.self_kv
+        if buffer is None or position == buffer.shape[0]:  # no room for this position: double the buffer
+            capacity = max(_FIRST_CAPACITY, 2 * position)
+            grown = self.embedding.new_empty((capacity, len(self.layers), rows, 2, heads, d_k))
+            if buffer is not None:
+                grown[:position].copy_(buffer)
+            buffer = grown
+        length = position + 1
+        y = F.embedding(tokens, self.embedding) * self.embedding_scale + self.positions[position]  # (rows, d)
+        cross_kv, src_mask = cache.cross_kv, cache.src_mask
         for index, layer in enumerate(self.layers):
-            past = cache.self_kv[index] if cache.self_kv else None
             norm_self, norm_cross, norm_ffn = layer.norms
-            h = _layer_norm(y, norm_self) if self.pre_norm else y
-            qkv = F.linear(h, *layer.qkv).view(rows, 1, 3, heads, d_k)
-            q = qkv[:, :, 0].transpose(1, 2)  # (rows, heads, 1, d_k)
-            new = qkv[:, :, 1:].permute(0, 2, 3, 1, 4)  # (rows, 2, heads, 1, d_k)
-            kv = new.contiguous() if past is None else torch.cat([past, new], dim=3)
-            grown.append(kv)
-            attended = F.scaled_dot_product_attention(q, kv[:, 0], kv[:, 1])
-            y = self._residual(y, F.linear(attended.transpose(1, 2).reshape(rows, 1, width), *layer.self_out),
-                               norm_self)
-            h = _layer_norm(y, norm_cross) if self.pre_norm else y
-            q = F.linear(h, *layer.cross_q).view(rows, 1, heads, d_k).transpose(1, 2)
-            attended = F.scaled_dot_product_attention(q, cache.cross_kv[index, 0], cache.cross_kv[index, 1],
-                                                      attn_mask=cache.src_mask)
-            y = self._residual(y, F.linear(attended.transpose(1, 2).reshape(rows, 1, width), *layer.cross_out),
-                               norm_cross)
-            h = _layer_norm(y, norm_ffn) if self.pre_norm else y
-            y = self._residual(y, F.linear(torch.relu(F.linear(h, *layer.ff1)), *layer.ff2), norm_ffn)
+            h = _layer_norm(y, norm_self) if pre_norm else y
+            qkv = torch.addmm(layer.qkv[1], h, layer.qkv[0]).view(rows, 3, heads, d_k)
+            buffer[position, index].copy_(qkv[:, 1:])
+            kv = buffer[:length, index].permute(1, 2, 3, 0, 4)  # (rows, 2, heads, length, d_k)
+            # (rows, heads, 1, d_k)
+            attended = F.scaled_dot_product_attention(qkv[:, 0].unsqueeze(2), kv[:, 0], kv[:, 1])
+            out = torch.addmm(layer.self_out[1], attended.transpose(1, 2).reshape(rows, width), layer.self_out[0])
+            y = y + out if pre_norm else _layer_norm(y + out, norm_self)
+            h = _layer_norm(y, norm_cross) if pre_norm else y
+            # The rows of a group (a sentence's beam) are the queries of one attention over its memory.
+            q = torch.addmm(layer.cross_q[1], h, layer.cross_q[0]).view(groups, size, heads, d_k).transpose(1, 2)
+            attended = F.scaled_dot_product_attention(q, cross_kv[index, 0], cross_kv[index, 1], attn_mask=src_mask)
+            out = torch.addmm(layer.cross_out[1], attended.transpose(1, 2).reshape(rows, width), layer.cross_out[0])
+            y = y + out if pre_norm else _layer_norm(y + out, norm_cross)
+            h = _layer_norm(y, norm_ffn) if pre_norm else y
+            out = torch.addmm(layer.ff2[1], torch.addmm(layer.ff1[1], h, layer.ff1[0]).relu_(), layer.ff2[0])
+            y = y + out if pre_norm else _layer_norm(y + out, norm_ffn)
         if self.final_norm is not None:
             y = _layer_norm(y, self.final_norm)
-        logits = model._logits(y[:, -1])
-        return (torch.log_softmax(logits.float(), dim=-1),
-                PackedCache(tuple(grown), cache.cross_kv, cache.src_mask, cache.position + 1))
-
-    def _residual(self, x: torch.Tensor, sublayer_out: torch.Tensor,
-                  norm: tuple[torch.Tensor, torch.Tensor, float]) -> torch.Tensor:
-        """Post-LN: LayerNorm(x + sublayer); pre-LN: x + sublayer (the sublayer read the normed x)."""
-        return x + sublayer_out if self.pre_norm else _layer_norm(x + sublayer_out, norm)
+        logits = model._logits(y)
+        return (torch.log_softmax(logits.float(), dim=-1), PackedCache(buffer, cross_kv, src_mask, length, size))
 
 
 def _layer_norm(x: torch.Tensor, norm: tuple[torch.Tensor, torch.Tensor, float]) -> torch.Tensor:
@@ -147,14 +211,17 @@ def _versions(model: Transformer) -> tuple[int, ...]:
     return tuple(-1 if p.is_inference() else p._version for p in model.parameters())
 
 
+_FIRST_CAPACITY = 16  # target positions the self-attention buffer starts with
+
 _PACKED: weakref.WeakKeyDictionary[Transformer, PackedDecoder] = weakref.WeakKeyDictionary()
 
 
 def supports_packed(model: Transformer) -> bool:
     """Packed decoding needs float nn.Linear weights (not int8 modules) and keys and values of one width."""
     attention = model.decoder_layers[0].self_attention
-    float_linears = all(type(m) is torch.nn.Linear for m in model.decoder_layers.modules()
-                        if "Linear" in type(m).__name__)
+    float_linears = all(
+        type(m) is torch.nn.Linear for m in model.decoder_layers.modules() if "Linear" in type(m).__name__
+    )
     return float_linears and attention.d_k == attention.d_v
 
 
