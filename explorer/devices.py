@@ -8,7 +8,8 @@ import torch
 def available_devices() -> list[str]:
     devices = ["cpu"]
     if torch.cuda.is_available():
-        devices[:0] = [f"cuda:{i}" if torch.cuda.device_count() > 1 else "cuda" for i in range(torch.cuda.device_count())]
+        count = torch.cuda.device_count()
+        devices[:0] = [f"cuda:{i}" if count > 1 else "cuda" for i in range(count)]
     return devices
 
 
@@ -21,8 +22,3 @@ def resolve_device(name: str | torch.device | None = "auto") -> torch.device:
         raise ValueError(f"device {name!r} requested but CUDA is not available on this machine; use 'cpu' or 'auto'")
     return device
 
-
-def describe_device(device: torch.device) -> str:
-    if device.type == "cuda":
-        return f"{torch.cuda.get_device_name(device)} (CUDA)"
-    return f"CPU ({torch.get_num_threads()} threads)"

@@ -25,7 +25,7 @@ FIXTURE_SOURCES = ["tests/fixture_models.py", "explorer/config.py", "explorer/ch
 
 
 def _fixture_key() -> str:
-    digest = hashlib.sha256(torch.__version__.encode())
+    digest = hashlib.sha256(torch.__version__.encode() + b"|one-thread")
     for name in FIXTURE_SOURCES:
         path = REPO_ROOT / name
         for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
@@ -39,9 +39,16 @@ def _cached_fixtures() -> Path:
     if not target.is_dir():
         cache.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=".building-", dir=cache))
-        torch.manual_seed(0)
-        train_fixture("reverse", staging)
-        train_fixture("words", staging)
+        # One thread: the trained weights depend on the thread count (reduction order), and the fixtures must
+        # be the same models whichever test happens to build them first.
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            torch.manual_seed(0)
+            train_fixture("reverse", staging)
+            train_fixture("words", staging)
+        finally:
+            torch.set_num_threads(threads)
         try:
             staging.rename(target)
         except OSError:  # another test session finished first; its copy is identical

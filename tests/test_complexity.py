@@ -92,7 +92,6 @@ def test_crossover_at_n_equals_d():
 )
 def test_path_lengths(i, j, k, r, expected):
     assert tuple(path_length(layer, i, j, k, r) for layer in PATH_LAYERS) == expected
-    assert table1.path_lengths(i, j, k, r) == dict(zip(PATH_LAYERS, expected, strict=True))
 
 
 def test_dilated_path_length_is_ceil_log_k():

@@ -3,7 +3,6 @@ import pytest
 
 from explorer.analysis import (
     average_heads,
-    group_pieces,
     head_entropy,
     head_summary,
     mean_attention_distance,
@@ -76,10 +75,16 @@ def test_average_heads():
     np.testing.assert_allclose(avg[1, 0], [0.25, 0.75])
 
 
-def test_group_pieces_sentencepiece():
-    words, groups = group_pieces(["<s>", "\u2581play", "ing", "\u2581a", "\u2581a", "</s>"])
-    assert words == ["<s>", "playing", "a", "a", "</s>"]
-    assert groups == [[0], [1, 2], [3], [4], [5]]
+def test_pieces_to_words_has_one_implementation():
+    # explorer.tokenizer.word_groups / word_labels is the one pieces->words rule every caller uses.
+    from explorer.tokenizer import word_groups, word_labels
+
+    pieces = ["<s>", "\u2581play", "ing", "\u2581a", "\u2581a", "</s>"]
+    assert word_labels(pieces) == ["<s>", "playing", "a", "a", "</s>"]
+    assert word_groups(pieces) == [[0], [1, 2], [3], [4], [5]]
+    import explorer.analysis as analysis
+
+    assert not hasattr(analysis, "group_pieces")
 
 
 def test_head_statistics_on_known_patterns():

@@ -1,11 +1,10 @@
 """Attention analysis: word-level merging and per-head statistics (numpy only)."""
 
 from explorer.analysis.heads import head_entropy, head_summary, mean_attention_distance
-from explorer.analysis.words import average_heads, group_pieces, merge_attention_to_words
+from explorer.analysis.words import average_heads, merge_attention_to_words
 
 __all__ = [
     "average_heads",
-    "group_pieces",
     "head_entropy",
     "head_summary",
     "mean_attention_distance",

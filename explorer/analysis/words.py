@@ -60,28 +60,3 @@ def average_heads(weights: np.ndarray) -> np.ndarray:
     w = np.asarray(weights)
     assert w.ndim == 4, f"expected weights (layers, heads, q, k), got shape {w.shape}"
     return w.mean(axis=1)
-
-
-def group_pieces(pieces: Sequence[str], *, marker: str = "\u2581") -> tuple[list[str], list[list[int]]]:
-    """Words and their piece indices from SentencePiece-style pieces ('\u2581' starts a word).
-
-    A piece starting with `marker` opens a new word, as do special tokens in angle brackets
-    ('<s>', '</s>', '<pad>'), which stay words of their own. The marker is removed from the word text.
-    Returns (words, groups) with groups[w] the indices of word w's pieces, suitable for
-    `merge_attention_to_words`.
-    """
-    words: list[str] = []
-    groups: list[list[int]] = []
-    prev_special = False
-    for i, piece in enumerate(pieces):
-        special = len(piece) > 2 and piece.startswith("<") and piece.endswith(">")
-        starts = special or prev_special or not groups or piece.startswith(marker)
-        text = piece if special else piece.removeprefix(marker)
-        if starts:
-            words.append(text)
-            groups.append([i])
-        else:
-            words[-1] += text
-            groups[-1].append(i)
-        prev_special = special
-    return words, groups

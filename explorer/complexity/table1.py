@@ -213,11 +213,6 @@ def table1_rows(n: int, d: int, k: int = 3, r: int = 16) -> list[dict[str, Any]]
     return rows
 
 
-def path_lengths(i: int, j: int, k: int = 3, r: int = 16) -> dict[str, int]:
-    """path_length for every architecture in PATH_LAYERS, keyed by layer."""
-    return {layer: path_length(layer, i, j, k, r) for layer in PATH_LAYERS}
-
-
 def path_nodes(layer: str, i: int, j: int, k: int = 3, r: int = 16) -> list[tuple[int, int]]:
     """One shortest path from the earlier position to the later one, as (position, level) pairs.
 
