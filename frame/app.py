@@ -38,8 +38,8 @@ from ui.presenter import presenter_toggle  # noqa: E402
 st.set_page_config(page_title="Attention Explorer", page_icon="👁️", layout="wide")
 
 language_switch()
-compact_style()
 with st.sidebar:
+    compact_style()  # a style element: it applies to the whole page, and takes no place in the main area
     make_controls_slot()  # the page's own controls come first in the sidebar (ui/layout.py)
 pages = {spec.url_path: st.Page(str(spec.path), title=t(spec.title), icon=spec.icon, url_path=spec.url_path)
          for spec in PAGES}

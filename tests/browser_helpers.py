@@ -48,7 +48,10 @@ def query(**params: str) -> str:
 def wait_idle(page, timeout_ms: int = RENDER_TIMEOUT_MS, quiet_ms: int = 1500) -> None:
     """Wait until the page shows content and the script has stopped running (no 'Running…' status) for
     `quiet_ms` in a row."""
-    page.wait_for_selector('[data-testid="stMain"] [data-testid="stElementContainer"]', timeout=timeout_ms)
+    # Style and script elements come first and take no height: wait for one that shows.
+    page.wait_for_function("""() => Array.from(document.querySelectorAll(
+        '[data-testid="stMain"] [data-testid="stElementContainer"]')).some(e => e.offsetHeight > 0)""",
+                           timeout=timeout_ms)
     deadline = time.monotonic() + timeout_ms / 1000
     quiet_since = None
     while time.monotonic() < deadline:

@@ -17,6 +17,7 @@ import streamlit.components.v1 as components
 from ui.i18n import t
 
 KEY = "presenter"
+_LEFT = "_presenter_left"  # set by the leave button: the next run, perhaps a fragment's, reruns the whole app
 NEXT, PREVIOUS = "present_next", "present_prev"
 # 18 px ticks from 16 px: everything in a figure grows by the same factor (explorer/figures/theme.py).
 FONT_SCALE = 1.125
@@ -45,11 +46,8 @@ if (!doc.__presenterKeys) {
 }
 </script>"""
 
-# Presenter mode: no sidebar (its toggle comes back with ?presenter=0), no page padding to speak of.
-_PRESENTER_CSS = """<style>
-[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"] { display: none; }
-[data-testid="stMainBlockContainer"] { padding-top: 2.6rem; max-width: 100%; }
-</style>"""
+# Presenter mode's style lives in ui/layout.py's page style, keyed on the `present_on` marker this module draws:
+# a style element of its own would outlive presenter mode (Streamlit keeps style-only elements across runs).
 
 
 def _url_on() -> bool:
@@ -66,19 +64,20 @@ def presenter_on() -> bool:
 
 def _leave() -> None:
     st.session_state[KEY] = False
+    st.session_state[_LEFT] = True
 
 
 def presenter_toggle() -> bool:
     """The sidebar toggle, kept in the URL as ?presenter=1; in presenter mode, the style and the key script."""
     presenter_on()
+    st.session_state.pop(_LEFT, None)  # this is a whole run already
     with st.sidebar:
         on = st.toggle(t("Presenter mode"), key=KEY,
                        help=t("For a projector: no sidebar, larger figure text; PageDown / PageUp (a presentation "
                               "remote) or the arrow keys step through heads. Leave it with ?presenter=0."))
     if on:
         st.query_params[KEY] = "1"
-        st.html(_PRESENTER_CSS)
-        st.container(key="present_on", height=1, border=False)  # tells the key script to act
+        st.container(key="present_on", height=1, border=False)  # tells the key script and the style to act
         components.html(_KEYS_JS, height=0)
     elif KEY in st.query_params:
         del st.query_params[KEY]
@@ -91,6 +90,8 @@ def font_scale() -> float:
 
 def step_buttons(step: Callable[[int], None], *, can_back: bool = True, can_forward: bool = True) -> None:
     """Previous / next buttons the remote clicks (also clickable): `step(-1)` and `step(+1)` as callbacks."""
+    if st.session_state.pop(_LEFT, False):
+        st.rerun(scope="app")  # the button sits in a fragment: the frame must redraw the sidebar
     if not st.session_state.get(KEY):
         return
     row = st.container(horizontal=True, gap="small")
