@@ -55,7 +55,7 @@ def demo_rows(n_keys: int, seed: int) -> list:
 
 
 def cut(width: int) -> str:
-    return f" (first {SHOWN_DIMS} of {width} dimensions)" if width > SHOWN_DIMS else ""
+    return " " + t("(first {shown} of {width} dimensions)", shown=SHOWN_DIMS, width=width) if width > SHOWN_DIMS else ""
 
 
 selection, checkpoint = require_model()
@@ -75,7 +75,7 @@ if not sentence:
     st.stop()
 translation = translate_for(selection, [sentence], beam_size=1, with_attention=True)[0]
 show_translation(translation, config.max_len,
-                 how="greedy search; this output is fed back as the decoder input (teacher forcing)")
+                 how=t("greedy search; this output is fed back as the decoder input (teacher forcing)"))
 
 with side:
     family = family_picker("sbs_family")
