@@ -383,18 +383,16 @@ def _advance(
         node_id = sentence.next_id
         sentence.next_id += 1
         source = old_live[parent]
-        extended = source.tokens + (token,)
-        extended_lps = source.token_log_probs + (token_lp,)
         if status == FINISHED:
-            sentence.ended.append(_hypothesis(extended, extended_lps, value, True, alpha))
+            extended = source.tokens + (token,)
+            sentence.ended.append(_hypothesis(extended, source.token_log_probs + (token_lp,), value, True, alpha))
         elif status == KEPT:
-            new_live.append(_Live(extended, extended_lps, value, node_id, source.node_id))
+            extended = source.tokens + (token,)
+            new_live.append(_Live(extended, source.token_log_probs + (token_lp,), value, node_id, source.node_id))
             kept_parents.append(parent)
-        candidates.append(
-            Candidate(
-                parent, token, token_lp, value, normalized_score(value, length, alpha), status, node_id, source.node_id
-            )
-        )
+        if settings.trace:  # the trace's candidates, pruned ones included; nothing to build otherwise
+            score = normalized_score(value, length, alpha)
+            candidates.append(Candidate(parent, token, token_lp, value, score, status, node_id, source.node_id))
     if settings.trace:
         nodes = [_node(h, settings.bos_id, alpha) for h in old_live]
         sentence.steps.append(TraceStep(step, nodes, candidates))
