@@ -9,9 +9,9 @@ import streamlit as st
 
 from explorer.analysis.beam import nbest_rows, node_tokens, step_rows
 from explorer.analysis.words import average_heads
+from explorer.decoding.search import normalized_score
 from explorer.figures.attention import attention_heatmap
 from explorer.figures.beam_tree import beam_tree_figure
-from explorer.decoding.search import normalized_score
 from explorer.inference import EXTRA_OUTPUT_TOKENS, attention_for
 from explorer.model.transformer import SentenceAttention
 from ui.attention_controls import number_picker, sentence_input, show_translation
@@ -65,7 +65,9 @@ page_header(t("Beam search"), t(
     "translations at every step, extends each by every token, ranks the 2k best continuations by total "
     "log-probability and keeps k of them; a continuation ending in </s> is set aside as finished. The paper "
     "used k = 4, a length penalty α = 0.6 and a maximum output length of input length + 50 (Section 6.1). "
-    "Finished hypotheses are ranked by their length-normalised score (GNMT's penalty):"), formula=r"\mathrm{score}(Y) = \frac{\log P(Y \mid X)}{lp(Y)}, \qquad lp(Y) = \left(\frac{5 + |Y|}{6}\right)^{\alpha}")
+    "Finished hypotheses are ranked by their length-normalised score (GNMT's penalty):"),
+    formula=r"\mathrm{score}(Y) = \frac{\log P(Y \mid X)}{lp(Y)}, \qquad "
+            r"lp(Y) = \left(\frac{5 + |Y|}{6}\right)^{\alpha}")
 
 side = controls()
 with side:
@@ -122,7 +124,8 @@ else:
 
 figure = beam_tree_figure(trace, lambda token: tokenizer.pieces([token])[0], upto_step=upto,
                           highlight=chosen_tokens, lang=current_language())
-show_figure(fit_height(figure, 420, width=900), f"Beam search tree k={beam_size}", key=TREE_KEY, on_select=partial(remember_tree_click, search))
+show_figure(fit_height(figure, 420, width=900), f"Beam search tree k={beam_size}", key=TREE_KEY,
+            on_select=partial(remember_tree_click, search))
 st.caption(t("Click a node to see that (partial) hypothesis' cross-attention below; hover for log-probabilities. "
              "Blue: kept in the beam; grey: pruned; green stars: finished with </s>."))
 

@@ -12,11 +12,11 @@ from ui.attention_controls import family_picker, number_picker, sentence_input, 
 from ui.attention_view import FAMILY_SHORT, UNITS, attention_view
 from ui.figures import show_figure
 from ui.heads_ablation import ablation_expander
-from ui.layout import controls, fit_height, page_header
-from ui.presenter import step_buttons, stepper
 from ui.i18n import current_language, t
+from ui.layout import controls, fit_height, page_header
 from ui.model_cache import current_model, require_model, translate_for
 from ui.model_picker import MODEL_KEY, Selection, checkpoint_choices, weights_version
+from ui.presenter import step_buttons, stepper
 from ui.urlstate import note_link_value, sync_to_url, url_default
 
 COMPARE = {"heads": "Heads on one sentence", "checkpoints": "One head, two checkpoints",
@@ -42,7 +42,8 @@ scale = side.segmented_control(t("Colour scale"), tuple(SCALES), key="c_scale", 
                                  format_func=lambda k: t(SCALES[k]),
                                  help=t("Either way every panel uses the same scale, so equal colours mean equal "
                                         "weights."))
-units = side.segmented_control(t("Tokens"), UNITS, key="c_units", required=True, format_func=lambda u: t(u.capitalize()),
+units = side.segmented_control(t("Tokens"), UNITS, key="c_units", required=True,
+                               format_func=lambda u: t(u.capitalize()),
                                 help=t("Sub-word pieces, or whole words (summed over a word's pieces as keys, "
                                        "averaged as queries)."))
 sync_to_url("c_compare", "c_scale", "c_units")

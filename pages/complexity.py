@@ -8,8 +8,8 @@ from explorer.complexity.measure import measure_layers, rows_to_csv, sequence_le
 from explorer.complexity.table1 import crossover_n, table1_rows
 from explorer.figures.complexity import measured_figure, metric_labels, n_grid, operations_figure, path_length_figure
 from explorer.figures.export import download_config
-from ui.layout import controls, fit_height, page_header
 from ui.i18n import current_language, t
+from ui.layout import controls, fit_height, page_header
 from ui.urlstate import is_int_in, note_link_value
 
 

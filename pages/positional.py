@@ -29,8 +29,8 @@ from explorer.figures.step_by_step import values_heatmap
 from explorer.inference import encode_sources
 from ui.attention_controls import sentence_input
 from ui.figures import show_figure
-from ui.layout import controls, page_header
 from ui.i18n import current_language, t
+from ui.layout import controls, page_header
 from ui.model_cache import require_model
 from ui.urlstate import is_int_in, note_link_value, sync_to_url, url_default
 

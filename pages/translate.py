@@ -10,15 +10,24 @@ from explorer.analysis.words import average_heads
 from explorer.figures.attention import attention_grid, attention_heatmap, head_view
 from explorer.inference import Translation
 from ui.attention_controls import family_picker, number_picker, sentence_input, show_translation
-from ui.attention_view import (MAX_UPLOAD_BYTES, MAX_UPLOAD_LINES, UNITS, attention_view, checkpoint_examples,
-                               head_title, result_rows, rows_to_delimited, with_examples)
+from ui.attention_view import (
+    MAX_UPLOAD_BYTES,
+    MAX_UPLOAD_LINES,
+    UNITS,
+    attention_view,
+    checkpoint_examples,
+    head_title,
+    result_rows,
+    rows_to_delimited,
+    with_examples,
+)
 from ui.batch_translate import read_upload, translate_batch, warn_truncated
 from ui.figures import file_stem, show_figure
 from ui.heads_ablation import ablation_expander
 from ui.i18n import current_language, t
 from ui.layout import controls, fit_height, page_header
-from ui.presenter import step_buttons, stepper
 from ui.model_cache import require_model, translate_for
+from ui.presenter import step_buttons, stepper
 from ui.urlstate import note_link_value, sync_to_url, url_default
 
 INPUTS = {"type": "Type a sentence", "file": "Upload a text file"}

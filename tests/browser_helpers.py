@@ -96,7 +96,8 @@ def overflowing(page) -> list[str]:
     formula, is left out)."""
     return page.evaluate("""() => {
         const width = window.innerWidth, found = [];
-        if (document.documentElement.scrollWidth > width) found.push(`document ${document.documentElement.scrollWidth}px`);
+        const whole = document.documentElement.scrollWidth;
+        if (whole > width) found.push(`document ${whole}px`);
         const scrolls = e => { for (let p = e.parentElement; p; p = p.parentElement) {
             const s = getComputedStyle(p); if (s.overflowX === 'auto' || s.overflowX === 'scroll' ||
             s.overflowX === 'hidden' && p.scrollWidth > p.clientWidth + 1) return true; } return false; };
@@ -116,7 +117,8 @@ def cut_text(page) -> list[str]:
     """Labels, buttons and headings whose text is cut (an ellipsis, or hidden overflow narrower than the text)."""
     return page.evaluate("""() => {
         const found = [];
-        for (const e of document.querySelectorAll('[data-testid="stAppViewContainer"] :is(button, label, p, h1, h2, h3, span)')) {
+        const texts = ':is(button, label, p, h1, h2, h3, span)';
+        for (const e of document.querySelectorAll(`[data-testid="stAppViewContainer"] ${texts}`)) {
             const r = e.getBoundingClientRect();
             if (r.width === 0 || r.height === 0 || !e.textContent.trim() || e.closest('.katex')) continue;
             const s = getComputedStyle(e);

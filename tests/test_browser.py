@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -24,17 +23,22 @@ from pathlib import Path
 import pytest
 
 from tests.apptest_helpers import APP_SCRIPT
+from tests.browser_helpers import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    RENDER_TIMEOUT_MS,
+    assert_no_exception,
+    free_port,
+    stop_server,
+    wait_idle,
+)
 from ui.pages import PAGES
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[1]
 SCREENSHOTS = REPO / "test-artifacts" / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 VIEWPORT = {"width": 1600, "height": 1000}
-RENDER_TIMEOUT_MS = 120_000
 
 
 @dataclass
@@ -56,32 +60,6 @@ class View:
     @property
     def name(self) -> str:
         return self.shot or self.url_path
-
-
-# --- waiting for Streamlit ---------------------------------------------------------------------------------------
-
-def wait_idle(page, timeout_ms: int = RENDER_TIMEOUT_MS, quiet_ms: int = 1500) -> None:
-    """Wait until the page shows content and the script has stopped running (no 'Running…' status) for
-    `quiet_ms` in a row."""
-    page.wait_for_selector('[data-testid="stMain"] [data-testid="stElementContainer"]', timeout=timeout_ms)
-    deadline = time.monotonic() + timeout_ms / 1000
-    quiet_since = None
-    while time.monotonic() < deadline:
-        running = page.locator('[data-testid="stStatusWidget"]').count() > 0 or \
-            page.locator('[data-testid="stSkeleton"]').count() > 0
-        if running:
-            quiet_since = None
-        elif quiet_since is None:
-            quiet_since = time.monotonic()
-        elif (time.monotonic() - quiet_since) * 1000 >= quiet_ms:
-            return
-        page.wait_for_timeout(200)
-    raise AssertionError(f"the app was still running after {timeout_ms / 1000:.0f} s")
-
-
-def assert_no_exception(page) -> None:
-    errors = page.locator('[data-testid="stException"]')
-    assert errors.count() == 0, f"the page shows an exception: {errors.first.inner_text()[:2000]}"
 
 
 def full_screenshot(page, path: Path) -> None:
@@ -186,12 +164,6 @@ VIEWS += [View(spec.url_path) for spec in PAGES if spec.url_path not in {v.url_p
 
 # --- fixtures -----------------------------------------------------------------------------------------------------
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def playwright_browser():
     if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
@@ -222,7 +194,7 @@ class Servers:
         return self.running[theme][1]
 
     def _start(self, theme: str) -> tuple[subprocess.Popen, App]:
-        port = _free_port()
+        port = free_port()
         log = self.logs / f"server-{theme}.log"
         env = {**os.environ, "EXPLORER_CHECKPOINTS": str(self.checkpoint_root),
                "EXPLORER_RUNS": str(self.logs / f"runs-{theme}")}  # the train page's run folders, not runs/app
@@ -246,21 +218,13 @@ class Servers:
                     raise AssertionError(f"streamlit did not start:\n{log.read_text()[-3000:]}")
                 time.sleep(0.5)
         except BaseException:
-            _stop(server)
+            stop_server(server)
             raise
         return server, app
 
     def close(self) -> None:
         for server, _ in self.running.values():
-            _stop(server)
-
-
-def _stop(server: subprocess.Popen) -> None:
-    server.terminate()
-    try:
-        server.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        server.kill()
+            stop_server(server)
 
 
 @pytest.fixture(scope="module")

@@ -195,8 +195,8 @@ def test_presenter_mode_large_text_and_the_remote_steps_heads(app, browser):
         page.mouse.click(5, 400)  # the page, not a text box, has the focus
         page.keyboard.press("PageDown")
         page.wait_for_function("""() => { const t = document.querySelector(
-            '[data-testid="stMain"] [data-testid="stPlotlyChart"] .gtitle'); return t && t.textContent.includes('head 2'); }""",
-                               timeout=RENDER_TIMEOUT_MS)
+            '[data-testid="stMain"] [data-testid="stPlotlyChart"] .gtitle');
+            return t && t.textContent.includes('head 2'); }""", timeout=RENDER_TIMEOUT_MS)
         assert "head=2" in page.url, page.url
         page.keyboard.press("PageUp")
         page.wait_for_function("""() => document.querySelector(
@@ -221,8 +221,9 @@ def test_presenter_remote_steps_the_tour(app, browser):
         assert heading.startswith("1/"), heading
         page.mouse.click(5, 400)
         page.keyboard.press("PageDown")
-        page.wait_for_function("""() => document.querySelector('[data-testid="stMain"] h5').textContent.startsWith('2/')""",
-                               timeout=RENDER_TIMEOUT_MS)
+        page.wait_for_function(
+            """() => document.querySelector('[data-testid="stMain"] h5').textContent.startsWith('2/')""",
+            timeout=RENDER_TIMEOUT_MS)
     finally:
         context.close()
 

@@ -41,7 +41,8 @@ _COMPACT_CSS = """<style>
 [data-testid="stButtonGroup"] button, [data-testid="stButtonGroup"] button * {
   white-space: normal; overflow: visible; text-overflow: clip; }
 /* Presenter mode (ui/presenter.py draws the marker): no sidebar, the whole width for the figure. */
-body:has(.st-key-present_on) :is([data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"]) { display: none; }
+body:has(.st-key-present_on) :is([data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"]) {
+  display: none; }
 body:has(.st-key-present_on) [data-testid="stMainBlockContainer"] { max-width: 100%; }
 </style>"""
 
