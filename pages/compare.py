@@ -44,8 +44,8 @@ scale = side.segmented_control(t("Colour scale"), tuple(SCALES), key="c_scale", 
                                         "weights."))
 units = side.segmented_control(t("Tokens"), UNITS, key="c_units", required=True,
                                format_func=lambda u: t(u.capitalize()),
-                                help=t("Sub-word pieces, or whole words (summed over a word's pieces as keys, "
-                                       "averaged as queries)."))
+                               help=t("Sub-word pieces, or whole words (summed over a word's pieces as keys, "
+                                      "averaged as queries)."))
 sync_to_url("c_compare", "c_scale", "c_units")
 
 
