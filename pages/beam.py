@@ -124,7 +124,10 @@ else:
 
 figure = beam_tree_figure(trace, lambda token: tokenizer.pieces([token])[0], upto_step=upto,
                           highlight=chosen_tokens, lang=current_language())
-show_figure(fit_height(figure, 420, width=900), f"Beam search tree k={beam_size}", key=TREE_KEY,
+# The tree's title carries the stop reason and its legend sits right under it: a smaller title rather than a
+# second line, which would run into the legend.
+figure.update_layout(title_font_size=18)
+show_figure(fit_height(figure, 470, width=2000), f"Beam search tree k={beam_size}", key=TREE_KEY,
             on_select=partial(remember_tree_click, search))
 st.caption(t("Click a node to see that (partial) hypothesis' cross-attention below; hover for log-probabilities. "
              "Blue: kept in the beam; grey: pruned; green stars: finished with </s>."))

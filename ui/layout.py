@@ -74,19 +74,20 @@ def page_header(title: str, intro: str | None = None, *, formula: str | None = N
 
 
 def wrap_title(fig: go.Figure, width: int = NARROW_COLUMN_PX) -> go.Figure:
-    """Break a title that would run past a `width` px figure at its last " · " that fits (in place): plotly
-    does not wrap titles, it cuts them at the figure's edge."""
+    """Break a title that would run past a `width` px figure at its last " · " (else " — ", else ", ") that
+    fits (in place): plotly does not wrap titles, it cuts them at the figure's edge."""
     text = fig.layout.title.text
     size = fig.layout.title.font.size or TITLE_SIZE
     if not text or "<br>" in text or text_width_px(text, size) <= width - 20:
         return fig
-    parts = text.split(" \u00b7 ")
-    for cut in range(len(parts) - 1, 0, -1):
-        head = " \u00b7 ".join(parts[:cut])
-        if text_width_px(head, size) <= width - 20:
-            fig.update_layout(title_text=head + "<br>" + " \u00b7 ".join(parts[cut:]),
-                              margin_t=(fig.layout.margin.t or 80) + int(1.3 * size))
-            break
+    for separator in (" \u00b7 ", " \u2014 ", ", "):
+        parts = text.split(separator)
+        for cut in range(len(parts) - 1, 0, -1):
+            head = separator.join(parts[:cut])
+            if text_width_px(head, size) <= width - 20:
+                fig.update_layout(title_text=head + "<br>" + separator.join(parts[cut:]),
+                                  margin_t=(fig.layout.margin.t or 80) + int(1.3 * size))
+                return fig
     return fig
 
 
