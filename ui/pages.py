@@ -16,8 +16,10 @@ APP_ROOT = Path(__file__).resolve().parents[1]
 class PageSpec:
     file: str  # relative to the app root
     title: str  # English; shown through ui.i18n.t
-    icon: str  # an emoji: drawn inline. A ":material/…:" icon makes the browser fetch the tab icon from
-    # fonts.gstatic.com, which a lecture hall without network cannot reach (issue 15.4).
+    # None: no icon. A ":material/…:" icon makes the browser fetch the tab icon from fonts.gstatic.com, which a
+    # lecture hall without network cannot reach (issue 15.4); an emoji is drawn as an empty box on a machine
+    # without an emoji font (a Linux lecture PC, headless Chromium).
+    icon: str | None
     group: str  # English section header; shown through ui.i18n.t
 
     @property
@@ -31,15 +33,15 @@ class PageSpec:
 
 
 ALL_PAGES: tuple[PageSpec, ...] = (
-    PageSpec("pages/tour.py", "Tour of the paper", "🎓", "Start here"),
-    PageSpec("pages/translate.py", "Translate & attention", "🌐", "Look inside"),
-    PageSpec("pages/compare.py", "Compare heads", "⚖️", "Look inside"),
-    PageSpec("pages/heads.py", "Heads: ablation & roles", "🧠", "Look inside"),
-    PageSpec("pages/step_by_step.py", "Attention step by step", "🧮", "Look inside"),
-    PageSpec("pages/beam.py", "Beam search", "🌳", "Look inside"),
-    PageSpec("pages/positional.py", "Positional encoding", "〰️", "The paper"),
-    PageSpec("pages/complexity.py", "Complexity (Table 1)", "⏱️", "The paper"),
-    PageSpec("pages/train.py", "Train", "🏋️", "Train"),
+    PageSpec("pages/tour.py", "Tour of the paper", None, "Start here"),
+    PageSpec("pages/translate.py", "Translate & attention", None, "Look inside"),
+    PageSpec("pages/compare.py", "Compare heads", None, "Look inside"),
+    PageSpec("pages/heads.py", "Heads: ablation & roles", None, "Look inside"),
+    PageSpec("pages/step_by_step.py", "Attention step by step", None, "Look inside"),
+    PageSpec("pages/beam.py", "Beam search", None, "Look inside"),
+    PageSpec("pages/positional.py", "Positional encoding", None, "The paper"),
+    PageSpec("pages/complexity.py", "Complexity (Table 1)", None, "The paper"),
+    PageSpec("pages/train.py", "Train", None, "Train"),
 )
 
 # The pages that exist; the first is the start page, served at /.
