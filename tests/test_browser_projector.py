@@ -123,15 +123,17 @@ def test_every_page_fits_the_first_screen_and_stays_offline(app, browser, theme)
 
 
 def english_ui_strings() -> list[str]:
-    """The catalogue's English texts that have a Korean translation which differs (glossary terms, numbers and
-    formulas kept in English are left out), as they would appear on the page (placeholders cut out)."""
+    """The catalogue's English phrases, as they would appear on the page (placeholders cut out), less those the
+    Korean catalogue itself keeps in English (glossary terms, the paper's title and quotations, formulas)."""
+    catalogue = _catalogue("ko")
+    korean = "\n".join(catalogue.values())
     strings = []
-    for msgid, msgstr in _catalogue("ko").items():
+    for msgid, msgstr in catalogue.items():
         if not msgid or msgstr == msgid:
             continue
         for part in re.split(r"\{[^}]*\}|\*\*|\*|`|\n", msgid):
             part = part.strip(" .,:;·()")
-            if len(part) >= 12 and " " in part and re.search(r"[a-z]{3}", part):  # a phrase, not a term
+            if len(part) >= 12 and " " in part and re.search(r"[a-z]{3}", part) and part not in korean:
                 strings.append(part)
     return sorted(set(strings), key=len, reverse=True)
 
