@@ -1,10 +1,12 @@
 """Where decoding time goes, per cell (greedy / beam 4 × batches of 32 / one sentence), by cProfile.
 
-    python -m benchmarks.profile_search [N_SENTENCES]
+    python -m benchmarks.profile_search [N_SENTENCES] [--ops]
 
 Splits the wall time of `explorer.inference.translate` on Multi30k test2016 into: encoder, decoder steps
 (the model), cache reordering, top-k, detokenisation, and the rest (the search's per-step Python, batching,
 padding). Cumulative times of named functions, so the parts may overlap a little (top-k inside the search).
+With `--ops`, each cell also lists the torch operators that took the most CPU time (torch.profiler), which
+tells the matrix products (addmm: the layers' linears; mm: the output projection) from the rest.
 """
 
 from __future__ import annotations
@@ -14,6 +16,11 @@ import pstats
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from explorer.model import Transformer
+    from explorer.tokenizer import Tokenizer
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -38,7 +45,9 @@ def _cumulative(stats: pstats.Stats, fragment: str, name: str) -> float:
     return total
 
 
-def profile_cell(model, tokenizer, sentences: list[str], beam: int, batch: int) -> dict[str, float]:
+def profile_cell(
+    model: Transformer, tokenizer: Tokenizer, sentences: list[str], beam: int, batch: int
+) -> dict[str, float]:
     from explorer.inference import translate
 
     def work() -> None:
@@ -63,7 +72,29 @@ def profile_cell(model, tokenizer, sentences: list[str], beam: int, batch: int) 
     return parts
 
 
-def main(n: int = 200) -> int:
+def top_ops(
+    model: Transformer, tokenizer: Tokenizer, sentences: list[str], beam: int, batch: int, rows: int = 8
+) -> list[str]:
+    """The `rows` torch operators with the most self CPU time in one run of the cell, with their share."""
+    from torch.profiler import profile
+
+    from explorer.inference import translate
+
+    with profile() as profiler:
+        if batch == 1:
+            for sentence in sentences:
+                translate(model, tokenizer, [sentence], beam_size=beam)
+        else:
+            translate(model, tokenizer, sentences, beam_size=beam, batch_size=batch)
+    events = sorted(profiler.key_averages(), key=lambda e: e.self_cpu_time_total, reverse=True)
+    total = sum(e.self_cpu_time_total for e in events) or 1.0
+    return [
+        f"{e.key:48s} {e.self_cpu_time_total / 1e6:7.3f} s  {e.self_cpu_time_total / total:6.1%}  {e.count:6d} calls"
+        for e in events[:rows]
+    ]
+
+
+def main(n: int = 200, ops: bool = False) -> int:
     import torch
 
     from explorer.checkpoint import load_checkpoint
@@ -72,16 +103,25 @@ def main(n: int = 200) -> int:
     c = load_checkpoint(REPO_ROOT / "checkpoints" / "multi30k-en-de", "cpu")
     sentences = list(load_multi30k("test2016").source[:n])
     print(f"torch threads {torch.get_num_threads()}; {n} sentences (one-sentence cells: first {n // 4})")
-    cells = {"greedy, batch 32": (1, 32, sentences), "beam 4, batch 32": (4, 32, sentences),
-             "greedy, one sentence": (1, 1, sentences[: n // 4]), "beam 4, one sentence": (4, 1, sentences[: n // 4])}
+    cells = {
+        "greedy, batch 32": (1, 32, sentences),
+        "beam 4, batch 32": (4, 32, sentences),
+        "greedy, one sentence": (1, 1, sentences[: n // 4]),
+        "beam 4, one sentence": (4, 1, sentences[: n // 4]),
+    }
     for cell, (beam, batch, chosen) in cells.items():
         parts = profile_cell(c.model, c.tokenizer, chosen, beam, batch)
         wall = parts.pop("wall")
         print(f"\n{cell}: wall {wall:.2f} s under the profiler ({len(chosen)} sentences)")
         for part, seconds in parts.items():
             print(f"  {part:32s} {seconds:7.3f} s  {seconds / wall:6.1%}")
+        if ops:
+            print("  torch operators, self CPU time:")
+            for line in top_ops(c.model, c.tokenizer, chosen, beam, batch):
+                print(f"    {line}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(*(int(a) for a in sys.argv[1:2])))
+    arguments = [a for a in sys.argv[1:] if a != "--ops"]
+    sys.exit(main(int(arguments[0]) if arguments else 200, ops="--ops" in sys.argv[1:]))
