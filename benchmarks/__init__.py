@@ -22,6 +22,7 @@ BENCHMARKS = {
     "latency": "benchmarks.latency",
     "threads": "benchmarks.threads",
     "head_mask": "benchmarks.head_mask",
+    "switch_head": "benchmarks.switch_head",
     "while_training": "benchmarks.while_training",
     "gpu": "benchmarks.gpu",
 }

@@ -170,7 +170,7 @@ def test_command_line_writes_markdown_report(tmp_path):
 
 def test_every_benchmark_is_listed():
     assert set(BENCHMARKS) == {"training", "attention", "decoding", "latency", "threads", "head_mask",
-                               "while_training", "gpu"}
+                               "switch_head", "while_training", "gpu"}
     for name in BENCHMARKS:
         module = load(name)
         assert callable(module.run) and module.TITLE
