@@ -3,30 +3,43 @@ the number of steps in one epoch, and the learning rate Eq. 3 will follow.
 
 The train page shows these next to its knobs so a lecturer can size a run for the time at hand. Measuring
 beats a formula: the same model trains at very different speeds on different CPUs and GPUs.
+
+`estimate_run` times a whole run before it starts, as its process will run it: the trainer's own batches of
+the corpus (their real lengths: a corpus of 5-symbol sentences steps differently from one of 25-word
+sentences with the same token budget), its first steps as warm-up, its torch threads and priority, the
+worker's per-step checks and progress writes, its evaluations (validation loss, BLEU, watched sentences),
+checkpoints, and the process's start (torch import). `python -m benchmarks.while_training --estimates`
+checks it against real runs.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
 import torch
 
 from explorer.config import ModelConfig, count_parameters
-from explorer.data.batching import token_budget_batches
+from explorer.data.batching import Batch, collate, token_budget_batches
 from explorer.data.corpus import ParallelCorpus
 from explorer.devices import resolve_device
 from explorer.model import Transformer
 from explorer.tokenizer import Tokenizer
 from explorer.training.batches import batch_lengths, encode_pairs
-from explorer.training.loss import label_smoothed_loss
+from explorer.training.loss import label_smoothed_loss, token_nll
 from explorer.training.schedule import make_optimizer, noam_learning_rate
+from explorer.training.train_config import TrainConfig
 
 
 @dataclass(frozen=True)
@@ -34,9 +47,12 @@ class StepTiming:
     """Seconds per optimizer step, from a real forward + backward + Adam step of the configured model."""
 
     seconds: float
-    measured_tokens: int  # target tokens of the timed synthetic batch
+    measured_tokens: int  # tokens of the largest batch timed whole
     batch_tokens: int
     device: str
+    source: str = "synthetic"  # "corpus": real batches of the corpus the run will train on
+    timed_batches: int = 1
+    first_step_s: float | None = None  # the run's first step (warm-up), timed apart
 
     @property
     def scaled(self) -> bool:
@@ -44,12 +60,27 @@ class StepTiming:
         return self.measured_tokens < 0.9 * self.batch_tokens
 
     def describe(self) -> str:
+        if self.source == "corpus":
+            return (
+                f"measured: the mean of real forward + backward + Adam steps of this model on {self.timed_batches} "
+                f"of the run's own batches of this corpus ({self.batch_tokens:,} tokens each, short and long "
+                f"sentences alike) on {self.device}, after its first steps as warm-up"
+                + (
+                    " (batches too big to time whole: timed on part of their rows, scaled as two whole ones scale)"
+                    if self.scaled
+                    else ""
+                )
+            )
         if not self.scaled:
-            return (f"measured: one real forward + backward + Adam step of this model on a synthetic batch of "
-                    f"{self.batch_tokens:,} tokens on {self.device}")
-        return (f"measured on a synthetic batch of {self.measured_tokens:,} tokens on {self.device} (a full batch "
-                f"would take long to time): forward + backward scaled to {self.batch_tokens:,} tokens, plus one "
-                "Adam update")
+            return (
+                f"measured: one real forward + backward + Adam step of this model on a synthetic batch of "
+                f"{self.batch_tokens:,} tokens on {self.device}"
+            )
+        return (
+            f"measured on a synthetic batch of {self.measured_tokens:,} tokens on {self.device} (a full batch "
+            f"would take long to time): forward + backward scaled to {self.batch_tokens:,} tokens, plus one "
+            "Adam update"
+        )
 
 
 _THREADS_LOCK = threading.Lock()
@@ -96,17 +127,50 @@ def in_niced_thread(work: Callable[[], T], nice: int) -> T:
     return found["value"]
 
 
-def measure_like_a_run(config: ModelConfig, batch_tokens: int, device: str = "cpu") -> StepTiming:
-    """`measure_step_time` as a training process will step: its number of torch threads and its priority."""
+def measure_like_a_run(
+    config: ModelConfig,
+    batch_tokens: int,
+    device: str = "cpu",
+    *,
+    tokenizer: Tokenizer | None = None,
+    corpus: ParallelCorpus | None = None,
+    max_len: int | None = None,
+    seed: int = 0,
+) -> StepTiming:
+    """`measure_step_time` as a training process will step: its number of torch threads and its priority.
+
+    Given the `tokenizer` and training `corpus`, the steps timed are the run's own batches of that corpus
+    (see `estimate_run`); without them, a synthetic batch of length-24 sentences.
+    """
     from explorer.training.worker import DEFAULT_NICE, default_threads
 
+    if corpus is not None and tokenizer is not None:
+        plan = TrainConfig(
+            steps=1,
+            batch_tokens=batch_tokens,
+            max_len=max_len or config.max_len,
+            seed=seed,
+            eval_every=0,
+            save_every=0,
+            bleu_sentences=0,
+            device=device,
+        )
+        return estimate_run(config, plan, tokenizer, corpus, startup=False).step
+
     threads = default_threads()
-    return in_niced_thread(lambda: measure_step_time(config, batch_tokens, device, threads=threads),
-                           DEFAULT_NICE if threads == 1 else 0)  # the pool's other threads could not be reniced
+    return in_niced_thread(
+        lambda: measure_step_time(config, batch_tokens, device, threads=threads), DEFAULT_NICE if threads == 1 else 0
+    )  # the pool's other threads could not be reniced
 
 
-def measure_step_time(config: ModelConfig, batch_tokens: int, device: str = "cpu", *,
-                      flop_budget: float | None = None, threads: int | None = None) -> StepTiming:
+def measure_step_time(
+    config: ModelConfig,
+    batch_tokens: int,
+    device: str = "cpu",
+    *,
+    flop_budget: float | None = None,
+    threads: int | None = None,
+) -> StepTiming:
     """Time real training steps of `Transformer(config)` on random tokens (after one untimed warm-up step).
 
     When a full batch would cost more than `flop_budget` (≈ 6 · parameters · tokens; default 3e10 on a CPU,
@@ -120,8 +184,11 @@ def measure_step_time(config: ModelConfig, batch_tokens: int, device: str = "cpu
     tokens = max(length, min(batch_tokens, affordable))
     rows = max(1, tokens // length)
     # `threads`: the count a training process will use (explorer.training.worker), so the time is its pace.
-    with torch.enable_grad(), torch_threads(threads), \
-            torch.random.fork_rng(devices=[target] if target.type == "cuda" else []):
+    with (
+        torch.enable_grad(),
+        torch_threads(threads),
+        torch.random.fork_rng(devices=[target] if target.type == "cuda" else []),
+    ):
         torch.manual_seed(0)
         model = Transformer(config).to(target).train()
         optimizer = make_optimizer(model.parameters())
@@ -163,13 +230,385 @@ def batches_per_epoch(tokenizer: Tokenizer, corpus: ParallelCorpus, batch_tokens
     return len(token_budget_batches(batch_lengths(src), batch_lengths(tgt), batch_tokens, shuffle=False, seed=0))
 
 
-def planned_schedule(steps: int, d_model: int, warmup_steps: int, scale: float = 1.0,
-                     points: int = 300) -> tuple[list[int], list[float]]:
+# ---- a whole run, from the corpus it will train on ----------------------------------------------------------
+EVAL_SAMPLE = 64  # validation sentences greedy-decoded to time BLEU (the trainer decodes in chunks of 64)
+STARTUP_FALLBACK_S = 5.0  # a training process's start when it cannot be timed (torch import, spawn)
+
+
+def corpus_batches(
+    tokenizer: Tokenizer, corpus: ParallelCorpus, batch_tokens: int, max_len: int, *, seed: int = 0, epoch: int = 0
+) -> tuple[tuple[list[list[int]], list[list[int]]], list[list[int]]]:
+    """The piece ids of `corpus` and the batches the trainer will draw from them in `epoch` (its cut, its
+    token budget, its shuffle seed), so an estimate times what the run will train on."""
+    ids = encode_pairs(tokenizer, corpus, max_len)
+    batches = token_budget_batches(
+        batch_lengths(ids[0]), batch_lengths(ids[1]), batch_tokens, shuffle=True, seed=seed * 100003 + epoch
+    )
+    return ids, batches
+
+
+def padded_positions(batch: list[int], ids: tuple[list[list[int]], list[list[int]]]) -> int:
+    """`batch`'s size as the token budget counts it: rows × the longer side's longest sequence, once collated
+    (EOS on the source, BOS/EOS on the target)."""
+    return len(batch) * max(max(len(ids[0][i]) for i in batch), max(len(ids[1][i]) for i in batch)) + len(batch)
+
+
+def spread_sample(batches: list[list[int]], ids: tuple[list[list[int]], list[list[int]]], k: int) -> list[int]:
+    """`k` batch numbers, one from the middle of each of k equal strata of the batches ordered by padded
+    size, so their mean step time estimates the mean over the whole epoch (short and long sentences alike)."""
+    order = sorted(range(len(batches)), key=lambda b: (padded_positions(batches[b], ids), b))
+    k = max(1, min(k, len(order)))
+    return [order[int((j + 0.5) * len(order) / k)] for j in range(k)]
+
+
+@dataclass(frozen=True)
+class RunEstimate:
+    """What a planned run will take on this machine, part by part (seconds)."""
+
+    step: StepTiming  # the steady pace over real batches of the corpus
+    steps: int
+    warmup_s: float  # what the first steps cost beyond the steady pace (allocations, Adam's state)
+    overhead_per_step_s: float  # the worker's per-step checks and its progress.json rewrites
+    startup_s: float  # process start, torch import, encoding the corpus, building the model
+    first_samples_s: float  # the untrained model's attention on the watched sentences (step 0)
+    eval_s: float  # one evaluation: validation loss, BLEU, the watched sentences, the best/ save
+    bleu_s: float  # of which greedy BLEU decoding
+    evals: int
+    save_s: float  # one periodic save (latest/ with Adam's moments, and a numbered copy)
+    saves: int
+    final_s: float  # the last latest/ save (and the export to the checkpoint list)
+
+    @property
+    def training_s(self) -> float:
+        """Training steps only: steady pace, warm-up and the worker's per-step overheads."""
+        return self.steps * (self.step.seconds + self.overhead_per_step_s) + self.warmup_s
+
+    @property
+    def extras_s(self) -> float:
+        return self.first_samples_s + self.evals * self.eval_s + self.saves * self.save_s + self.final_s
+
+    @property
+    def total_s(self) -> float:
+        """From Start until the run has finished and saved."""
+        return self.startup_s + self.training_s + self.extras_s
+
+    def describe(self) -> str:
+        parts = [
+            f"{self.steps:,} steps × {self.step.seconds * 1000:,.1f} ms (timed on {self.step.timed_batches} "
+            f"real batches of this corpus, {self.step.device}, the run's threads and priority)"
+        ]
+        if self.evals:
+            parts.append(
+                f"{self.evals} evaluation{'s' if self.evals != 1 else ''} × {self.eval_s:.1f} s "
+                f"(BLEU decoding {self.bleu_s:.1f} s of it, at reference length)"
+            )
+        if self.saves:
+            parts.append(f"{self.saves} checkpoint{'s' if self.saves != 1 else ''} × {self.save_s:.1f} s")
+        parts.append(f"start-up {self.startup_s:.1f} s")
+        return "; ".join(parts)
+
+
+def _worker_setup() -> tuple[int, int]:
+    from explorer.training.worker import DEFAULT_NICE, default_threads
+
+    return default_threads(), DEFAULT_NICE
+
+
+@functools.cache
+def process_startup_s() -> float:
+    """Seconds a training process takes to start and import torch and the training loop, timed once per
+    process in a child started as the launcher starts one (its priority and threads)."""
+    threads, nice = _worker_setup()
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "OMP_WAIT_POLICY": "PASSIVE"}
+    # What the worker loads before its first step: torch, the loop and its reporter, and Adam, whose first
+    # construction imports torch's compiler stack (seconds), then what its first evaluation imports.
+    code = (
+        "import torch, explorer.training.trainer, explorer.training.reporter, explorer.checkpoint, "
+        "explorer.inference, explorer.evaluation; p = torch.nn.Parameter(torch.zeros(2)); "
+        "o = torch.optim.Adam([p]); p.sum().backward(); o.step()"
+    )
+    start = time.perf_counter()
+    try:
+        subprocess.run(
+            [sys.executable, "-c", code],
+            env=env,
+            check=True,
+            timeout=120,
+            preexec_fn=(lambda: os.nice(nice)) if nice else None,  # noqa: PLW1509 - no threads started
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return STARTUP_FALLBACK_S
+    return time.perf_counter() - start
+
+
+def estimate_run(
+    config: ModelConfig,
+    train_config: TrainConfig,
+    tokenizer: Tokenizer,
+    train: ParallelCorpus,
+    val: ParallelCorpus | None = None,
+    *,
+    save_to: bool = False,
+    time_budget_s: float = 1.5,
+    flop_budget: float | None = None,
+    startup: bool = True,
+) -> RunEstimate:
+    """Time the run as its process will run it: the trainer's own batches of `train` (a spread sample of
+    epoch 0, after the run's first batches as warm-up), with the worker's torch threads and priority, plus
+    its evaluations, checkpoints and start-up, each measured here once."""
+    threads, nice = _worker_setup()
+    return in_niced_thread(
+        lambda: _estimate_run(
+            config,
+            train_config,
+            tokenizer,
+            train,
+            val,
+            save_to=save_to,
+            time_budget_s=time_budget_s,
+            flop_budget=flop_budget,
+            threads=threads,
+            startup=startup,
+        ),
+        nice if threads == 1 else 0,
+    )
+
+
+def _estimate_run(
+    config: ModelConfig,
+    cfg: TrainConfig,
+    tokenizer: Tokenizer,
+    train: ParallelCorpus,
+    val: ParallelCorpus | None,
+    *,
+    save_to: bool,
+    time_budget_s: float,
+    flop_budget: float | None,
+    threads: int | None,
+    startup: bool,
+) -> RunEstimate:
+    from explorer.checkpoint import save_checkpoint
+    from explorer.training import run_folder as rf
+
+    target = resolve_device(cfg.device)
+    started = time.perf_counter()
+    ids, batches = corpus_batches(tokenizer, train, cfg.batch_tokens, cfg.max_len, seed=cfg.seed)
+    val_ids = encode_pairs(tokenizer, val, cfg.max_len) if val is not None and len(val) else None
+    encode_s = time.perf_counter() - started
+    with (
+        torch.enable_grad(),
+        torch_threads(threads),
+        torch.random.fork_rng(devices=[target] if target.type == "cuda" else []),
+    ):
+        torch.manual_seed(cfg.seed)
+        # Adam's first construction in a process imports torch's compiler stack: process_startup_s counts
+        # that for the run's process, so this process pays it untimed.
+        make_optimizer([torch.nn.Parameter(torch.zeros(1))])
+        built = time.perf_counter()
+        model = Transformer(config).to(target).train()
+        optimizer = make_optimizer(model.parameters(), (cfg.adam_beta1, cfg.adam_beta2), cfg.adam_eps)
+        build_s = time.perf_counter() - built
+        stepper = _Stepper(model, optimizer, config, cfg, target, flop_budget)
+        first_samples_s = 0.0
+        if cfg.sample_sentences:  # on_start: the untrained model's attention, decoded to its length limit
+            first_samples_s = _timed(lambda: _decode(model, tokenizer, list(cfg.sample_sentences), attention=True))
+        # Warm-up: the run's own first two batches, timed whole (what they cost beyond the pace is added once).
+        first = [stepper.step(batches[b % len(batches)], ids, whole=True) for b in range(2)]
+        pace = first[-1]
+        # A batch too costly to time whole is timed on part of its rows and scaled; the second batch, timed both
+        # ways, calibrates that scaling (a small batch uses the CPU less well per token than a full one).
+        calibration = 1.0
+        if stepper.too_big(batches[1 % len(batches)], ids):
+            # Once more whole, now that its shapes have been allocated for, then on part of its rows.
+            pace = stepper.step(batches[1 % len(batches)], ids, whole=True)
+            calibration = pace / stepper.step(batches[1 % len(batches)], ids)
+        k = max(3, min(24, int(time_budget_s / max(pace, 1e-3)))) if pace < time_budget_s else 3
+        chosen = spread_sample(batches, ids, k)
+        timed = [
+            stepper.step(batches[b], ids) * (calibration if stepper.too_big(batches[b], ids) else 1.0) for b in chosen
+        ]
+        seconds = float(np.mean(timed))
+        warmup_s = max(0.0, sum(first) - len(first) * seconds)
+        evals = 0
+        eval_s = bleu_s = 0.0
+        if cfg.eval_every:
+            evals = cfg.steps // cfg.eval_every + (1 if cfg.steps % cfg.eval_every else 0)
+        if evals:
+            model.eval()
+            val_loss_s = 0.0
+            if val_ids is not None:
+                val_batches = token_budget_batches(
+                    batch_lengths(val_ids[0]), batch_lengths(val_ids[1]), cfg.batch_tokens, shuffle=False, seed=0
+                )
+                per = []
+                for b in spread_sample(val_batches, val_ids, 3):
+                    start = time.perf_counter()
+                    stepper.forward(val_batches[b], val_ids)
+                    per.append(time.perf_counter() - start)
+                val_loss_s = float(np.mean(per)) * len(val_batches)
+            if val is not None and len(val) and cfg.bleu_sentences > 0:
+                n = min(cfg.bleu_sentences, len(val))
+                sample = list(val.source[: min(n, EVAL_SAMPLE)])
+                # An untrained model never stops early, so decoding to the source's length (no extra tokens)
+                # times a model that writes sentences about as long as its input, as a trained one does.
+                bleu_s = _timed(lambda: _decode(model, tokenizer, sample, attention=False)) * n / len(sample)
+            samples_s = (
+                _timed(lambda: _decode(model, tokenizer, list(cfg.sample_sentences), attention=True, extra=0))
+                if cfg.sample_sentences
+                else 0.0
+            )
+            model.train()
+            eval_s = val_loss_s + bleu_s + samples_s
+    with tempfile.TemporaryDirectory(prefix="estimate-save-") as folder:
+        checkpoint_s = _timed(lambda: save_checkpoint(Path(folder) / "c", model, tokenizer))
+        progress = {
+            "history": {
+                key: [0.0] * max(1, cfg.steps // max(cfg.log_every, 1))
+                for key in ("step", "loss", "lr", "tokens_per_s")
+            }
+        }
+        progress_s = _timed(lambda: rf.write_json(Path(folder) / "progress.json", progress))
+        stop_file = Path(folder) / "stop"
+        check_s = _timed(lambda: [stop_file.exists() or (Path(folder) / "requests").is_dir() for _ in range(100)]) / 100
+    with_adam = 3 * checkpoint_s  # the model plus Adam's two moments, as big as the model each
+    if evals and val is not None and len(val) and cfg.bleu_sentences > 0:
+        eval_s += checkpoint_s + progress_s  # best/ (BLEU rose) and progress.json
+    saves = cfg.steps // cfg.save_every if cfg.save_every else 0
+    save_s = with_adam + (checkpoint_s if cfg.keep_last else 0.0) + progress_s * (2 if cfg.keep_last else 1)
+    final_s = with_adam + progress_s * 2 + (checkpoint_s if save_to else 0.0)
+    overhead = check_s + progress_s * min(1.0, seconds / 1.0)  # progress.json at most once a second
+    startup_s = (process_startup_s() if startup else 0.0) + encode_s + build_s
+    timing = StepTiming(
+        seconds,
+        stepper.partial_tokens or stepper.measured_tokens,
+        cfg.batch_tokens,
+        str(target),
+        source="corpus",
+        timed_batches=len(timed),
+        first_step_s=first[0] if first else None,
+    )
+    return RunEstimate(
+        timing, cfg.steps, warmup_s, overhead, startup_s, first_samples_s, eval_s, bleu_s, evals, save_s, saves, final_s
+    )
+
+
+def _timed(work: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    work()
+    return time.perf_counter() - start
+
+
+def _decode(
+    model: Transformer, tokenizer: Tokenizer, sentences: list[str], *, attention: bool, extra: int | None = None
+) -> None:
+    from explorer.inference import EXTRA_OUTPUT_TOKENS, translate
+
+    if sentences:
+        with torch.inference_mode():
+            translate(
+                model,
+                tokenizer,
+                sentences,
+                batch_size=64,
+                with_attention=attention,
+                max_extra_tokens=(0 if not attention else EXTRA_OUTPUT_TOKENS) if extra is None else extra,
+            )
+
+
+class _Stepper:
+    """One training step as the trainer takes it (its RNG swap, learning rate, loss and Adam update), on a
+    batch of corpus indices; a batch too costly to time whole is timed at two smaller row counts and the
+    forward + backward extrapolated to its size (the fixed part apart), plus one Adam update."""
+
+    def __init__(
+        self,
+        model: Transformer,
+        optimizer: torch.optim.Optimizer,
+        config: ModelConfig,
+        cfg: TrainConfig,
+        target: torch.device,
+        flop_budget: float | None,
+    ) -> None:
+        self.model, self.optimizer, self.config, self.cfg, self.target = model, optimizer, config, cfg, target
+        budget = flop_budget if flop_budget is not None else (2e13 if target.type == "cuda" else 1e11)
+        self.affordable = max(1, int(budget / (6 * count_parameters(config))))  # ≈ 6 · parameters FLOPs a token
+        self.precision = torch.autocast("cuda", dtype=torch.bfloat16) if target.type == "cuda" else None
+        self.generator = torch.Generator().manual_seed(cfg.seed)
+        self.count, self.measured_tokens, self.partial_tokens = 0, 0, 0
+
+    def collate(self, rows: list[int], ids: tuple[list[list[int]], list[list[int]]]) -> Batch:
+        c = self.config
+        return collate(
+            [ids[0][i] + [c.eos_id] for i in rows],
+            [ids[1][i] for i in rows],
+            pad_id=c.pad_id,
+            bos_id=c.bos_id,
+            eos_id=c.eos_id,
+        ).to(self.target)
+
+    def sync(self) -> float:
+        if self.target.type == "cuda":
+            torch.cuda.synchronize(self.target)
+        return time.perf_counter()
+
+    def forward_backward(self, batch: Batch) -> float:
+        start = self.sync()
+        self.count += 1
+        lr = noam_learning_rate(self.count, self.config.d_model, self.cfg.warmup_steps, self.cfg.lr_scale)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        with torch.random.fork_rng(devices=[]):  # the trainer swaps its run's RNG state in around each step
+            torch.set_rng_state(self.generator.get_state())
+            with self.precision if self.precision is not None else nullcontext():
+                logits = self.model(batch.src, batch.tgt_in).logits
+            loss_sum = label_smoothed_loss(
+                logits, batch.tgt_out, smoothing=self.cfg.label_smoothing, pad_id=self.config.pad_id
+            )
+            loss = loss_sum / batch.n_tgt_tokens
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            self.generator.set_state(torch.get_rng_state())
+        if self.count % max(self.cfg.log_every, 1) == 0:
+            float(loss_sum.detach() / batch.n_tgt_tokens)
+        return self.sync() - start
+
+    def update(self) -> float:
+        start = self.sync()
+        self.optimizer.step()
+        return self.sync() - start
+
+    def too_big(self, rows: list[int], ids: tuple[list[list[int]], list[list[int]]]) -> bool:
+        return padded_positions(rows, ids) > self.affordable and len(rows) > 1
+
+    def step(self, rows: list[int], ids: tuple[list[list[int]], list[list[int]]], *, whole: bool = False) -> float:
+        """Seconds of one step on the batch `rows`; a batch `too_big` to time whole (unless `whole`) is timed
+        on as many of its rows as the budget allows, its forward + backward scaled to all of them."""
+        start = time.perf_counter()
+        if whole or not self.too_big(rows, ids):
+            self.forward_backward(self.collate(rows, ids))
+            self.update()
+            self.measured_tokens = max(self.measured_tokens, padded_positions(rows, ids))
+            return time.perf_counter() - start
+        part = rows[: max(1, int(self.affordable * len(rows) / padded_positions(rows, ids)))]
+        self.partial_tokens = max(self.partial_tokens, padded_positions(part, ids))
+        forward_backward = self.forward_backward(self.collate(part, ids))
+        return forward_backward * len(rows) / len(part) + self.update()
+
+    @torch.inference_mode()
+    def forward(self, rows: list[int], ids: tuple[list[list[int]], list[list[int]]]) -> float:
+        batch = self.collate(rows, ids)
+        logits = self.model(batch.src, batch.tgt_in).logits
+        return float(token_nll(logits, batch.tgt_out, pad_id=self.config.pad_id))
+
+
+def planned_schedule(
+    steps: int, d_model: int, warmup_steps: int, scale: float = 1.0, points: int = 300
+) -> tuple[list[int], list[float]]:
     """The learning rate Eq. 3 will use over the whole run, at about 2·`points` steps: spread over the run and
     again over its first five warm-ups, where the rate turns (the warm-up's end itself included)."""
     whole = np.linspace(1, max(steps, 1), points)
     early = np.linspace(1, max(min(steps, 5 * warmup_steps), 1), points)
     grid = sorted({int(round(x)) for x in np.concatenate([whole, early])} | {min(warmup_steps, steps)})
     return grid, [noam_learning_rate(s, d_model, warmup_steps, scale) for s in grid]
-
-

@@ -1,0 +1,164 @@
+"""The Train page's estimate before Start times the run's own batches of its corpus (shapes, not stopwatches)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from explorer.config import ModelConfig
+from explorer.data import make_splits
+from explorer.data.batching import Batch
+from explorer.training import estimates
+from explorer.training.datasets import train_tokenizer
+from explorer.training.estimates import (
+    corpus_batches,
+    estimate_run,
+    measure_like_a_run,
+    padded_positions,
+    spread_sample,
+)
+from explorer.training.train_config import TrainConfig
+
+BATCH_TOKENS = 256
+REAL_COLLATE = estimates._Stepper.collate
+
+
+def corpus_of(min_len: int, max_len: int):
+    train, val = make_splits("reverse", 300, 20, 0, min_len=min_len, max_len=max_len)
+    return train, val
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    # One vocabulary for both corpora (the same 20 symbols), so only the lengths differ.
+    train, _ = corpus_of(4, 24)
+    return train_tokenizer(train, 64, synthetic=True)
+
+
+def tiny_config(vocab_size: int) -> ModelConfig:
+    return ModelConfig(
+        vocab_size=vocab_size,
+        d_model=16,
+        n_heads=2,
+        d_ff=32,
+        n_encoder_layers=1,
+        n_decoder_layers=1,
+        dropout=0.0,
+        max_len=32,
+    )
+
+
+def plan(**changes) -> TrainConfig:
+    values = dict(
+        steps=10,
+        batch_tokens=BATCH_TOKENS,
+        warmup_steps=10,
+        eval_every=0,
+        save_every=0,
+        bleu_sentences=0,
+        device="cpu",
+        max_len=32,
+        log_every=1,
+    )
+    return TrainConfig(**{**values, **changes})
+
+
+def timed_shapes(monkeypatch, config, tokenizer, train, **changes) -> tuple[estimates.RunEstimate, list[tuple]]:
+    """Run the estimate and record the shape of every batch it stepped on."""
+    shapes: list[tuple[int, int, int]] = []
+
+    def spy(self, rows, ids) -> Batch:
+        batch = REAL_COLLATE(self, rows, ids)
+        shapes.append((batch.src.shape[0], batch.src.shape[1], batch.tgt_in.shape[1]))
+        return batch
+
+    monkeypatch.setattr(estimates._Stepper, "collate", spy)
+    found = estimate_run(config, plan(**changes), tokenizer, train, startup=False, time_budget_s=0.05)
+    return found, shapes
+
+
+def test_the_timed_batches_are_the_runs_own_batches_of_its_corpus(monkeypatch, tokenizer):
+    config = tiny_config(tokenizer.vocab_size)
+    short, _ = corpus_of(4, 5)
+    long, _ = corpus_of(20, 24)
+    found_short, short_shapes = timed_shapes(monkeypatch, config, tokenizer, short)
+    found_long, long_shapes = timed_shapes(monkeypatch, config, tokenizer, long)
+    assert found_short.step.source == "corpus" and found_long.step.source == "corpus"
+    # Sentences of 4-5 symbols make short, wide batches; 20-24 symbols long, narrow ones (same token budget).
+    assert short_shapes and all(src <= 6 and tgt <= 6 for _, src, tgt in short_shapes)
+    assert long_shapes and all(src >= 20 and tgt >= 20 for _, src, tgt in long_shapes)
+    assert min(rows for rows, _, _ in short_shapes) > max(rows for rows, _, _ in long_shapes)
+    # Every batch stepped on is one the trainer will form from this corpus (its cut, budget and shuffle).
+    ids, batches = corpus_batches(tokenizer, short, BATCH_TOKENS, 32, seed=0)
+    trainer_shapes = {(len(b), max(len(ids[0][i]) for i in b) + 1, max(len(ids[1][i]) for i in b) + 1) for b in batches}
+    assert set(short_shapes) <= trainer_shapes
+    # The run's first batch is among them (its warm-up), and the estimate says it timed the corpus.
+    first = batches[0]
+    assert short_shapes[0] == (
+        len(first),
+        max(len(ids[0][i]) for i in first) + 1,
+        max(len(ids[1][i]) for i in first) + 1,
+    )
+    assert "real" in found_short.step.describe() and found_short.step.timed_batches >= 3
+
+
+def test_the_sample_spans_short_and_long_batches(tokenizer):
+    train, _ = corpus_of(4, 24)
+    ids, batches = corpus_batches(tokenizer, train, BATCH_TOKENS, 32)
+    sizes = sorted(padded_positions(b, ids) for b in batches)
+    picked = [padded_positions(batches[b], ids) for b in spread_sample(batches, ids, 4)]
+    assert len(set(spread_sample(batches, ids, 4))) == 4
+    assert min(picked) <= sizes[len(sizes) // 4] and max(picked) >= sizes[3 * len(sizes) // 4]
+
+
+def test_a_batch_too_big_to_time_whole_is_timed_in_parts_of_its_own_rows(monkeypatch, tokenizer):
+    config = tiny_config(tokenizer.vocab_size)
+    train, _ = corpus_of(4, 5)
+    monkeypatch.setattr(estimates, "count_parameters", lambda _: 10**9)  # every batch over the flop budget
+    found, shapes = timed_shapes(monkeypatch, config, tokenizer, train)
+    ids, batches = corpus_batches(tokenizer, train, BATCH_TOKENS, 32)
+    full_rows = min(len(b) for b in batches)
+    # The run's first two batches are stepped whole (warm-up), the second once more whole and then in part to
+    # calibrate the scaling; every other batch timed is stepped on part of its rows.
+    assert [rows for rows, _, _ in shapes[:3]] == [len(batches[0]), len(batches[1]), len(batches[1])]
+    assert len(shapes) > 3 and max(rows for rows, _, _ in shapes[3:]) < full_rows
+    assert found.step.scaled and found.step.seconds > 0
+
+
+def test_evaluations_checkpoints_and_start_up_are_counted(tokenizer):
+    config = tiny_config(tokenizer.vocab_size)
+    train, val = corpus_of(4, 8)
+    found = estimate_run(
+        config,
+        plan(steps=25, eval_every=10, save_every=10, bleu_sentences=8, sample_sentences=(val.source[0],)),
+        tokenizer,
+        train,
+        val,
+        save_to=True,
+        startup=False,
+        time_budget_s=0.05,
+    )
+    assert found.evals == 3 and found.saves == 2  # evaluations at 10, 20 and the last step; saves at 10, 20
+    assert found.eval_s > found.bleu_s > 0 and found.save_s > 0 and found.first_samples_s > 0
+    parts = (
+        found.startup_s
+        + found.steps * (found.step.seconds + found.overhead_per_step_s)
+        + found.warmup_s
+        + found.first_samples_s
+        + 3 * found.eval_s
+        + 2 * found.save_s
+        + found.final_s
+    )
+    assert math.isclose(found.total_s, parts)
+    assert "3 evaluations" in found.describe() and "2 checkpoints" in found.describe()
+    quiet = estimate_run(config, plan(steps=25), tokenizer, train, val, startup=False, time_budget_s=0.05)
+    assert quiet.evals == 0 and quiet.saves == 0 and quiet.eval_s == 0
+
+
+def test_the_page_call_keeps_its_signature_and_can_time_the_corpus(tokenizer):
+    config = tiny_config(tokenizer.vocab_size)
+    train, _ = corpus_of(4, 5)
+    assert measure_like_a_run(config, BATCH_TOKENS, "cpu").source == "synthetic"
+    timing = measure_like_a_run(config, BATCH_TOKENS, "cpu", tokenizer=tokenizer, corpus=train)
+    assert timing.source == "corpus" and timing.seconds > 0 and timing.batch_tokens == BATCH_TOKENS
