@@ -1,0 +1,131 @@
+"""The tour on a projector (issue 17): every stop, in English and in Korean, in a real browser at 1280x720, on
+one `streamlit run frame/app.py` server and one headless Chromium.
+
+Each stop is opened by its link (`/tour?stop=N&lang=..`) in the same browser tab, and, without scrolling:
+the stop's live figure (the plotly chart the stop draws first, `tour_figure_<stop key>`) and the first figure
+of the main area lie inside the first screen; nothing is wider than the window; in Korean the stop's heading
+is Korean. The measured figure boxes are written to test-artifacts/tour_first_screen.json.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from explorer.tour.stops import STOPS
+from tests.browser_helpers import (
+    CHROMIUM_ARGS,
+    RENDER_TIMEOUT_MS,
+    REPO,
+    assert_no_exception,
+    chromium_path,
+    first_figure_box,
+    overflowing,
+    query,
+    start_server,
+    stop_server,
+    wait_idle,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+WIDTH, HEIGHT = 1280, 720
+SENTENCE = "a small child sees the red dog ."
+HANGUL = re.compile(r"[\uac00-\ud7a3]")
+RECORD = REPO / "test-artifacts" / "tour_first_screen.json"
+measured: dict[str, dict[int, dict]] = {}
+
+
+@pytest.fixture(scope="module")
+def browser():
+    executable = chromium_path()
+    if executable is None:
+        pytest.skip("Chromium not found: install it (apt-get install chromium) to run browser tests")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("Playwright for Python is not installed (pip install playwright)")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def app(checkpoint_root, tmp_path_factory):
+    logs = tmp_path_factory.mktemp("tour")
+    server, running = start_server(logs / "server.log", checkpoint_root=checkpoint_root, runs=logs / "runs")
+    yield running
+    stop_server(server)
+    RECORD.parent.mkdir(parents=True, exist_ok=True)
+    RECORD.write_text(json.dumps(measured, indent=1) + "\n")
+
+
+def stop_url(app, number: int, lang: str) -> str:
+    return f"{app.url}/tour?" + query(model="words-fixture", tour_sentence=SENTENCE, stop=str(number), lang=lang)
+
+
+def stop_figure(page, key: str):
+    """The stop's own live figure: the plotly chart drawn with the key `tour_figure_<key>`."""
+    keyed = f".st-key-tour_figure_{key}"
+    return page.locator(
+        f'[data-testid="stMain"] :is({keyed}[data-testid="stPlotlyChart"], {keyed} [data-testid="stPlotlyChart"])'
+    ).first
+
+
+def spans(box: dict | None) -> str:
+    if box is None:
+        return "none"
+    return f"x {box['x']:.0f}..{box['x'] + box['width']:.0f}, y {box['y']:.0f}..{box['y'] + box['height']:.0f} px"
+
+
+def on_first_screen(box: dict | None) -> bool:
+    return (
+        box is not None
+        and box["y"] >= 0
+        and box["x"] >= 0
+        and box["y"] + box["height"] <= HEIGHT + 0.5
+        and box["x"] + box["width"] <= WIDTH + 0.5
+    )
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_every_stop_shows_its_figure_on_the_first_screen(app, browser, lang):
+    context = browser.new_context(
+        viewport={"width": WIDTH, "height": HEIGHT}, locale="ko-KR" if lang == "ko" else "en-US"
+    )
+    context.set_default_timeout(RENDER_TIMEOUT_MS)
+    problems: list[str] = []
+    record = measured.setdefault(lang, {})
+    try:
+        page = context.new_page()
+        for stop in STOPS:
+            where = f"stop {stop.number} ({stop.key}) {lang}"
+            page.goto(stop_url(app, stop.number, lang), timeout=RENDER_TIMEOUT_MS)
+            wait_idle(page)
+            assert_no_exception(page)
+            heading = page.locator('[data-testid="stMain"] h5').first.inner_text()
+            if not heading.startswith(f"{stop.number}/"):
+                problems.append(f"{where}: the heading is {heading!r}")
+            if lang == "ko" and not HANGUL.search(heading):
+                problems.append(f"{where}: the heading is not Korean: {heading!r}")
+            figure = stop_figure(page, stop.key)
+            figure.wait_for(state="visible", timeout=RENDER_TIMEOUT_MS)
+            page.wait_for_timeout(500)  # plotly sizes itself after it is attached
+            first = first_figure_box(page)  # also scrolls the page to the top
+            own = figure.bounding_box()
+            record[stop.number] = {"heading": heading, "figure": own, "first_figure": first}
+            if not on_first_screen(own):
+                problems.append(f"{where}: the stop's figure spans {spans(own)}, not inside {WIDTH}x{HEIGHT}")
+            if first != own and not on_first_screen(first):
+                problems.append(f"{where}: the first figure spans {spans(first)}, not inside {WIDTH}x{HEIGHT}")
+            for found in overflowing(page):
+                problems.append(f"{where}: wider than the window: {found}")
+    finally:
+        context.close()
+    bottoms = ", ".join(
+        f"{n}: {b['figure']['y'] + b['figure']['height']:.0f}" for n, b in record.items() if b.get("figure")
+    )
+    assert not problems, "\n".join(problems) + f"\nfigure bottoms (px): {bottoms}"
