@@ -3,7 +3,7 @@ one `streamlit run frame/app.py` server and one headless Chromium.
 
 Each stop is opened by its link (`/tour?stop=N&lang=..`) in the same browser tab, and, without scrolling:
 the stop's live figure (the plotly chart the stop draws first, `tour_figure_<stop key>`) and the first figure
-of the main area lie inside the first screen; nothing is wider than the window; in Korean the stop's heading
+of the main area lie inside the first screen; nothing is wider than the window; in Korean the stop's text
 is Korean. The measured figure boxes are written to test-artifacts/tour_first_screen.json.
 """
 
