@@ -1,10 +1,10 @@
 """`python -m benchmarks`: run every benchmark, print tables and ratios, optionally write a markdown report.
 
-    python -m benchmarks                              # all of them, full size (minutes)
-    python -m benchmarks --out benchmarks/RESULTS.md  # … and write the markdown table
-    python -m benchmarks --quick                      # tiny sizes, seconds (the smoke test)
-    python -m benchmarks --only training decoding     # a subset
-    python -m benchmarks --profile training           # torch.profiler tables instead of benchmarks
+python -m benchmarks                              # all of them, full size (minutes)
+python -m benchmarks --out benchmarks/RESULTS.md  # … and write the markdown table
+python -m benchmarks --quick                      # tiny sizes, seconds (the smoke test)
+python -m benchmarks --only training decoding     # a subset
+python -m benchmarks --profile training           # torch.profiler tables instead of benchmarks
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ from benchmarks.common import Options, Result, apply_threads, machine_descriptio
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--only", nargs="+", choices=list(BENCHMARKS), default=None, help="run only these benchmarks")
     p.add_argument("--quick", action="store_true", help="tiny sizes: checks that everything runs, in seconds")
     p.add_argument("--out", default=None, help="write the results as a markdown table here")
@@ -32,17 +33,33 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--rounds", type=int, default=None, help="timed rounds per variant (default: per benchmark)")
     p.add_argument("--warmup", type=int, default=None, help="untimed warm-up rounds (default: per benchmark)")
     p.add_argument("--sentences", type=int, default=None, help="decoding: number of test sentences (default 200)")
-    p.add_argument("--clock", choices=["wall", "cpu"], default="wall",
-                   help="time by the wall clock (default) or by this process's CPU time: steadier ratios on a "
-                        "busy machine, with --threads 1")
+    p.add_argument(
+        "--clock",
+        choices=["wall", "cpu"],
+        default="wall",
+        help="time by the wall clock (default) or by this process's CPU time: steadier ratios on a "
+        "busy machine, with --threads 1",
+    )
     p.add_argument("--no-memory", action="store_true", help="skip the peak-memory probes (one process each)")
-    p.add_argument("--compile", action="store_true",
-                   help="also time torch.compile'd training (reports compile time and when it pays back)")
+    p.add_argument(
+        "--compile",
+        action="store_true",
+        help="also time torch.compile'd training (reports compile time and when it pays back)",
+    )
     p.add_argument("--checkpoint", default=None, help="model for decoding/latency (default checkpoints/multi30k-en-de)")
-    p.add_argument("--profile", nargs="+", choices=["training", "training-reference", "decoding"], default=None,
-                   help="print torch.profiler tables for these workloads instead of benchmarking")
-    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
-                   help="device for --profile (the benchmarks run on the CPU; the 'gpu' one on CUDA)")
+    p.add_argument(
+        "--profile",
+        nargs="+",
+        choices=["training", "training-reference", "decoding"],
+        default=None,
+        help="print torch.profiler tables for these workloads instead of benchmarking",
+    )
+    p.add_argument(
+        "--device",
+        choices=["cpu", "cuda"],
+        default="cpu",
+        help="device for --profile (the benchmarks run on the CPU; the 'gpu' one on CUDA)",
+    )
     # Internal: one memory probe in a fresh process (see benchmarks.common.memory_in_subprocess).
     p.add_argument("--memory-child", nargs=2, metavar=("BENCHMARK", "VARIANT"), help=argparse.SUPPRESS)
     p.add_argument("--child-options", help=argparse.SUPPRESS)
@@ -63,14 +80,22 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.memory_child:
         return _memory_child(args)
-    fields = {"quick": args.quick, "threads": args.threads, "rounds": args.rounds, "warmup": args.warmup,
-              "compile": args.compile, "sentences": args.sentences, "memory": not args.no_memory,
-              "clock": args.clock}
+    fields = {
+        "quick": args.quick,
+        "threads": args.threads,
+        "rounds": args.rounds,
+        "warmup": args.warmup,
+        "compile": args.compile,
+        "sentences": args.sentences,
+        "memory": not args.no_memory,
+        "clock": args.clock,
+    }
     if args.checkpoint:
         fields["checkpoint"] = args.checkpoint
     opts = Options(**fields)
     if args.profile:
         from benchmarks import profile
+
         opts = dataclasses.replace(opts, device=args.device)
         for name in args.profile:
             profile.run(name, opts)
@@ -78,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
 
     apply_threads(opts)
     machine = machine_description("cpu")
-    machine["clock"] = ("process CPU time (--clock cpu)" if opts.clock == "cpu" else "wall clock")
+    machine["clock"] = "process CPU time (--clock cpu)" if opts.clock == "cpu" else "wall clock"
     print("Attention Explorer benchmarks" + (" (quick sizes)" if args.quick else ""))
     for key, value in machine.items():
         print(f"  {key}: {value}")

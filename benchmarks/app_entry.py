@@ -33,7 +33,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 def main(out: str, n_sentences: int, beam: int) -> None:
     c = load_checkpoint(REPO_ROOT / "checkpoints" / "multi30k-en-de", "cpu")
-    sentences = list(load_multi30k("test2016").source[:n_sentences + 2])
+    sentences = list(load_multi30k("test2016").source[: n_sentences + 2])
     for sentence in sentences[:2]:  # warm-up, as a server that has answered a request or two
         translate(c.model, c.tokenizer, [sentence], beam_size=beam, with_attention=True)
     times = []
@@ -41,8 +41,11 @@ def main(out: str, n_sentences: int, beam: int) -> None:
         start = time.perf_counter()
         translate(c.model, c.tokenizer, [sentence], beam_size=beam, with_attention=True)
         times.append(time.perf_counter() - start)
-    Path(out).write_text(json.dumps({"times": times, "threads": torch.get_num_threads(),
-                                     "policy": os.environ.get("OMP_WAIT_POLICY", "")}))
+    Path(out).write_text(
+        json.dumps(
+            {"times": times, "threads": torch.get_num_threads(), "policy": os.environ.get("OMP_WAIT_POLICY", "")}
+        )
+    )
 
 
 if __name__ == "__main__":

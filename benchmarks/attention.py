@@ -8,14 +8,26 @@ batch as numpy arrays, as `explorer.inference.attention_for` does.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 
-from benchmarks.common import (MULTI30K, Options, Result, apply_threads, interleaved, memory_rows,
-                               multi30k_available, paired_ratio, print_table, ratio_text, read_lines,
-                               synthetic_ids, synthetic_lengths)
+from benchmarks.common import (
+    MULTI30K,
+    Options,
+    Result,
+    apply_threads,
+    interleaved,
+    memory_rows,
+    multi30k_available,
+    paired_ratio,
+    print_table,
+    ratio_text,
+    read_lines,
+    synthetic_ids,
+    synthetic_lengths,
+)
 from benchmarks.decoding import load_model
 from explorer.data.batching import collate
 from explorer.model import Transformer
@@ -55,21 +67,28 @@ def setup(opts: Options, batch_size: int | None = None) -> AttentionSetup:
     order = sorted(range(len(src)), key=lambda i: len(src[i]))
     batches, lengths = [], []
     for start in range(0, len(order), size):
-        chunk = order[start:start + size]
-        batches.append(collate([src[i] + [config.eos_id] for i in chunk], [tgt[i] for i in chunk],
-                               pad_id=config.pad_id, bos_id=config.bos_id, eos_id=config.eos_id).to(opts.device))
+        chunk = order[start : start + size]
+        batches.append(
+            collate(
+                [src[i] + [config.eos_id] for i in chunk],
+                [tgt[i] for i in chunk],
+                pad_id=config.pad_id,
+                bos_id=config.bos_id,
+                eos_id=config.eos_id,
+            ).to(opts.device)
+        )
         lengths.append([(len(src[i]) + 1, len(tgt[i]) + 1) for i in chunk])
-    return AttentionSetup(model, batches, lengths, label,
-                          f"{len(src)} {data} in batches of {size}, sorted by length")
+    return AttentionSetup(model, batches, lengths, label, f"{len(src)} {data} in batches of {size}, sorted by length")
 
 
 def _variant(a: AttentionSetup, name: str) -> Callable[[], None]:
     @torch.inference_mode()
     def work() -> None:
-        for batch, lengths in zip(a.batches, a.lengths):
+        for batch, lengths in zip(a.batches, a.lengths, strict=False):
             out = a.model(batch.src, batch.tgt_in, need_weights=not name.startswith("fused"))
             if name.startswith("maps +"):
                 [out.attention.sentence(i, s, t) for i, (s, t) in enumerate(lengths)]
+
     return work
 
 
@@ -83,17 +102,29 @@ def run(opts: Options) -> Result:
             print(f"  model: {a.model_label}", flush=True)
         print(f"  {label}: {a.data_label}", flush=True)
         fns = {name: _variant(a, name) for name in VARIANTS}
-        times = interleaved({n: (lambda r, fn=fn: fn()) for n, fn in fns.items()}, rounds=rounds,
-                            warmup=opts.n_warmup(1, 1), device=opts.device, clock=opts.clock)
+        times = interleaved(
+            {n: (lambda r, fn=fn: fn()) for n, fn in fns.items()},
+            rounds=rounds,
+            warmup=opts.n_warmup(1, 1),
+            device=opts.device,
+            clock=opts.clock,
+        )
         fused = times[VARIANTS[0]]
-        table = [(name, f"{sum(times[name]) / rounds * 1e3:.1f} ms",
-                  ratio_text(paired_ratio(times[name], fused))) for name in VARIANTS]
+        table = [
+            (name, f"{sum(times[name]) / rounds * 1e3:.1f} ms", ratio_text(paired_ratio(times[name], fused)))
+            for name in VARIANTS
+        ]
         print_table((f"{label}: variant", "time per pass", "÷ fused"), table)
         ratios[label] = paired_ratio(times[VARIANTS[1]], fused)
-        result.add(f"{label}: time with all maps ÷ without", ratio_text(ratios[label]), "≤ 1.30×",
-                   ratios[label] <= 1.3 if not opts.quick else None)
-        result.add(f"{label}: … plus per-sentence numpy maps ÷ without",
-                   ratio_text(paired_ratio(times[VARIANTS[2]], fused)))
+        result.add(
+            f"{label}: time with all maps ÷ without",
+            ratio_text(ratios[label]),
+            "≤ 1.30×",
+            ratios[label] <= 1.3 if not opts.quick else None,
+        )
+        result.add(
+            f"{label}: … plus per-sentence numpy maps ÷ without", ratio_text(paired_ratio(times[VARIANTS[2]], fused))
+        )
     result.note(f"{a.model_label}; teacher-forced forward in inference mode; {rounds} interleaved rounds")
     if opts.memory:
         memory_rows(result, NAME, MEMORY_VARIANTS, opts)

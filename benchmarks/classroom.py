@@ -83,31 +83,40 @@ def concurrent(call, model, tokenizer, sentences) -> tuple[list[float], float]:
 def main(rounds: int = 3) -> int:
     c = load_checkpoint(REPO_ROOT / "checkpoints" / "multi30k-en-de", "cpu")
     source = list(load_multi30k("test2016").source)
-    ways = {"sequential": lambda s: sequential(c.model, c.tokenizer, s),
-            "threads": lambda s: concurrent(translate, c.model, c.tokenizer, s),
-            "batched": lambda s: concurrent(translate_served, c.model, c.tokenizer, s)}
+    ways = {
+        "sequential": lambda s: sequential(c.model, c.tokenizer, s),
+        "threads": lambda s: concurrent(translate, c.model, c.tokenizer, s),
+        "batched": lambda s: concurrent(translate_served, c.model, c.tokenizer, s),
+    }
     for way in ways.values():  # warm-up
         way(source[:4])
     figures: dict[str, dict[str, list[float]]] = {w: {"p50": [], "p95": [], "total": []} for w in ways}
     loads = []
     for r in range(rounds):
-        sentences = source[N_REQUESTS * (r + 1):N_REQUESTS * (r + 2)]  # different sentences every round
+        sentences = source[N_REQUESTS * (r + 1) : N_REQUESTS * (r + 2)]  # different sentences every round
         loads.append(os.getloadavg()[0])
-        for name in (list(ways) if r % 2 == 0 else list(ways)[::-1]):
+        for name in list(ways) if r % 2 == 0 else list(ways)[::-1]:
             latencies, total = ways[name](sentences)
             figures[name]["p50"].append(_percentile(latencies, 50))
             figures[name]["p95"].append(_percentile(latencies, 95))
             figures[name]["total"].append(total)
-            print(f"  round {r + 1}/{rounds} {name}: p50 {figures[name]['p50'][-1]:.3f} s, "
-                  f"p95 {figures[name]['p95'][-1]:.3f} s, total {total:.3f} s", flush=True)
-    print(f"\n{N_REQUESTS} requests (one sentence + all maps, greedy), torch threads {torch.get_num_threads()}, "
-          f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, {rounds} rounds, "
-          f"1-minute load {min(loads):.1f}–{max(loads):.1f}")
+            print(
+                f"  round {r + 1}/{rounds} {name}: p50 {figures[name]['p50'][-1]:.3f} s, "
+                f"p95 {figures[name]['p95'][-1]:.3f} s, total {total:.3f} s",
+                flush=True,
+            )
+    print(
+        f"\n{N_REQUESTS} requests (one sentence + all maps, greedy), torch threads {torch.get_num_threads()}, "
+        f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, {rounds} rounds, "
+        f"1-minute load {min(loads):.1f}–{max(loads):.1f}"
+    )
     print("| way | p50 (s) | p95 (s) | total (s) | total ÷ sequential |\n|---|---:|---:|---:|---:|")
     for name, f in figures.items():
         ratio = statistics.median(t / s for t, s in zip(f["total"], figures["sequential"]["total"], strict=False))
-        print(f"| {name} | {statistics.median(f['p50']):.3f} | {statistics.median(f['p95']):.3f} | "
-              f"{statistics.median(f['total']):.3f} | {ratio:.2f}× |")
+        print(
+            f"| {name} | {statistics.median(f['p50']):.3f} | {statistics.median(f['p95']):.3f} | "
+            f"{statistics.median(f['total']):.3f} | {ratio:.2f}× |"
+        )
     return 0
 
 

@@ -22,9 +22,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import torch
 
@@ -61,7 +62,7 @@ class Options:
         return json.dumps(dataclasses.asdict(self))
 
     @classmethod
-    def from_json(cls, text: str) -> "Options":
+    def from_json(cls, text: str) -> Options:
         return cls(**json.loads(text))
 
 
@@ -112,7 +113,7 @@ class Result:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Result":
+    def from_dict(cls, data: dict[str, Any]) -> Result:
         rows = [Row(**r) for r in data.get("rows", [])]
         return cls(data["name"], data["title"], rows, list(data.get("notes", [])), data.get("skipped"))
 
@@ -131,10 +132,8 @@ def cpu_model() -> str:
 def cpu_details() -> str:
     """Vector ISA torch uses and the CPU family/model numbers (a bare "AMD EPYC" says little)."""
     parts = []
-    try:
+    with contextlib.suppress(Exception):  # older torch has no get_cpu_capability
         parts.append(f"torch kernels: {torch.backends.cpu.get_cpu_capability()}")
-    except Exception:  # older torch
-        pass
     try:
         fields = {}
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -196,8 +195,14 @@ def timed(fn: Callable[[], Any], device: str = "cpu", clock: str = "wall") -> tu
     return now() - start, out
 
 
-def interleaved(variants: dict[str, Callable[[int], Any]], rounds: int, warmup: int = 1,
-                device: str = "cpu", progress: bool = True, clock: str = "wall") -> dict[str, list[float]]:
+def interleaved(
+    variants: dict[str, Callable[[int], Any]],
+    rounds: int,
+    warmup: int = 1,
+    device: str = "cpu",
+    progress: bool = True,
+    clock: str = "wall",
+) -> dict[str, list[float]]:
     """Time each variant once per round, alternating the order; `fn(round)` may use the round index.
 
     Warm-up rounds (untimed) come first. Returns seconds per round, per variant.
@@ -210,17 +215,19 @@ def interleaved(variants: dict[str, Callable[[int], Any]], rounds: int, warmup: 
     for r in range(rounds):
         order = names if r % 2 == 0 else names[::-1]
         for name in order:
-            seconds, _ = timed(lambda: variants[name](warmup + r), device, clock)
+            seconds, _ = timed(lambda name=name, r=r: variants[name](warmup + r), device, clock)
             times[name].append(seconds)
         if progress:
-            print(f"    round {r + 1}/{rounds}: " + ", ".join(f"{n} {times[n][-1] * 1e3:.1f} ms" for n in names),
-                  flush=True)
+            print(
+                f"    round {r + 1}/{rounds}: " + ", ".join(f"{n} {times[n][-1] * 1e3:.1f} ms" for n in names),
+                flush=True,
+            )
     return times
 
 
 def paired_ratio(numerator: Sequence[float], denominator: Sequence[float]) -> float:
     """Median over rounds of numerator[i] / denominator[i] (times measured side by side)."""
-    return statistics.median(a / b for a, b in zip(numerator, denominator) if b > 0)
+    return statistics.median(a / b for a, b in zip(numerator, denominator, strict=False) if b > 0)
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -233,8 +240,13 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
-def matmul_peak(device: str = "cpu", dtype: torch.dtype = torch.float32, size: int | None = None,
-                repeats: int = 5, clock: str = "wall") -> float:
+def matmul_peak(
+    device: str = "cpu",
+    dtype: torch.dtype = torch.float32,
+    size: int | None = None,
+    repeats: int = 5,
+    clock: str = "wall",
+) -> float:
     """Measured dense matmul throughput (FLOP/s): the best of `repeats` large `torch.mm` calls."""
     if size is None:
         size = 8192 if device.startswith("cuda") else 2048
@@ -245,7 +257,7 @@ def matmul_peak(device: str = "cpu", dtype: torch.dtype = torch.float32, size: i
     for _ in range(repeats):
         seconds, _ = timed(lambda: torch.mm(a, b), device, clock)
         best = min(best, seconds)
-    return 2.0 * size ** 3 / best
+    return 2.0 * size**3 / best
 
 
 # ---- formatting -------------------------------------------------------------------------------------------
@@ -263,20 +275,25 @@ def ratio_text(x: float) -> str:
 def print_table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
     rows = [[str(c) for c in row] for row in rows]
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths))
+    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=False))
     print("  " + line)
     print("  " + "  ".join("-" * w for w in widths))
     for row in rows:
-        print("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)))
+        print("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)))
     sys.stdout.flush()
 
 
 def markdown_report(results: Sequence[Result], machine: dict[str, str], command: str) -> str:
     lines = ["# Benchmark results", "", f"`{command}`", "", "| Machine | |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in machine.items()]
-    lines += ["", "Ratios are measured within one process, the two sides interleaved round by round; "
-              "absolute rates depend on the machine and its load.", "",
-              "| Benchmark | Measure | Value | Goal | Met |", "|---|---|---|---|---|"]
+    lines += [
+        "",
+        "Ratios are measured within one process, the two sides interleaved round by round; "
+        "absolute rates depend on the machine and its load.",
+        "",
+        "| Benchmark | Measure | Value | Goal | Met |",
+        "|---|---|---|---|---|",
+    ]
     for result in results:
         if result.skipped:
             lines.append(f"| {result.title} | skipped | {result.skipped} | | |")
@@ -355,8 +372,18 @@ def memory_in_subprocess(benchmark: str, variant: str, opts: Options, timeout: f
     """Peak memory of one variant of one benchmark, measured in a fresh `python -m benchmarks` child."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "memory.json"
-        command = [sys.executable, "-m", "benchmarks", "--memory-child", benchmark, variant, "--child-options",
-                   opts.to_json(), "--child-out", str(out)]
+        command = [
+            sys.executable,
+            "-m",
+            "benchmarks",
+            "--memory-child",
+            benchmark,
+            variant,
+            "--child-options",
+            opts.to_json(),
+            "--child-out",
+            str(out),
+        ]
         try:
             done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -369,8 +396,9 @@ def memory_in_subprocess(benchmark: str, variant: str, opts: Options, timeout: f
         return json.loads(out.read_text())
 
 
-def memory_rows(result: Result, benchmark: str, variants: Sequence[str], opts: Options,
-                labels: dict[str, str] | None = None) -> None:
+def memory_rows(
+    result: Result, benchmark: str, variants: Sequence[str], opts: Options, labels: dict[str, str] | None = None
+) -> None:
     """Add one 'peak memory' row per variant (each probed in its own process)."""
     for variant in variants:
         measured = memory_in_subprocess(benchmark, variant, opts)
@@ -379,8 +407,9 @@ def memory_rows(result: Result, benchmark: str, variants: Sequence[str], opts: O
             result.add(f"peak memory, {label}", "n/a (probe failed)")
             continue
         kind = "GPU peak allocated" if opts.device.startswith("cuda") else "peak RSS"
-        value = (f"{measured['peak_bytes'] / 2**20:.0f} MiB {kind} "
-                 f"(+{measured['delta_bytes'] / 2**20:.0f} MiB over setup)")
+        value = (
+            f"{measured['peak_bytes'] / 2**20:.0f} MiB {kind} (+{measured['delta_bytes'] / 2**20:.0f} MiB over setup)"
+        )
         result.add(f"peak memory, {label}", value)
         print(f"    peak memory, {label}: {value}", flush=True)
 
@@ -427,15 +456,18 @@ def benchmark_tokenizer(vocab_size: int = 8000, *, quick: bool = False, required
 
     if multi30k_available():
         name, lines = f"multi30k-{vocab_size}{'-quick' if quick else ''}", 3000 if quick else None
+
         def sentences() -> list[str]:
             en, de = read_lines(MULTI30K / "train.en"), read_lines(MULTI30K / "train.de")
             return en[:lines] + de[:lines]
     elif required:
         name = f"synthetic-{vocab_size}"
+
         def sentences() -> list[str]:
             rng = random.Random(0)
-            words = ["".join(rng.choice("abcdefghiklmnoprstuwyz") for _ in range(rng.randint(2, 9)))
-                     for _ in range(3000)]
+            words = [
+                "".join(rng.choice("abcdefghiklmnoprstuwyz") for _ in range(rng.randint(2, 9))) for _ in range(3000)
+            ]
             return [" ".join(rng.choice(words) for _ in range(n)) + " ." for n in synthetic_lengths(6000, 0)]
     else:
         return None
@@ -455,8 +487,9 @@ def benchmark_tokenizer(vocab_size: int = 8000, *, quick: bool = False, required
 
 # Word counts of Multi30k English captions are roughly 8–20 (mean ≈ 12), German ≈ 11; subword pieces run
 # about 1.2× words. Synthetic sentences follow that shape when the corpus is absent.
-def synthetic_lengths(n: int, seed: int, mean: float = 14.0, spread: float = 4.0, low: int = 4,
-                      high: int = 40) -> list[int]:
+def synthetic_lengths(
+    n: int, seed: int, mean: float = 14.0, spread: float = 4.0, low: int = 4, high: int = 40
+) -> list[int]:
     rng = random.Random(seed)
     return [int(min(high, max(low, round(rng.gauss(mean, spread))))) for _ in range(n)]
 
@@ -466,13 +499,14 @@ def synthetic_ids(lengths: Sequence[int], vocab: int, seed: int) -> list[list[in
     return [[rng.randrange(4, vocab) for _ in range(n)] for n in lengths]
 
 
-def parallel_ids(n_pairs: int | None, vocab_size: int, seed: int, tokenizer=None,
-                 split: str = "train") -> tuple[list[list[int]], list[list[int]], str]:
+def parallel_ids(
+    n_pairs: int | None, vocab_size: int, seed: int, tokenizer=None, split: str = "train"
+) -> tuple[list[list[int]], list[list[int]], str]:
     """(source ids, target ids, description) without BOS/EOS: Multi30k tokenized, else synthetic pairs."""
     if tokenizer is not None and multi30k_available():
         src = read_lines(MULTI30K / f"{split}.en")
         tgt = read_lines(MULTI30K / f"{split}.de")
-        pairs = [(s, t) for s, t in zip(src, tgt) if s and t and t != "@@"]
+        pairs = [(s, t) for s, t in zip(src, tgt, strict=False) if s and t and t != "@@"]
         if n_pairs is not None:
             pairs = random.Random(seed).sample(pairs, min(n_pairs, len(pairs)))
         src_ids = tokenizer.encode_batch([s for s, _ in pairs])

@@ -93,9 +93,11 @@ def load_model(opts: Options) -> tuple[Transformer, object | None, str, int]:
         config = preset("small", vocab_size=tokenizer.vocab_size)
         name = "small"
     model = Transformer(config).to(opts.device).eval()
-    label = (f"randomly initialised '{name}' model (no checkpoint at {repo_relative(opts.checkpoint)}); "
-             "outputs capped at "
-             f"source length + {UNTRAINED_EXTRA_TOKENS}")
+    label = (
+        f"randomly initialised '{name}' model (no checkpoint at {repo_relative(opts.checkpoint)}); "
+        "outputs capped at "
+        f"source length + {UNTRAINED_EXTRA_TOKENS}"
+    )
     return model, tokenizer, label, UNTRAINED_EXTRA_TOKENS
 
 
@@ -122,12 +124,13 @@ def decode_all(d: DecodeSetup, beam_size: int, scorer: str) -> list[tuple[int, .
     order = sorted(range(len(d.source_ids)), key=lambda i: len(d.source_ids[i]))
     outputs: list[tuple[int, ...]] = [()] * len(order)
     for start in range(0, len(order), d.batch_size):
-        chunk = order[start:start + d.batch_size]
+        chunk = order[start : start + d.batch_size]
         ids = [d.source_ids[i] for i in chunk]
         encoded = model.encode(pad(ids, config.pad_id, torch.device(d.device)))
         limits = [min(len(s) + d.extra_tokens, config.max_len) for s in ids]
-        step_scorer = (ModelScorer(model, model.start_decoding(encoded)) if scorer == "cache"
-                       else RecomputeScorer(model, encoded))
+        step_scorer = (
+            ModelScorer(model, model.start_decoding(encoded)) if scorer == "cache" else RecomputeScorer(model, encoded)
+        )
         if beam_size == 1:
             best = [h.tokens for h in greedy_search(step_scorer, len(chunk), config.bos_id, config.eos_id, limits)]
         else:
@@ -153,8 +156,13 @@ def run(opts: Options) -> Result:
     fns = {name: _variant(d, name) for name in VARIANTS}
     outputs = {name: fn() for name, fn in fns.items()}  # also the warm-up
     rounds = opts.n_rounds(3, 2)
-    times = interleaved({name: (lambda r, fn=fn: fn()) for name, fn in fns.items()}, rounds=rounds, warmup=0,
-                        device=opts.device, clock=opts.clock)
+    times = interleaved(
+        {name: (lambda r, fn=fn: fn()) for name, fn in fns.items()},
+        rounds=rounds,
+        warmup=0,
+        device=opts.device,
+        clock=opts.clock,
+    )
     n = len(d.source_ids)
     table = []
     for name in VARIANTS:
@@ -166,11 +174,17 @@ def run(opts: Options) -> Result:
         speedup = paired_ratio(times[f"{search}, recompute"], times[f"{search}, cache"])
         same = sum(a == b for a, b in zip(outputs[f"{search}, cache"], outputs[f"{search}, recompute"], strict=False))
         goal = "≥ 3.00×" if search == "beam 4" else ""
-        result.add(f"{search}: cache speed-up over recompute", ratio_text(speedup), goal,
-                   speedup >= 3.0 if search == "beam 4" and not opts.quick else None)
+        result.add(
+            f"{search}: cache speed-up over recompute",
+            ratio_text(speedup),
+            goal,
+            speedup >= 3.0 if search == "beam 4" and not opts.quick else None,
+        )
         result.add(f"{search}: identical outputs, cache vs recompute", f"{same}/{n}")
-        print(f"  {search}: cache is {ratio_text(speedup)} faster than recompute; identical outputs {same}/{n}",
-              flush=True)
+        print(
+            f"  {search}: cache is {ratio_text(speedup)} faster than recompute; identical outputs {same}/{n}",
+            flush=True,
+        )
     result.note(f"{d.model_label}; {d.data_label}; {rounds} interleaved passes per variant")
     if opts.memory:
         memory_rows(result, NAME, MEMORY_VARIANTS, opts)

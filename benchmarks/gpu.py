@@ -19,8 +19,10 @@ TITLE = "GPU (CUDA, bf16)"
 def run(opts: Options) -> Result:
     result = Result(NAME, TITLE)
     if not torch.cuda.is_available():
-        result.skipped = ("CUDA is not available on this machine, so the GPU benchmarks (training tokens/s and "
-                          "FLOP utilisation of 'base' in bf16; decoding) did not run")
+        result.skipped = (
+            "CUDA is not available on this machine, so the GPU benchmarks (training tokens/s and "
+            "FLOP utilisation of 'base' in bf16; decoding) did not run"
+        )
         print(f"  {result.skipped}", flush=True)
         return result
     cuda = dataclasses.replace(opts, device="cuda")

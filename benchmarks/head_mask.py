@@ -45,9 +45,12 @@ def _sentences(opts: Options) -> list[str]:
 
 
 def _mask(config) -> HeadMask:
-    names = [n for n in HEADS if int(n.split(".")[1]) < (config.n_encoder_layers if n.startswith("enc")
-                                                         else config.n_decoder_layers)
-             and int(n.split(".")[2]) < config.n_heads]
+    names = [
+        n
+        for n in HEADS
+        if int(n.split(".")[1]) < (config.n_encoder_layers if n.startswith("enc") else config.n_decoder_layers)
+        and int(n.split(".")[2]) < config.n_heads
+    ]
     return HeadMask.from_names(names or ["cross.0.0"], config)
 
 
@@ -88,16 +91,30 @@ def run(opts: Options) -> Result:
         times = interleaved(variants, rounds=rounds, warmup=opts.n_warmup(1, 1), device=opts.device, clock=opts.clock)
         names = list(variants)
         base = times[names[0]]
-        print_table((f"beam {beam}: variant", "time per sentence", "÷ no mask"),
-                    [(n, f"{sum(times[n]) / rounds / max(len(_sentences(opts)), 1) * 1e3:.1f} ms",
-                      ratio_text(paired_ratio(times[n], base))) for n in names])
+        print_table(
+            (f"beam {beam}: variant", "time per sentence", "÷ no mask"),
+            [
+                (
+                    n,
+                    f"{sum(times[n]) / rounds / max(len(_sentences(opts)), 1) * 1e3:.1f} ms",
+                    ratio_text(paired_ratio(times[n], base)),
+                )
+                for n in names
+            ],
+        )
         ratio = paired_ratio(times[names[1]], base)
         search = "greedy" if beam == 1 else f"beam {beam}"
-        result.add(f"{search}: one sentence with 2 heads off ÷ unmasked", ratio_text(ratio), f"≤ {GOAL:.2f}×",
-                   ratio <= GOAL if not opts.quick else None)
+        result.add(
+            f"{search}: one sentence with 2 heads off ÷ unmasked",
+            ratio_text(ratio),
+            f"≤ {GOAL:.2f}×",
+            ratio <= GOAL if not opts.quick else None,
+        )
         if GENERIC in times:
-            result.add(f"{search}: … ÷ the masked path with nothing off (the gating alone)",
-                       ratio_text(paired_ratio(times[names[1]], times[GENERIC])))
+            result.add(
+                f"{search}: … ÷ the masked path with nothing off (the gating alone)",
+                ratio_text(paired_ratio(times[names[1]], times[GENERIC])),
+            )
     result.note(f"{label}; {rounds} interleaved rounds; mask {', '.join(HEADS)}")
     return result
 

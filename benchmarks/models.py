@@ -25,8 +25,12 @@ class TorchTransformer(nn.Module):
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
         default_heads = (None, config.d_model // config.n_heads)
-        if not config.share_embeddings or config.positional != "sinusoidal" or config.d_k not in default_heads \
-                or config.d_v not in default_heads:
+        if (
+            not config.share_embeddings
+            or config.positional != "sinusoidal"
+            or config.d_k not in default_heads
+            or config.d_v not in default_heads
+        ):
             raise ValueError("the reference model covers shared embeddings, sinusoidal positions and d_k = d/h")
         self.config = config
         d = config.d_model
@@ -36,17 +40,23 @@ class TorchTransformer(nn.Module):
         pre = config.norm_position == "pre"
         with warnings.catch_warnings():  # "enable_nested_tensor is True, but ... norm_first": inference-only
             warnings.simplefilter("ignore")
-            self.transformer = nn.Transformer(d_model=d, nhead=config.n_heads,
-                                              num_encoder_layers=config.n_encoder_layers,
-                                              num_decoder_layers=config.n_decoder_layers, dim_feedforward=config.d_ff,
-                                              dropout=config.dropout, activation="relu", batch_first=True,
-                                              norm_first=pre)
+            self.transformer = nn.Transformer(
+                d_model=d,
+                nhead=config.n_heads,
+                num_encoder_layers=config.n_encoder_layers,
+                num_decoder_layers=config.n_decoder_layers,
+                dim_feedforward=config.d_ff,
+                dropout=config.dropout,
+                activation="relu",
+                batch_first=True,
+                norm_first=pre,
+            )
         # Training is what is compared; the nested-tensor inference path would only add a warning.
         self.transformer.encoder.enable_nested_tensor = self.transformer.encoder.use_nested_tensor = False
         if not pre:
             self.transformer.encoder.norm = None
             self.transformer.decoder.norm = None
-        nn.init.normal_(self.embedding.weight, mean=0.0, std=d ** -0.5)
+        nn.init.normal_(self.embedding.weight, mean=0.0, std=d**-0.5)
         self.scale = math.sqrt(d)
 
     def _embed(self, tokens: torch.Tensor) -> torch.Tensor:
@@ -57,9 +67,14 @@ class TorchTransformer(nn.Module):
         src_padding = src == self.config.pad_id
         length = tgt_in.shape[1]
         causal = nn.Transformer.generate_square_subsequent_mask(length, device=tgt_in.device)
-        hidden = self.transformer(self._embed(src), self._embed(tgt_in), tgt_mask=causal,
-                                  src_key_padding_mask=src_padding, memory_key_padding_mask=src_padding,
-                                  tgt_is_causal=True)
+        hidden = self.transformer(
+            self._embed(src),
+            self._embed(tgt_in),
+            tgt_mask=causal,
+            src_key_padding_mask=src_padding,
+            memory_key_padding_mask=src_padding,
+            tgt_is_causal=True,
+        )
         return hidden @ self.embedding.weight.t()
 
 
@@ -85,12 +100,12 @@ def copy_weights(source: Transformer, target: TorchTransformer) -> None:
         theirs.linear2.weight.copy_(ours.w_2.weight)
         theirs.linear2.bias.copy_(ours.w_2.bias)
 
-    for ours, theirs in zip(source.encoder_layers, target.transformer.encoder.layers):
+    for ours, theirs in zip(source.encoder_layers, target.transformer.encoder.layers, strict=False):
         attention(ours.self_attention, theirs.self_attn)
         ffn(ours.feed_forward, theirs)
         norm(ours.attention_residual.norm, theirs.norm1)
         norm(ours.ffn_residual.norm, theirs.norm2)
-    for ours, theirs in zip(source.decoder_layers, target.transformer.decoder.layers):
+    for ours, theirs in zip(source.decoder_layers, target.transformer.decoder.layers, strict=False):
         attention(ours.self_attention, theirs.self_attn)
         attention(ours.cross_attention, theirs.multihead_attn)
         ffn(ours.feed_forward, theirs)

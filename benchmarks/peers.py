@@ -37,8 +37,12 @@ from pathlib import Path  # noqa: E402
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CHECKPOINT = REPO_ROOT / "checkpoints" / "multi30k-en-de"
 SYSTEMS = ("explorer", "explorer int8", "ctranslate2 float32", "ctranslate2 int8", "hf marian")
-CELLS = ("greedy, batches of 32 (sent/s)", "beam 4, batches of 32 (sent/s)", "greedy, one sentence (ms)",
-         "beam 4, one sentence (ms)")
+CELLS = (
+    "greedy, batches of 32 (sent/s)",
+    "beam 4, batches of 32 (sent/s)",
+    "greedy, one sentence (ms)",
+    "beam 4, one sentence (ms)",
+)
 EXTRA = 50  # Section 6.1: output length ≤ input length + 50
 
 
@@ -59,8 +63,9 @@ def ctranslate2_spec(checkpoint):
 
     model, config = checkpoint.model, checkpoint.config
     assert config.norm_position == "post" and config.positional == "sinusoidal" and config.share_embeddings
-    spec = transformer_spec.TransformerSpec.from_config((config.n_encoder_layers, config.n_decoder_layers),
-                                                        config.n_heads, pre_norm=False)
+    spec = transformer_spec.TransformerSpec.from_config(
+        (config.n_encoder_layers, config.n_decoder_layers), config.n_heads, pre_norm=False
+    )
     embedding = model.embedding.weight.detach().float().numpy()
     table = model.positional_table().detach().float().numpy()
     spec.encoder.embeddings[0].weight = embedding
@@ -73,8 +78,11 @@ def ctranslate2_spec(checkpoint):
     spec.decoder.projection.bias = torch.zeros(config.vocab_size).numpy()
     for ours, theirs in zip(model.encoder_layers, spec.encoder.layer, strict=False):
         a = ours.self_attention
-        _linear(theirs.self_attention.linear[0], torch.cat([a.w_q.weight, a.w_k.weight, a.w_v.weight]),
-                torch.cat([a.w_q.bias, a.w_k.bias, a.w_v.bias]))
+        _linear(
+            theirs.self_attention.linear[0],
+            torch.cat([a.w_q.weight, a.w_k.weight, a.w_v.weight]),
+            torch.cat([a.w_q.bias, a.w_k.bias, a.w_v.bias]),
+        )
         _linear(theirs.self_attention.linear[1], a.w_o.weight, a.w_o.bias)
         _norm(theirs.self_attention.layer_norm, ours.attention_residual.norm)
         _linear(theirs.ffn.linear_0, ours.feed_forward.w_1.weight, ours.feed_forward.w_1.bias)
@@ -82,13 +90,17 @@ def ctranslate2_spec(checkpoint):
         _norm(theirs.ffn.layer_norm, ours.ffn_residual.norm)
     for ours, theirs in zip(model.decoder_layers, spec.decoder.layer, strict=False):
         s, c = ours.self_attention, ours.cross_attention
-        _linear(theirs.self_attention.linear[0], torch.cat([s.w_q.weight, s.w_k.weight, s.w_v.weight]),
-                torch.cat([s.w_q.bias, s.w_k.bias, s.w_v.bias]))
+        _linear(
+            theirs.self_attention.linear[0],
+            torch.cat([s.w_q.weight, s.w_k.weight, s.w_v.weight]),
+            torch.cat([s.w_q.bias, s.w_k.bias, s.w_v.bias]),
+        )
         _linear(theirs.self_attention.linear[1], s.w_o.weight, s.w_o.bias)
         _norm(theirs.self_attention.layer_norm, ours.self_residual.norm)
         _linear(theirs.attention.linear[0], c.w_q.weight, c.w_q.bias)
-        _linear(theirs.attention.linear[1], torch.cat([c.w_k.weight, c.w_v.weight]),
-                torch.cat([c.w_k.bias, c.w_v.bias]))
+        _linear(
+            theirs.attention.linear[1], torch.cat([c.w_k.weight, c.w_v.weight]), torch.cat([c.w_k.bias, c.w_v.bias])
+        )
         _linear(theirs.attention.linear[2], c.w_o.weight, c.w_o.bias)
         _norm(theirs.attention.layer_norm, ours.cross_residual.norm)
         _linear(theirs.ffn.linear_0, ours.feed_forward.w_1.weight, ours.feed_forward.w_1.bias)
@@ -121,30 +133,48 @@ def marian_model(checkpoint):
 
     model, config = checkpoint.model, checkpoint.config
     marian_config = MarianConfig(
-        vocab_size=config.vocab_size, decoder_vocab_size=config.vocab_size, d_model=config.d_model,
-        encoder_layers=config.n_encoder_layers, decoder_layers=config.n_decoder_layers,
-        encoder_attention_heads=config.n_heads, decoder_attention_heads=config.n_heads,
-        encoder_ffn_dim=config.d_ff, decoder_ffn_dim=config.d_ff, activation_function="relu",
-        max_position_embeddings=config.max_len, scale_embedding=True, dropout=0.0, attention_dropout=0.0,
-        activation_dropout=0.0, pad_token_id=config.pad_id, eos_token_id=config.eos_id,
-        bos_token_id=config.bos_id, decoder_start_token_id=config.bos_id, forced_eos_token_id=None,
-        share_encoder_decoder_embeddings=True, tie_word_embeddings=True)
+        vocab_size=config.vocab_size,
+        decoder_vocab_size=config.vocab_size,
+        d_model=config.d_model,
+        encoder_layers=config.n_encoder_layers,
+        decoder_layers=config.n_decoder_layers,
+        encoder_attention_heads=config.n_heads,
+        decoder_attention_heads=config.n_heads,
+        encoder_ffn_dim=config.d_ff,
+        decoder_ffn_dim=config.d_ff,
+        activation_function="relu",
+        max_position_embeddings=config.max_len,
+        scale_embedding=True,
+        dropout=0.0,
+        attention_dropout=0.0,
+        activation_dropout=0.0,
+        pad_token_id=config.pad_id,
+        eos_token_id=config.eos_id,
+        bos_token_id=config.bos_id,
+        decoder_start_token_id=config.bos_id,
+        forced_eos_token_id=None,
+        share_encoder_decoder_embeddings=True,
+        tie_word_embeddings=True,
+    )
     marian = MarianMTModel(marian_config).eval()
     ours = dict(model.state_dict())
-    state = {"model.shared.weight": ours["embedding.weight"],
-             "final_logits_bias": torch.zeros(1, config.vocab_size)}
+    state = {"model.shared.weight": ours["embedding.weight"], "final_logits_bias": torch.zeros(1, config.vocab_size)}
     names = {"w_q": "q_proj", "w_k": "k_proj", "w_v": "v_proj", "w_o": "out_proj"}
     for side, count in (("encoder", config.n_encoder_layers), ("decoder", config.n_decoder_layers)):
         for i in range(count):
             ours_prefix, theirs = f"{side}_layers.{i}.", f"model.{side}.layers.{i}."
-            families = [("self_attention", "self_attn")] + ([("cross_attention", "encoder_attn")]
-                                                            if side == "decoder" else [])
+            families = [("self_attention", "self_attn")] + (
+                [("cross_attention", "encoder_attn")] if side == "decoder" else []
+            )
             for family, their_family in families:
                 for w, their_w in names.items():
                     for kind in ("weight", "bias"):
                         state[f"{theirs}{their_family}.{their_w}.{kind}"] = ours[f"{ours_prefix}{family}.{w}.{kind}"]
-            norms = ([("attention_residual", "self_attn_layer_norm")] if side == "encoder" else
-                     [("self_residual", "self_attn_layer_norm"), ("cross_residual", "encoder_attn_layer_norm")])
+            norms = (
+                [("attention_residual", "self_attn_layer_norm")]
+                if side == "encoder"
+                else [("self_residual", "self_attn_layer_norm"), ("cross_residual", "encoder_attn_layer_norm")]
+            )
             norms.append(("ffn_residual", "final_layer_norm"))
             for our_norm, their_norm in norms:
                 for kind in ("weight", "bias"):
@@ -185,9 +215,11 @@ def _system(name: str, threads: int):
         model = c.model
         if name.endswith("int8"):
             from explorer.quantize import quantize_int8
+
             model = quantize_int8(model)
-        return lambda s, beam, batch: [t.output for t in translate(model, tokenizer, s, beam_size=beam,
-                                                                   batch_size=batch)]
+        return lambda s, beam, batch: [
+            t.output for t in translate(model, tokenizer, s, beam_size=beam, batch_size=batch)
+        ]
     if name.startswith("ctranslate2"):
         import ctranslate2
 
@@ -200,14 +232,19 @@ def _system(name: str, threads: int):
             pieces = [tokenizer.pieces(x) for x in ids]
             out = []
             for start in range(0, len(pieces), batch):
-                chunk = pieces[start:start + batch]
-                found = translator.translate_batch(chunk, beam_size=beam, length_penalty=0.6,
-                                                   max_decoding_length=max(len(p) for p in chunk) + EXTRA,
-                                                   max_batch_size=batch)
+                chunk = pieces[start : start + batch]
+                found = translator.translate_batch(
+                    chunk,
+                    beam_size=beam,
+                    length_penalty=0.6,
+                    max_decoding_length=max(len(p) for p in chunk) + EXTRA,
+                    max_batch_size=batch,
+                )
                 for result in found:
                     hyp = [p for p in result.hypotheses[0] if p != "</s>"]
                     out.append(tokenizer.decode([tokenizer.piece_to_id(p) for p in hyp]))
             return out
+
         return run_ct2
     marian = marian_model(c)
 
@@ -216,16 +253,23 @@ def _system(name: str, threads: int):
         ids, _ = encode_sources(tokenizer, s, config.max_len, config.eos_id)
         out = []
         for start in range(0, len(ids), batch):
-            chunk = ids[start:start + batch]
+            chunk = ids[start : start + batch]
             width = max(len(x) for x in chunk)
             src = torch.tensor([x + [config.pad_id] * (width - len(x)) for x in chunk])
-            generated = marian.generate(input_ids=src, attention_mask=src != config.pad_id, num_beams=beam,
-                                        do_sample=False, max_new_tokens=width + EXTRA, length_penalty=0.6,
-                                        early_stopping=True)
+            generated = marian.generate(
+                input_ids=src,
+                attention_mask=src != config.pad_id,
+                num_beams=beam,
+                do_sample=False,
+                max_new_tokens=width + EXTRA,
+                length_penalty=0.6,
+                early_stopping=True,
+            )
             for row in generated.tolist():
                 body = [t for t in row[1:] if t not in (config.eos_id, config.pad_id)]
                 out.append(tokenizer.decode(body))
         return out
+
     return run_marian
 
 
@@ -251,8 +295,13 @@ def _run_child(name: str, threads: int, n: int) -> dict | None:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out.json"
         env = {**os.environ, "OMP_NUM_THREADS": str(threads), "EXPLORER_RUNTIME": "as-given"}
-        done = subprocess.run([sys.executable, __file__, "--child", name, str(threads), str(n), str(out)],
-                              env=env, capture_output=True, text=True, timeout=1800)
+        done = subprocess.run(
+            [sys.executable, __file__, "--child", name, str(threads), str(n), str(out)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
         if done.returncode != 0 or not out.is_file():
             print(f"  {name} ({threads} threads) failed: {done.stderr.strip()[-400:]}", flush=True)
             return None
@@ -265,16 +314,20 @@ def main(rounds: int = 3, n: int = 1000) -> int:
     loads = []
     for r in range(rounds):
         loads.append(os.getloadavg()[0])
-        for name in (SYSTEMS if r % 2 == 0 else SYSTEMS[::-1]):
+        for name in SYSTEMS if r % 2 == 0 else SYSTEMS[::-1]:
             measured = _run_child(name, threads[name], n)
             if measured is not None:
                 results[name].append(measured)
-                print(f"  round {r + 1} {name}: " + ", ".join(f"{k} {v:.1f}" for k, v in measured["figures"].items()),
-                      flush=True)
+                print(
+                    f"  round {r + 1} {name}: " + ", ".join(f"{k} {v:.1f}" for k, v in measured["figures"].items()),
+                    flush=True,
+                )
     reference = results["explorer"][0] if results["explorer"] else None
     base = results["ctranslate2 float32"]
-    print(f"\n{n} test2016 sentences, {rounds} interleaved rounds, each system in its own process, "
-          f"threads {threads}, 1-minute load {min(loads):.1f}–{max(loads):.1f}")
+    print(
+        f"\n{n} test2016 sentences, {rounds} interleaved rounds, each system in its own process, "
+        f"threads {threads}, 1-minute load {min(loads):.1f}–{max(loads):.1f}"
+    )
     print("| system | " + " | ".join(CELLS) + " | identical to explorer (greedy / beam 4) |")
     print("|---|" + "---:|" * (len(CELLS) + 1))
     for name, runs in results.items():
@@ -289,9 +342,14 @@ def main(rounds: int = 3, n: int = 1000) -> int:
                 cells.append(f"{value:.1f} ({value / ours:.2f}×)")
             else:
                 cells.append(f"{value:.1f}")
-        same = "" if reference is None else (
-            f"{sum(a == b for a, b in zip(runs[0]['greedy'], reference['greedy'], strict=False))}/{n} / "
-            f"{sum(a == b for a, b in zip(runs[0]['beam'], reference['beam'], strict=False))}/{n}")
+        same = (
+            ""
+            if reference is None
+            else (
+                f"{sum(a == b for a, b in zip(runs[0]['greedy'], reference['greedy'], strict=False))}/{n} / "
+                f"{sum(a == b for a, b in zip(runs[0]['beam'], reference['beam'], strict=False))}/{n}"
+            )
+        )
         print(f"| {name} | " + " | ".join(cells) + f" | {same} |")
     return 0
 

@@ -20,8 +20,10 @@ def _report(prof, wall: float, title: str, rows: int = 25, on_gpu: bool = False)
     print(f"\n-- {title} --")
     print(events.table(sort_by=sort, row_limit=rows))
     op_time = sum(e.self_cpu_time_total for e in events) / 1e6
-    print(f"wall {wall:.3f} s; torch operators (self CPU) {op_time:.3f} s "
-          f"= {op_time / wall:.0%} of wall; the rest is Python, allocation and waiting")
+    print(
+        f"wall {wall:.3f} s; torch operators (self CPU) {op_time:.3f} s "
+        f"= {op_time / wall:.0%} of wall; the rest is Python, allocation and waiting"
+    )
 
 
 def profile_training(opts: Options, steps: int = 4, which: str = "explorer") -> None:

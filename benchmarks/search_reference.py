@@ -33,14 +33,19 @@ def outputs(beam_size: int, sentences: list[str]) -> list[dict]:
 
     c = load_checkpoint(CHECKPOINT, "cpu")
     found = translate(c.model, c.tokenizer, sentences, beam_size=beam_size, batch_size=32)
-    return [{"output_ids": t.output_ids, "score": t.score, "log_prob": t.log_prob, "finished": t.finished}
-            for t in found]
+    return [
+        {"output_ids": t.output_ids, "score": t.score, "log_prob": t.log_prob, "finished": t.finished} for t in found
+    ]
 
 
 def main() -> int:
     sentences = reference_sentences()
-    data = {"checkpoint": "checkpoints/multi30k-en-de", "split": "test2016", "sentences": sentences,
-            "searches": {name: outputs(k, sentences) for name, k in SEARCHES.items()}}
+    data = {
+        "checkpoint": "checkpoints/multi30k-en-de",
+        "split": "test2016",
+        "sentences": sentences,
+        "searches": {name: outputs(k, sentences) for name, k in SEARCHES.items()},
+    }
     FIXTURE.parent.mkdir(parents=True, exist_ok=True)
     FIXTURE.write_text(json.dumps(data, ensure_ascii=False, indent=None) + "\n", encoding="utf-8")
     print(f"wrote {FIXTURE.relative_to(REPO_ROOT)}")

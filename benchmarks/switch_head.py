@@ -58,8 +58,11 @@ def _figure_work(checkpoint: Path) -> Callable[[int], None]:
     view = attention_view(translate(ck.model, ck.tokenizer, [SENTENCE], with_attention=True)[0], "cross")
 
     def one(head: int) -> None:
-        fig = fit_height(attention_heatmap(view.weights[-1, head], view.query_labels, view.key_labels,
-                                           title=f"head {head + 1}", show_values=True))
+        fig = fit_height(
+            attention_heatmap(
+                view.weights[-1, head], view.query_labels, view.key_labels, title=f"head {head + 1}", show_values=True
+            )
+        )
         for_page_theme(fig, "light").to_json()
 
     return one

@@ -59,8 +59,15 @@ def _cli_seconds(config: str, beam: int, source: Path, n_lines: int) -> float | 
     lines = source.read_text(encoding="utf-8").splitlines()[:n_lines]
     command = _explorer_command() + ["translate", "-c", str(CHECKPOINT), "--beam", str(beam)]
     start = time.perf_counter()
-    done = subprocess.run(command, input="\n".join(lines) + "\n", env=_env(config), cwd=REPO_ROOT,
-                          capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        command,
+        input="\n".join(lines) + "\n",
+        env=_env(config),
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
         print(f"    cli / {config} failed: {done.stderr.strip()[-300:]}", flush=True)
@@ -103,7 +110,7 @@ def run(opts: Options) -> Result:
         per_rep: dict[str, list[float]] = {name: [] for name in names}
         for rep in range(reps):
             load_seen.append(os.getloadavg()[0])
-            for name in (names if rep % 2 == 0 else names[::-1]):
+            for name in names if rep % 2 == 0 else names[::-1]:
                 seconds = measure(name)
                 if seconds is None:
                     continue
@@ -118,14 +125,18 @@ def run(opts: Options) -> Result:
         for name in names:
             slower = paired_ratio(per_rep[name], per_rep[best])
             table.append((name, f"{statistics.median(per_rep[name]) * scale:.2f}", ratio_text(slower)))
-            result.add(f"{workload}, {name}", f"{statistics.median(per_rep[name]) * scale:.2f} "
-                       f"({ratio_text(slower)} the time of the best)")
+            result.add(
+                f"{workload}, {name}",
+                f"{statistics.median(per_rep[name]) * scale:.2f} ({ratio_text(slower)} the time of the best)",
+            )
         shipped = paired_ratio(per_rep["as shipped"], per_rep[best])
         result.add(f"{workload}: as shipped ÷ best ({best})", ratio_text(shipped), "≤ 1.15×", shipped <= 1.15)
         print(f"  {workload}:", flush=True)
         print_table(("configuration", "median", "time ÷ best"), table)
-    result.note(f"each configuration a fresh process of the real entry point, {reps} alternating rounds; "
-                f"1-minute load average during the runs {min(load_seen):.1f}–{max(load_seen):.1f}")
+    result.note(
+        f"each configuration a fresh process of the real entry point, {reps} alternating rounds; "
+        f"1-minute load average during the runs {min(load_seen):.1f}–{max(load_seen):.1f}"
+    )
     return result
 
 

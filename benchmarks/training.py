@@ -10,14 +10,28 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 
-from benchmarks.common import (Options, Result, apply_threads, autocast_for, benchmark_tokenizer, interleaved,
-                               matmul_peak, memory_rows, paired_ratio, parallel_ids, print_table, ratio_text, si,
-                               synchronize, threads_text)
+from benchmarks.common import (
+    Options,
+    Result,
+    apply_threads,
+    autocast_for,
+    benchmark_tokenizer,
+    interleaved,
+    matmul_peak,
+    memory_rows,
+    paired_ratio,
+    parallel_ids,
+    print_table,
+    ratio_text,
+    si,
+    synchronize,
+    threads_text,
+)
 from benchmarks.models import TorchTransformer, copy_weights, training_flops
 from explorer.config import ModelConfig, preset
 from explorer.data.batching import Batch, collate, padding_fraction, token_budget_batches
@@ -32,8 +46,17 @@ MEMORY_VARIANTS = ("explorer", "nn.Transformer")
 
 # Published dense bf16 tensor-core peaks (no sparsity), FLOP/s, by a substring of the device name.
 # First match wins; an unlisted H100 variant is taken at the SXM figure (the higher peak: the lower claim).
-BF16_SPEC_PEAKS = {"H200": 989e12, "H100 PCIe": 756e12, "H100 NVL": 835e12, "H100": 989e12, "A100": 312e12,
-                   "L40S": 362e12, "L4": 121e12, "A10G": 70e12, "RTX 4090": 165e12}
+BF16_SPEC_PEAKS = {
+    "H200": 989e12,
+    "H100 PCIe": 756e12,
+    "H100 NVL": 835e12,
+    "H100": 989e12,
+    "A100": 312e12,
+    "L40S": 362e12,
+    "L4": 121e12,
+    "A10G": 70e12,
+    "RTX 4090": 165e12,
+}
 
 
 @dataclass
@@ -48,8 +71,9 @@ class Setup:
 
 def model_config(opts: Options, vocab_size: int) -> tuple[ModelConfig, str]:
     if opts.quick:
-        return ModelConfig(vocab_size=vocab_size, d_model=64, n_heads=4, d_ff=128, n_encoder_layers=2,
-                           n_decoder_layers=2, max_len=128), "quick (d_model 64, 2+2 layers)"
+        return ModelConfig(
+            vocab_size=vocab_size, d_model=64, n_heads=4, d_ff=128, n_encoder_layers=2, n_decoder_layers=2, max_len=128
+        ), "quick (d_model 64, 2+2 layers)"
     name = "base" if opts.device.startswith("cuda") else "small"
     return preset(name, vocab_size=vocab_size), name
 
@@ -59,11 +83,8 @@ def setup(opts: Options, n_batches: int) -> Setup:
     tokenizer = benchmark_tokenizer(1000 if opts.quick else 8000, quick=opts.quick)
     vocab = tokenizer.vocab_size if tokenizer is not None else (1000 if opts.quick else 8000)
     config, preset_name = model_config(opts, vocab)
-    if opts.quick:
-        budget = 256
-    else:
-        # The paper's ~25000 tokens per side on a GPU; 4000 on CPU, as the shipped model was trained.
-        budget = 25000 if opts.device.startswith("cuda") else 4000
+    # The paper's ~25000 tokens per side on a GPU; 4000 on CPU, as the shipped model was trained.
+    budget = 256 if opts.quick else 25000 if opts.device.startswith("cuda") else 4000
     pairs = 400 if opts.quick else 20000
     src, tgt, data = parallel_ids(pairs, vocab, opts.seed, tokenizer)
     limit = config.max_len - 1
@@ -72,10 +93,19 @@ def setup(opts: Options, n_batches: int) -> Setup:
     order = token_budget_batches(src_len, tgt_len, budget, shuffle=True, seed=opts.seed)
     chosen = order[:n_batches]
     padding = padding_fraction(chosen, src_len, tgt_len)
-    batches = [collate([src[i] + [config.eos_id] for i in b], [tgt[i] for i in b], pad_id=config.pad_id,
-                       bos_id=config.bos_id, eos_id=config.eos_id).to(opts.device) for b in chosen]
-    return Setup(config, batches, f"{data}; batches of ≤{budget} padded tokens per side", padding, opts.device,
-                 preset_name)
+    batches = [
+        collate(
+            [src[i] + [config.eos_id] for i in b],
+            [tgt[i] for i in b],
+            pad_id=config.pad_id,
+            bos_id=config.bos_id,
+            eos_id=config.eos_id,
+        ).to(opts.device)
+        for b in chosen
+    ]
+    return Setup(
+        config, batches, f"{data}; batches of ≤{budget} padded tokens per side", padding, opts.device, preset_name
+    )
 
 
 def make_models(config: ModelConfig, device: str, seed: int) -> tuple[Transformer, TorchTransformer]:
@@ -86,8 +116,9 @@ def make_models(config: ModelConfig, device: str, seed: int) -> tuple[Transforme
     return ours.to(device).train(), theirs.to(device).train()
 
 
-def train_step_fn(model: torch.nn.Module, forward: Callable[[Batch], torch.Tensor], config: ModelConfig,
-                  device: str) -> Callable[[Batch], None]:
+def train_step_fn(
+    model: torch.nn.Module, forward: Callable[[Batch], torch.Tensor], config: ModelConfig, device: str
+) -> Callable[[Batch], None]:
     """One optimizer step as the trainer takes it (loss normalised by the batch's target tokens)."""
     optimizer = make_optimizer(model.parameters())
     for group in optimizer.param_groups:
@@ -104,8 +135,9 @@ def train_step_fn(model: torch.nn.Module, forward: Callable[[Batch], torch.Tenso
     return step
 
 
-def step_functions(s: Setup, seed: int, compile_model: bool = False,
-                   only: str | None = None) -> dict[str, Callable[[Batch], None]]:
+def step_functions(
+    s: Setup, seed: int, compile_model: bool = False, only: str | None = None
+) -> dict[str, Callable[[Batch], None]]:
     ours, theirs = make_models(s.config, s.device, seed)
     steps = {}
     if only in (None, "explorer"):
@@ -115,8 +147,9 @@ def step_functions(s: Setup, seed: int, compile_model: bool = False,
     if compile_model:
         compiled_model, _ = make_models(s.config, s.device, seed)
         compiled = torch.compile(compiled_model, dynamic=True)
-        steps["explorer+compile"] = train_step_fn(compiled_model, lambda b: compiled(b.src, b.tgt_in).logits,
-                                                  s.config, s.device)
+        steps["explorer+compile"] = train_step_fn(
+            compiled_model, lambda b: compiled(b.src, b.tgt_in).logits, s.config, s.device
+        )
     return steps
 
 
@@ -125,9 +158,12 @@ def run(opts: Options) -> Result:
     rounds, warmup = opts.n_rounds(12, 3), opts.n_warmup(2, 1)
     s = setup(opts, rounds + warmup)
     device_label = "CUDA bf16 autocast" if s.device.startswith("cuda") else f"CPU fp32, {threads_text()}"
-    print(f"  model: {s.preset_name} {s.config.d_model}/{s.config.n_heads}h/{s.config.d_ff}, "
-          f"{s.config.n_encoder_layers}+{s.config.n_decoder_layers} layers, vocab {s.config.vocab_size}; "
-          f"{device_label}", flush=True)
+    print(
+        f"  model: {s.preset_name} {s.config.d_model}/{s.config.n_heads}h/{s.config.d_ff}, "
+        f"{s.config.n_encoder_layers}+{s.config.n_decoder_layers} layers, vocab {s.config.vocab_size}; "
+        f"{device_label}",
+        flush=True,
+    )
     print(f"  data: {s.data}; padding {s.padding:.1%}", flush=True)
     steps = step_functions(s, opts.seed, opts.compile)
 
@@ -150,7 +186,7 @@ def run(opts: Options) -> Result:
     variants = {name: (lambda r, fn=fn: fn(s.batches[r])) for name, fn in steps.items()}
     variants[PEAK] = lambda r: [torch.mm(a, a) for _ in range(mm_repeats)]
     times = interleaved(variants, rounds=rounds, warmup=warmup, device=s.device, clock=opts.clock)
-    round_peaks = [mm_repeats * 2.0 * peak_size ** 3 / t for t in times.pop(PEAK)]
+    round_peaks = [mm_repeats * 2.0 * peak_size**3 / t for t in times.pop(PEAK)]
     peaks.append(matmul_peak(s.device, peak_dtype, peak_size, clock=opts.clock))
     peak = max(peaks + round_peaks)
     recompiles: list[int] = []
@@ -163,7 +199,7 @@ def run(opts: Options) -> Result:
             compile_seconds += times["explorer+compile"][i] - typical
             times["explorer+compile"][i] = typical
 
-    timed_batches = s.batches[warmup:warmup + rounds]
+    timed_batches = s.batches[warmup : warmup + rounds]
     tokens = sum(b.n_tgt_tokens for b in timed_batches)
     flops = [training_flops(s.config, b.src.shape[0], b.src.shape[1], b.tgt_in.shape[1]) for b in timed_batches]
     table = []
@@ -176,29 +212,45 @@ def run(opts: Options) -> Result:
 
     ratio = paired_ratio(times["nn.Transformer"], times["explorer"])
     # Utilisation per round against that round's matmul rate: robust to load that comes and goes.
-    round_utilisation = statistics.median(f / t / p for f, t, p in zip(flops, times["explorer"], round_peaks))
+    rounds = zip(flops, times["explorer"], round_peaks, strict=True)
+    round_utilisation = statistics.median(f / t / p for f, t, p in rounds)
     peak_name = "bf16" if s.device.startswith("cuda") else "fp32"
-    result.add("speed, explorer ÷ nn.Transformer (same batches, interleaved)", ratio_text(ratio), "≥ 1.00×",
-               ratio >= 1.0)
+    result.add(
+        "speed, explorer ÷ nn.Transformer (same batches, interleaved)", ratio_text(ratio), "≥ 1.00×", ratio >= 1.0
+    )
     utilisation = sum(flops) / sum(times["explorer"]) / peak
     goal, target = ("≥ 40%", 0.40) if s.device.startswith("cuda") else ("≥ 60%", 0.60)
-    result.add(f"explorer model FLOP/s ÷ best measured {peak_name} matmul rate ({si(peak, 'FLOP/s')})",
-               f"{utilisation:.1%}", goal if not opts.quick else "", utilisation >= target if not opts.quick else None)
-    result.add(f"explorer model FLOP/s ÷ {peak_name} matmul rate of the same round (median)",
-               f"{round_utilisation:.1%}")
+    result.add(
+        f"explorer model FLOP/s ÷ best measured {peak_name} matmul rate ({si(peak, 'FLOP/s')})",
+        f"{utilisation:.1%}",
+        goal if not opts.quick else "",
+        utilisation >= target if not opts.quick else None,
+    )
+    result.add(
+        f"explorer model FLOP/s ÷ {peak_name} matmul rate of the same round (median)", f"{round_utilisation:.1%}"
+    )
     print(f"  explorer ÷ nn.Transformer: {ratio_text(ratio)} (median of {rounds} paired rounds)", flush=True)
-    print(f"  {peak_name} matmul rate ({peak_size}², torch.mm): best before/after "
-          + " / ".join(si(p, "FLOP/s") for p in peaks) + "; per round "
-          + ", ".join(si(p, "") for p in round_peaks), flush=True)
-    print(f"  explorer utilisation vs best peak {utilisation:.1%}, vs same-round peak {round_utilisation:.1%}",
-          flush=True)
+    print(
+        f"  {peak_name} matmul rate ({peak_size}², torch.mm): best before/after "
+        + " / ".join(si(p, "FLOP/s") for p in peaks)
+        + "; per round "
+        + ", ".join(si(p, "") for p in round_peaks),
+        flush=True,
+    )
+    print(
+        f"  explorer utilisation vs best peak {utilisation:.1%}, vs same-round peak {round_utilisation:.1%}", flush=True
+    )
     if s.device.startswith("cuda"):
         name = torch.cuda.get_device_name(0)
         spec = next((v for k, v in BF16_SPEC_PEAKS.items() if k in name), None)
         if spec is not None:
             spec_util = sum(flops) / sum(times["explorer"]) / spec
-            result.add(f"explorer model FLOP/s ÷ {name} spec bf16 peak ({si(spec, 'FLOP/s')})", f"{spec_util:.1%}",
-                       "≥ 40%", spec_util >= 0.40)
+            result.add(
+                f"explorer model FLOP/s ÷ {name} spec bf16 peak ({si(spec, 'FLOP/s')})",
+                f"{spec_util:.1%}",
+                "≥ 40%",
+                spec_util >= 0.40,
+            )
     if "explorer+compile" in times:
         compiled, eager = times["explorer+compile"], times["explorer"]
         steady = [i for i in range(len(compiled)) if i not in recompiles]
@@ -206,15 +258,24 @@ def run(opts: Options) -> Result:
         saved = statistics.mean(eager[i] - compiled[i] for i in steady)
         payback = compile_seconds / saved if saved > 0 else float("inf")
         result.add("torch.compile: speed, compiled ÷ eager (steady state)", ratio_text(compiled_ratio))
-        result.add("torch.compile: compile time (first 2 steps + recompiles)",
-                   f"{compile_seconds:.1f} s ({len(recompiles)} recompiles during the timed steps)")
-        result.add("torch.compile: steps to pay back compile time",
-                   f"{payback:,.0f}" if payback != float("inf") else "never (no faster)")
-        print(f"  torch.compile: {ratio_text(compiled_ratio)} vs eager; compile {compile_seconds:.1f} s; "
-              f"pays back after {payback:,.0f} steps", flush=True)
-    result.note(f"{s.preset_name} model, {s.data}, padding {s.padding:.1%}; {device_label}; "
-                f"{rounds} timed steps per model after {warmup} warm-up. FLOPs counted analytically "
-                "(projections, QKᵀ, AV, FFN, output layer; ×3 for forward+backward).")
+        result.add(
+            "torch.compile: compile time (first 2 steps + recompiles)",
+            f"{compile_seconds:.1f} s ({len(recompiles)} recompiles during the timed steps)",
+        )
+        result.add(
+            "torch.compile: steps to pay back compile time",
+            f"{payback:,.0f}" if payback != float("inf") else "never (no faster)",
+        )
+        print(
+            f"  torch.compile: {ratio_text(compiled_ratio)} vs eager; compile {compile_seconds:.1f} s; "
+            f"pays back after {payback:,.0f} steps",
+            flush=True,
+        )
+    result.note(
+        f"{s.preset_name} model, {s.data}, padding {s.padding:.1%}; {device_label}; "
+        f"{rounds} timed steps per model after {warmup} warm-up. FLOPs counted analytically "
+        "(projections, QKᵀ, AV, FFN, output layer; ×3 for forward+backward)."
+    )
     if opts.memory:
         memory_rows(result, NAME, MEMORY_VARIANTS, opts)
     return result

@@ -3,8 +3,8 @@ compare with published ones instead of with a home-made tokenizer's."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import sacrebleu
 
@@ -17,9 +17,14 @@ class Scores:
     chrf_signature: str
     n_sentences: int
 
-    def as_dict(self) -> dict:
-        return {"bleu": round(self.bleu, 2), "chrf": round(self.chrf, 2), "sentences": self.n_sentences,
-                "bleu_signature": self.bleu_signature, "chrf_signature": self.chrf_signature}
+    def as_dict(self) -> dict[str, float | int | str]:
+        return {
+            "bleu": round(self.bleu, 2),
+            "chrf": round(self.chrf, 2),
+            "sentences": self.n_sentences,
+            "bleu_signature": self.bleu_signature,
+            "chrf_signature": self.chrf_signature,
+        }
 
 
 def corpus_scores(hypotheses: Sequence[str], references: Sequence[str]) -> Scores:
@@ -31,5 +36,6 @@ def corpus_scores(hypotheses: Sequence[str], references: Sequence[str]) -> Score
     chrf = sacrebleu.metrics.CHRF()
     bleu_score = bleu.corpus_score(list(hypotheses), [list(references)])
     chrf_score = chrf.corpus_score(list(hypotheses), [list(references)])
-    return Scores(bleu_score.score, chrf_score.score, str(bleu.get_signature()), str(chrf.get_signature()),
-                  len(hypotheses))
+    return Scores(
+        bleu_score.score, chrf_score.score, str(bleu.get_signature()), str(chrf.get_signature()), len(hypotheses)
+    )

@@ -53,7 +53,11 @@ def open_page(page: str, *, state: dict[str, Any] | None = None, **params: str):
 
 def charts(at, key: str | None = None) -> list[dict]:
     """The figure JSON of every plotly chart on the page (optionally only the one with widget key `key`)."""
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart") if key is None or (c.key or c.proto.id.split("-", 2)[-1]) == key]
+    return [
+        json.loads(c.proto.spec)
+        for c in at.get("plotly_chart")
+        if key is None or (c.key or c.proto.id.split("-", 2)[-1]) == key
+    ]
 
 
 def chart(at, key: str) -> dict:

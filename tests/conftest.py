@@ -19,9 +19,20 @@ MULTI30K = REPO_ROOT.parent / "shared" / "data" / "multi30k"
 
 # Everything that shapes the fixture checkpoints: when none of it changed, a cached copy is reused, which
 # keeps repeated test runs on a 2-core machine from retraining the same models.
-FIXTURE_SOURCES = ["tests/fixture_models.py", "explorer/config.py", "explorer/checkpoint.py", "explorer/tokenizer.py",
-                   "explorer/model", "explorer/training/trainer.py", "explorer/training/loss.py",
-                   "explorer/training/schedule.py", "explorer/training/train_config.py", "explorer/training/batches.py", "explorer/data/synthetic.py", "explorer/data/batching.py"]
+FIXTURE_SOURCES = [
+    "tests/fixture_models.py",
+    "explorer/config.py",
+    "explorer/checkpoint.py",
+    "explorer/tokenizer.py",
+    "explorer/model",
+    "explorer/training/trainer.py",
+    "explorer/training/loss.py",
+    "explorer/training/schedule.py",
+    "explorer/training/train_config.py",
+    "explorer/training/batches.py",
+    "explorer/data/synthetic.py",
+    "explorer/data/batching.py",
+]
 
 
 def _fixture_key() -> str:

@@ -29,6 +29,7 @@ def attention(checkpoint_dir: Path, sentence: str):
 
 # --- figure builder -------------------------------------------------------------------------------------------
 
+
 def _panel(q: int, k: int, seed: int, title: str) -> Panel:
     w = np.random.default_rng(seed).random((q, k))
     return Panel(w / w.sum(-1, keepdims=True), [f"q{i}" for i in range(q)], [f"k{j}" for j in range(k)], title)
@@ -58,16 +59,36 @@ def test_panel_layout():
 
 # --- the page -------------------------------------------------------------------------------------------------
 
+
 def test_heads_side_by_side_from_url(checkpoint_root, words_checkpoint):
-    at = open_page(PAGE, model="words-fixture", c_compare="heads", c_sentence=SENTENCE, c_n="3", c_f0="encoder_self",
-                   c_l0="1", c_h0="2", c_f1="cross", c_l1="2", c_h1="1", c_f2="decoder_self", c_l2="2", c_h2="2")
+    at = open_page(
+        PAGE,
+        model="words-fixture",
+        c_compare="heads",
+        c_sentence=SENTENCE,
+        c_n="3",
+        c_f0="encoder_self",
+        c_l0="1",
+        c_h0="2",
+        c_f1="cross",
+        c_l1="2",
+        c_h1="1",
+        c_f2="decoder_self",
+        c_l2="2",
+        c_h2="2",
+    )
     fig = figure(at)
     assert [trace["name"] for trace in fig["data"]] == [
-        "Encoder self \u00b7 layer 1 \u00b7 head 2", "Cross \u00b7 layer 2 \u00b7 head 1",
-        "Decoder self \u00b7 layer 2 \u00b7 head 2"]
+        "Encoder self \u00b7 layer 1 \u00b7 head 2",
+        "Cross \u00b7 layer 2 \u00b7 head 1",
+        "Decoder self \u00b7 layer 2 \u00b7 head 2",
+    ]
     t = attention(words_checkpoint, SENTENCE)
-    for trace, expected in zip(fig["data"], (t.attention.encoder_self[0, 1], t.attention.cross[1, 0],
-                                            t.attention.decoder_self[1, 1])):
+    for trace, expected in zip(
+        fig["data"],
+        (t.attention.encoder_self[0, 1], t.attention.cross[1, 0], t.attention.decoder_self[1, 1]),
+        strict=True,
+    ):
         np.testing.assert_allclose(plotly_array(trace["z"]), expected, atol=1e-5)
     assert fig["layout"]["coloraxis"]["cmax"] == 1.0
 
@@ -79,20 +100,40 @@ def test_heads_side_by_side_from_url(checkpoint_root, words_checkpoint):
 
 def test_same_head_in_two_checkpoints(checkpoint_root, reverse_checkpoint, words_checkpoint):
     sentence = "a b c d"
-    at = open_page(PAGE, model="reverse-fixture", c_compare="checkpoints", c_model2="words-fixture", c_sentence=sentence,
-                   c_family="encoder_self", c_l0="2", c_h0="1", c_l1="2", c_h1="1")
+    at = open_page(
+        PAGE,
+        model="reverse-fixture",
+        c_compare="checkpoints",
+        c_model2="words-fixture",
+        c_sentence=sentence,
+        c_family="encoder_self",
+        c_l0="2",
+        c_h0="1",
+        c_l1="2",
+        c_h1="1",
+    )
     fig = figure(at)
     assert [trace["name"] for trace in fig["data"]] == [
         "reverse-fixture: Encoder self \u00b7 layer 2 \u00b7 head 1",
-        "words-fixture: Encoder self \u00b7 layer 2 \u00b7 head 1"]
-    for trace, ck in zip(fig["data"], (reverse_checkpoint, words_checkpoint)):
-        np.testing.assert_allclose(plotly_array(trace["z"]),
-                                   attention(ck, sentence).attention.encoder_self[1, 0], atol=1e-5)
+        "words-fixture: Encoder self \u00b7 layer 2 \u00b7 head 1",
+    ]
+    for trace, ck in zip(fig["data"], (reverse_checkpoint, words_checkpoint), strict=True):
+        np.testing.assert_allclose(
+            plotly_array(trace["z"]), attention(ck, sentence).attention.encoder_self[1, 0], atol=1e-5
+        )
 
 
 def test_same_head_on_two_sentences_and_empty_input(checkpoint_root, reverse_checkpoint):
-    at = open_page(PAGE, model="reverse-fixture", c_compare="sentences", c_sentence="a b c", c_sentence2="d e f g h",
-                   c_family="cross", c_layer="1", c_head="2")
+    at = open_page(
+        PAGE,
+        model="reverse-fixture",
+        c_compare="sentences",
+        c_sentence="a b c",
+        c_sentence2="d e f g h",
+        c_family="cross",
+        c_layer="1",
+        c_head="2",
+    )
     fig = figure(at)
     shapes = [plotly_array(trace["z"]).shape for trace in fig["data"]]
     first, second = attention(reverse_checkpoint, "a b c"), attention(reverse_checkpoint, "d e f g h")

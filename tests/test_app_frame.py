@@ -38,9 +38,15 @@ def texts(at) -> str:
 
 # --- public API only --------------------------------------------------------------------------------------------
 
+
 def test_app_uses_no_private_streamlit_module():
     private = re.compile(r"^\s*(from|import)\s+streamlit\.(runtime|web|_)", re.MULTILINE)
-    files = [REPO / "app.py", *(REPO / "frame").rglob("*.py"), *(REPO / "pages").glob("*.py"), *(REPO / "ui").glob("*.py")]
+    files = [
+        REPO / "app.py",
+        *(REPO / "frame").rglob("*.py"),
+        *(REPO / "pages").glob("*.py"),
+        *(REPO / "ui").glob("*.py"),
+    ]
     offenders = [str(f.relative_to(REPO)) for f in files if private.search(f.read_text(encoding="utf-8"))]
     assert not offenders, f"private Streamlit imports in {offenders}"
 
@@ -52,6 +58,7 @@ def test_main_script_folder_has_no_pages_folder():
 
 
 # --- 12 §2.1 and §2.2: uploads ----------------------------------------------------------------------------------
+
 
 def test_uploaded_checkpoint_is_selected_without_an_exception(checkpoint_root, words_checkpoint):
     at = open_page("pages/translate.py", model="reverse-fixture", sentence=WORDS_SENTENCE)
@@ -82,8 +89,9 @@ def test_uploads_belong_to_the_session_that_made_them(checkpoint_root, words_che
 
 def test_upload_folder_goes_with_its_session(tmp_path, words_checkpoint):
     uploads = SessionUploads(parent=tmp_path)
-    files = {name: (words_checkpoint / name).read_bytes() for name in ("config.json", "model.safetensors",
-                                                                       "tokenizer.model")}
+    files = {
+        name: (words_checkpoint / name).read_bytes() for name in ("config.json", "model.safetensors", "tokenizer.model")
+    }
     saved = uploads.save(files)
     assert uploads.checkpoints() == [saved]
     folder = uploads.folder
@@ -119,8 +127,10 @@ def test_stale_upload_folders_of_dead_servers_are_removed(tmp_path):
 
 # --- 12 §2.3: a checkpoint that disappears -----------------------------------------------------------------------
 
-def test_vanished_checkpoint_is_named_and_the_replacement_said(tmp_path, monkeypatch, reverse_checkpoint,
-                                                               words_checkpoint):
+
+def test_vanished_checkpoint_is_named_and_the_replacement_said(
+    tmp_path, monkeypatch, reverse_checkpoint, words_checkpoint
+):
     root = tmp_path / "checkpoints"
     shutil.copytree(reverse_checkpoint, root / "reverse-fixture")
     shutil.copytree(words_checkpoint, root / "words-copy")
@@ -137,6 +147,7 @@ def test_vanished_checkpoint_is_named_and_the_replacement_said(tmp_path, monkeyp
 
 # --- 12 §2.6: links validated --------------------------------------------------------------------------------------
 
+
 def test_a_100_kb_link_text_is_cut_with_a_visible_message(checkpoint_root):
     text = ("a b c d " * 12_800)[:100_000]
     at = open_page("pages/translate.py", model="reverse-fixture", sentence=text)
@@ -146,11 +157,24 @@ def test_a_100_kb_link_text_is_cut_with_a_visible_message(checkpoint_root):
 
 
 def test_unknown_link_values_fall_back_with_a_note(checkpoint_root):
-    at = open_page("pages/translate.py", model="no-such-model", sentence="a b c", mode="bogus", layer="99",
-                   beam="77", family="nonsense", stretch="maybe")
+    at = open_page(
+        "pages/translate.py",
+        model="no-such-model",
+        sentence="a b c",
+        mode="bogus",
+        layer="99",
+        beam="77",
+        family="nonsense",
+        stretch="maybe",
+    )
     shown = texts(at)
-    for key, value in (("mode", "bogus"), ("layer", "99"), ("beam", "77"), ("family", "nonsense"),
-                       ("stretch", "maybe")):
+    for key, value in (
+        ("mode", "bogus"),
+        ("layer", "99"),
+        ("beam", "77"),
+        ("family", "nonsense"),
+        ("stretch", "maybe"),
+    ):
         assert f"{key}={value}" in shown, f"no note for ?{key}={value}"
     assert "no-such-model" in shown
     assert at.segmented_control(key="mode").value == "head" and at.segmented_control(key="family").value == "cross"
@@ -159,12 +183,16 @@ def test_unknown_link_values_fall_back_with_a_note(checkpoint_root):
 
 # --- 12 §2.4: beam against greedy by the search's own score -------------------------------------------------------
 
+
 def test_beam_page_compares_by_the_normalised_score_at_the_alpha_on_screen(checkpoint_root, words_checkpoint):
     from explorer.decoding.search import normalized_score
 
     alpha = 1.3
-    at = open_page("pages/beam.py", model="words-fixture", state={"beam_sentence": WORDS_SENTENCE, "beam_k": 3,
-                                                                  "beam_alpha": alpha})
+    at = open_page(
+        "pages/beam.py",
+        model="words-fixture",
+        state={"beam_sentence": WORDS_SENTENCE, "beam_k": 3, "beam_alpha": alpha},
+    )
     model, tokenizer = _model(words_checkpoint)
     beam = translate(model, tokenizer, [WORDS_SENTENCE], beam_size=3, alpha=alpha)[0]
     greedy = translate(model, tokenizer, [WORDS_SENTENCE])[0]
@@ -177,6 +205,7 @@ def test_beam_page_compares_by_the_normalised_score_at_the_alpha_on_screen(check
 
 
 # --- 12 §2.7: results bounded by memory ---------------------------------------------------------------------------
+
 
 def test_result_cache_never_exceeds_its_budget():
     now = [0.0]
@@ -203,8 +232,9 @@ def test_cached_translations_stay_under_256_mb(checkpoint_root, words_checkpoint
 
     assert RESULT_BUDGET_MB <= 256
     model, tokenizer = _model(words_checkpoint)
-    one = translate(model, tokenizer, ["a man rides a bicycle . " * 6], with_attention=True, beam_size=4,
-                    with_trace=True, n_best=4)
+    one = translate(
+        model, tokenizer, ["a man rides a bicycle . " * 6], with_attention=True, beam_size=4, with_trace=True, n_best=4
+    )
     cache = MemoryBoundedCache(RESULT_BUDGET_MB * MB // 200)  # the same code at 1/200 of the size
     per_entry = cache.entry_bytes(one)
     assert per_entry >= nbytes(one) > 0
@@ -216,6 +246,7 @@ def test_cached_translations_stay_under_256_mb(checkpoint_root, words_checkpoint
 
 
 # --- 12 §2.8: eight sessions at once --------------------------------------------------------------------------------
+
 
 def test_eight_sessions_starting_at_once_import_the_libraries_once(tmp_path):
     """Eight script threads of a fresh process start together; every one finds pandas and plotly whole."""
@@ -239,16 +270,33 @@ def test_eight_sessions_starting_at_once_import_the_libraries_once(tmp_path):
         assert all(name in sys.modules for name in LIBRARIES)
         print("ok")
     """)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
 
 
 # --- language ------------------------------------------------------------------------------------------------------
 
-OWN_FILES = ["frame/app.py", "ui/model_picker.py", "ui/model_cache.py", "ui/urlstate.py", "ui/attention_controls.py",
-             "ui/batch_translate.py", "ui/figures.py", "pages/translate.py", "pages/compare.py", "pages/beam.py",
-             "pages/step_by_step.py", "pages/positional.py", "pages/complexity.py"]
+OWN_FILES = [
+    "frame/app.py",
+    "ui/model_picker.py",
+    "ui/model_cache.py",
+    "ui/urlstate.py",
+    "ui/attention_controls.py",
+    "ui/batch_translate.py",
+    "ui/figures.py",
+    "pages/translate.py",
+    "pages/compare.py",
+    "pages/beam.py",
+    "pages/step_by_step.py",
+    "pages/positional.py",
+    "pages/complexity.py",
+]
 
 
 def test_every_string_the_pages_show_has_korean():
@@ -261,13 +309,26 @@ def test_every_string_the_pages_show_has_korean():
     messages = set()
     for name in OWN_FILES:
         for node in ast.walk(ast.parse((REPO / name).read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "t" and node.args \
-                    and isinstance(node.args[0], ast.Constant):
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", None) == "t"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+            ):
                 messages.add(node.args[0].value)
     messages |= {spec.title for spec in ALL_PAGES} | {spec.group for spec in ALL_PAGES}
     messages |= set(FAMILY_TITLES.values()) | set(FAMILY_SHORT.values()) | {FAMILY_HELP}
-    messages |= {"One head", "All layers and heads", "Mean over heads", "Head view", "Pieces", "Words",
-                 "the encoder's own positions", "cosine", "dot product"}
+    messages |= {
+        "One head",
+        "All layers and heads",
+        "Mean over heads",
+        "Head view",
+        "Pieces",
+        "Words",
+        "the encoder's own positions",
+        "cosine",
+        "dot product",
+    }
     assert len(messages) > 150
     korean = _catalogue("ko")
     missing = sorted(m for m in messages if m not in korean)

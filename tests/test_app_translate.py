@@ -13,9 +13,16 @@ from explorer.checkpoint import load_checkpoint
 from explorer.figures.export import find_browser
 from explorer.figures.theme import escape_labels
 from explorer.inference import translate
-from ui.attention_view import (MAX_UPLOAD_LINES, NATURAL_EXAMPLES, SYMBOL_EXAMPLES, attention_view, data_kind,
-                               example_sentences, rows_to_delimited)
 from tests.apptest_helpers import charts, open_page, plotly_array, query_value
+from ui.attention_view import (
+    MAX_UPLOAD_LINES,
+    NATURAL_EXAMPLES,
+    SYMBOL_EXAMPLES,
+    attention_view,
+    data_kind,
+    example_sentences,
+    rows_to_delimited,
+)
 from ui.markdown import md_escape
 
 REPO = Path(__file__).resolve().parents[1]
@@ -33,6 +40,7 @@ def shown_translations(at) -> list[str]:
 
 
 # --- helpers (no streamlit) -----------------------------------------------------------------------------------
+
 
 def test_examples_follow_checkpoint_metadata():
     assert data_kind({"data": "reverse"}) == "reverse" and data_kind({"fixture": "reverse"}) == "reverse"
@@ -68,6 +76,7 @@ def test_markdown_escape_keeps_text_literal():
 
 
 # --- the page -------------------------------------------------------------------------------------------------
+
 
 def test_typed_sentence_translation_equals_engine(checkpoint_root, words_checkpoint):
     at = open_page(PAGE, model="words-fixture")
@@ -108,8 +117,9 @@ def test_grid_has_one_heatmap_per_layer_and_head(checkpoint_root, words_checkpoi
 
 
 def test_url_restores_layer_head_and_family(checkpoint_root, words_checkpoint):
-    at = open_page(PAGE, model="words-fixture", sentence=WORDS_SENTENCE, family="cross", layer="2", head="2",
-                   mode="head")
+    at = open_page(
+        PAGE, model="words-fixture", sentence=WORDS_SENTENCE, family="cross", layer="2", head="2", mode="head"
+    )
     assert at.segmented_control(key="layer").value == 2 and at.segmented_control(key="head").value == 2
     assert at.segmented_control(key="family").value == "cross"
     (fig,) = charts(at, "translate_head")
@@ -133,8 +143,16 @@ def test_url_restores_layer_head_and_family(checkpoint_root, words_checkpoint):
 
 
 def test_words_mode_mean_and_head_view(checkpoint_root, words_checkpoint):
-    at = open_page(PAGE, model="words-fixture", sentence=WORDS_SENTENCE, family="encoder_self", units="words",
-                   mode="mean", layer="1", stretch="True")
+    at = open_page(
+        PAGE,
+        model="words-fixture",
+        sentence=WORDS_SENTENCE,
+        family="encoder_self",
+        units="words",
+        mode="mean",
+        layer="1",
+        stretch="True",
+    )
     (fig,) = charts(at, "translate_mean")
     assert fig["layout"]["xaxis"]["ticktext"][:3] == ["a", "small", "child"]
     t = engine(words_checkpoint, [WORDS_SENTENCE], with_attention=True)[0]
@@ -172,13 +190,16 @@ def upload(at, name: str, data: bytes):
     return at
 
 
-@pytest.mark.parametrize("name, data, message", [
-    ("empty.txt", b"", "is empty"),
-    ("blank.txt", b"\n  \n\n", "is empty"),
-    ("latin1.txt", "Ein Mädchen\n".encode("latin-1"), "not valid UTF-8"),
-    ("image.txt", bytes(range(256)) * 4, "binary"),
-    ("many.txt", b"a b\n" * (MAX_UPLOAD_LINES + 1), f"the limit is {MAX_UPLOAD_LINES}"),
-])
+@pytest.mark.parametrize(
+    "name, data, message",
+    [
+        ("empty.txt", b"", "is empty"),
+        ("blank.txt", b"\n  \n\n", "is empty"),
+        ("latin1.txt", "Ein Mädchen\n".encode("latin-1"), "not valid UTF-8"),
+        ("image.txt", bytes(range(256)) * 4, "binary"),
+        ("many.txt", b"a b\n" * (MAX_UPLOAD_LINES + 1), f"the limit is {MAX_UPLOAD_LINES}"),
+    ],
+)
 def test_bad_uploads_are_rejected_with_a_message(checkpoint_root, name, data, message):
     at = open_page(PAGE, model="reverse-fixture", input="file")
     upload(at, name, data)

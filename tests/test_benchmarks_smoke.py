@@ -19,7 +19,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.flop_counter import FlopCounterMode
 
 from benchmarks import BENCHMARKS, load
-from benchmarks.common import Options, cpu_model, markdown_report, paired_ratio, percentile, Result
+from benchmarks.common import Options, Result, cpu_model, markdown_report, paired_ratio, percentile
 from benchmarks.decoding import RecomputeScorer
 from benchmarks.models import TorchTransformer, copy_weights, forward_flops, training_flops
 from explorer.config import ModelConfig
@@ -42,8 +42,9 @@ def _one_thread():
 
 
 def _config(**changes) -> ModelConfig:
-    base = ModelConfig(vocab_size=60, d_model=32, n_heads=4, d_ff=48, n_encoder_layers=2, n_decoder_layers=3,
-                       dropout=0.0, max_len=64)
+    base = ModelConfig(
+        vocab_size=60, d_model=32, n_heads=4, d_ff=48, n_encoder_layers=2, n_decoder_layers=3, dropout=0.0, max_len=64
+    )
     return base.replace(**changes)
 
 
@@ -96,7 +97,7 @@ def test_recompute_scorer_agrees_with_the_cache():
         encoded = model.encode(src)
         cached = beam_search(ModelScorer(model, model.start_decoding(encoded)), 2, 3, config.bos_id, config.eos_id, 9)
         recomputed = beam_search(RecomputeScorer(model, encoded), 2, 3, config.bos_id, config.eos_id, 9)
-    for a, b in zip(cached, recomputed):
+    for a, b in zip(cached, recomputed, strict=True):
         assert [h.tokens for h in a.hypotheses] == [h.tokens for h in b.hypotheses]
         assert [h.log_prob for h in a.hypotheses] == pytest.approx([h.log_prob for h in b.hypotheses], abs=1e-4)
 
@@ -154,8 +155,25 @@ def test_gpu_benchmark_skips_clearly_without_cuda(capsys):
 
 def test_command_line_writes_markdown_report(tmp_path):
     out = tmp_path / "RESULTS.md"
-    done = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--threads", "1", "--only", "latency",
-                           "gpu", "--out", str(out)], cwd=REPO, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks",
+            "--quick",
+            "--threads",
+            "1",
+            "--only",
+            "latency",
+            "gpu",
+            "--out",
+            str(out),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     text = out.read_text(encoding="utf-8")
     assert cpu_model() in text
@@ -169,8 +187,17 @@ def test_command_line_writes_markdown_report(tmp_path):
 
 
 def test_every_benchmark_is_listed():
-    assert set(BENCHMARKS) == {"training", "attention", "decoding", "latency", "threads", "head_mask",
-                               "switch_head", "while_training", "gpu"}
+    assert set(BENCHMARKS) == {
+        "training",
+        "attention",
+        "decoding",
+        "latency",
+        "threads",
+        "head_mask",
+        "switch_head",
+        "while_training",
+        "gpu",
+    }
     for name in BENCHMARKS:
         module = load(name)
         assert callable(module.run) and module.TITLE

@@ -68,7 +68,8 @@ def full_screenshot(page, path: Path) -> None:
     height = page.evaluate(
         """() => Math.max(document.body.scrollHeight, ...Array.from(document.querySelectorAll(
                '[data-testid="stMain"], [data-testid="stAppViewContainer"], section.main'))
-               .map(e => e.scrollHeight))""")
+               .map(e => e.scrollHeight))"""
+    )
     tall = int(min(max(height + 40, VIEWPORT["height"]), 16000))
     page.set_viewport_size({"width": VIEWPORT["width"], "height": tall})
     page.wait_for_timeout(800)  # plotly re-lays out on resize
@@ -111,7 +112,8 @@ def translate_uploads_a_file(page, app: App) -> None:
     wait_idle(page)
     sentences = ["a man rides a bicycle .", "the dog walks in the park .", "a small child sees the red dog ."]
     page.locator('[data-testid="stMain"] [data-testid="stFileUploaderDropzoneInput"]').set_input_files(
-        files=[{"name": "sentences.txt", "mimeType": "text/plain", "buffer": "\n".join(sentences).encode()}])
+        files=[{"name": "sentences.txt", "mimeType": "text/plain", "buffer": "\n".join(sentences).encode()}]
+    )
     wait_idle(page)
     page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=RENDER_TIMEOUT_MS)
     # The table is drawn on a canvas; its cells are also in the DOM (for screen readers), though hidden.
@@ -148,21 +150,40 @@ def query(**params: str) -> str:
 
 VIEWS: list[View] = [
     View("translate", query(model="words-fixture"), act=translate_types_a_sentence),
-    View("translate", query(model="words-fixture", mode="grid", units="words"), shot="translate-upload",
-         act=translate_uploads_a_file),
-    View("translate", query(model="words-fixture", mode="grid", family="encoder_self", sentence=WORDS_SENTENCE),
-         shot="translate-grid", act=shows_a_heatmap),
-    View("translate", query(model="words-fixture", mode="lines", family="cross", units="words",
-                            sentence=WORDS_SENTENCE), shot="translate-head-view-dark", act=shows_a_heatmap, dark=True),
+    View(
+        "translate",
+        query(model="words-fixture", mode="grid", units="words"),
+        shot="translate-upload",
+        act=translate_uploads_a_file,
+    ),
+    View(
+        "translate",
+        query(model="words-fixture", mode="grid", family="encoder_self", sentence=WORDS_SENTENCE),
+        shot="translate-grid",
+        act=shows_a_heatmap,
+    ),
+    View(
+        "translate",
+        query(model="words-fixture", mode="lines", family="cross", units="words", sentence=WORDS_SENTENCE),
+        shot="translate-head-view-dark",
+        act=shows_a_heatmap,
+        dark=True,
+    ),
     View("compare", query(model="words-fixture", c_n="3", c_sentence=WORDS_SENTENCE), act=shows_a_heatmap),
-    View("compare", query(model="words-fixture", c_n="3", c_sentence=WORDS_SENTENCE), shot="compare-dark",
-         act=shows_a_heatmap, dark=True),
+    View(
+        "compare",
+        query(model="words-fixture", c_n="3", c_sentence=WORDS_SENTENCE),
+        shot="compare-dark",
+        act=shows_a_heatmap,
+        dark=True,
+    ),
     View("train", act=train_mid_run),
 ]
 VIEWS += [View(spec.url_path) for spec in PAGES if spec.url_path not in {v.url_path for v in VIEWS}]
 
 
 # --- fixtures -----------------------------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def playwright_browser():
@@ -180,7 +201,8 @@ def playwright_browser():
 
 
 class Servers:
-    """`streamlit run frame/app.py` processes, started on first use: one per theme (or per fresh-server test) ("light" uses the app's own
+    """`streamlit run frame/app.py` processes, started on first use: one per theme (or per fresh-server test)
+    ("light" uses the app's own
     theme; "dark" adds --theme.base dark, because frame/.streamlit/config.toml defines a custom light theme
     that the browser's prefers-color-scheme does not switch)."""
 
@@ -196,14 +218,33 @@ class Servers:
     def _start(self, theme: str) -> tuple[subprocess.Popen, App]:
         port = free_port()
         log = self.logs / f"server-{theme}.log"
-        env = {**os.environ, "EXPLORER_CHECKPOINTS": str(self.checkpoint_root),
-               "EXPLORER_RUNS": str(self.logs / f"runs-{theme}")}  # the train page's run folders, not runs/app
+        env = {
+            **os.environ,
+            "EXPLORER_CHECKPOINTS": str(self.checkpoint_root),
+            "EXPLORER_RUNS": str(self.logs / f"runs-{theme}"),
+        }  # the train page's run folders, not runs/app
         extra = ["--theme.base", "dark"] if theme == "dark" else []
         with open(log, "wb") as out:
             server = subprocess.Popen(
-                [sys.executable, "-m", "streamlit", "run", str(APP_SCRIPT), "--server.port", str(port),
-                 "--server.headless", "true", "--browser.gatherUsageStats", "false", *extra],
-                cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
+                [
+                    sys.executable,
+                    "-m",
+                    "streamlit",
+                    "run",
+                    str(APP_SCRIPT),
+                    "--server.port",
+                    str(port),
+                    "--server.headless",
+                    "true",
+                    "--browser.gatherUsageStats",
+                    "false",
+                    *extra,
+                ],
+                cwd=REPO,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
         app = App(f"http://127.0.0.1:{port}", self.checkpoint_root)
         try:
             deadline = time.monotonic() + 90
@@ -239,6 +280,7 @@ def view_url(app: App, view: View) -> str:
 
 
 # --- the test -----------------------------------------------------------------------------------------------------
+
 
 def test_every_page_in_the_page_list_has_a_view():
     assert {spec.url_path for spec in PAGES} <= {view.url_path for view in VIEWS}
@@ -277,8 +319,10 @@ def test_deep_links_open_their_page_on_a_fresh_server(servers, playwright_browse
     context.set_default_timeout(RENDER_TIMEOUT_MS)
     page = context.new_page()
     try:
-        page.goto(f"{app.url}/beam?" + query(model="words-fixture", beam_sentence=WORDS_SENTENCE, beam_k="3"),
-                  timeout=RENDER_TIMEOUT_MS)
+        page.goto(
+            f"{app.url}/beam?" + query(model="words-fixture", beam_sentence=WORDS_SENTENCE, beam_k="3"),
+            timeout=RENDER_TIMEOUT_MS,
+        )
         wait_idle(page)
         assert_no_exception(page)
         assert page.locator('[data-testid="stMain"] h1').first.inner_text().strip() == "Beam search"
@@ -322,8 +366,11 @@ def test_eight_sessions_open_at_once_on_a_fresh_server(servers, playwright_brows
     try:
         pages = [context.new_page() for _ in range(8)]
         for i, page in enumerate(pages):
-            target = ("translate?" + query(model="words-fixture", sentence=WORDS_SENTENCE)) if i % 2 else \
-                ("compare?" + query(model="words-fixture", c_sentence=WORDS_SENTENCE))
+            target = (
+                ("translate?" + query(model="words-fixture", sentence=WORDS_SENTENCE))
+                if i % 2
+                else ("compare?" + query(model="words-fixture", c_sentence=WORDS_SENTENCE))
+            )
             page.goto(f"{app.url}/{target}", timeout=RENDER_TIMEOUT_MS, wait_until="commit")
         for page in pages:
             page.bring_to_front()  # Chromium barely runs background tabs

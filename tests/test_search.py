@@ -43,7 +43,7 @@ class PrefixScorer:
         if step == 0:
             assert last_tokens.tolist() == [BOS] * len(self.rows)
         else:
-            self.rows = [(s, prefix + (t,)) for (s, prefix), t in zip(self.rows, last_tokens.tolist())]
+            self.rows = [(s, prefix + (t,)) for (s, prefix), t in zip(self.rows, last_tokens.tolist(), strict=True)]
         assert all(len(prefix) == step for _, prefix in self.rows)
         self.n_scored += len(self.rows)
         table = np.stack([self.probs(s, prefix) for s, prefix in self.rows]).astype(np.float32)
@@ -117,7 +117,11 @@ def test_length_penalty_is_gnmt() -> None:
 
 def test_select_candidates_policy() -> None:
     assert select_candidates([EOS, A, B, EOS, C], beam_size=2, eos_id=EOS) == [
-        "finished", "kept", "kept", "pruned", "pruned"
+        "finished",
+        "kept",
+        "kept",
+        "pruned",
+        "pruned",
     ]
     assert select_candidates([A, EOS, B], beam_size=1, eos_id=EOS) == ["kept", "pruned", "pruned"]
 
@@ -169,8 +173,7 @@ def test_length_penalty_changes_the_winner_and_early_finish_is_kept() -> None:
 def test_bound_stopping_searches_on_while_a_live_hypothesis_can_win() -> None:
     # After step 2, (A A C) has log .399 = -0.919; even at max_len its bound -0.919 / lp(10) = -0.53 beats
     # the worst finished score -1.204, so the search goes on and finds (A A C EOS).
-    (result,) = beam_search(table_scorer(LENGTH_PENALTY), 1, 2, BOS, EOS, max_len=10, trace=True,
-                            early_stopping=False)
+    (result,) = beam_search(table_scorer(LENGTH_PENALTY), 1, 2, BOS, EOS, max_len=10, trace=True, early_stopping=False)
     assert [h.tokens for h in result.hypotheses] == [(A, A, C, EOS), (A, A, EOS)]
     assert result.hypotheses[0].score == approx(math.log(0.399) / lp(4))
     assert result.trace is not None and result.trace.stop_reason == STOP_NO_LIVE
@@ -179,9 +182,7 @@ def test_bound_stopping_searches_on_while_a_live_hypothesis_can_win() -> None:
 
 def test_max_len_finalizes_live_hypotheses_as_unfinished() -> None:
     (result,) = beam_search(table_scorer(LENGTH_PENALTY), 1, 2, BOS, EOS, max_len=2, n_best=3, trace=True)
-    assert [(h.tokens, h.finished) for h in result.hypotheses] == [
-        ((EOS,), True), ((A, A), False), ((A, B), False)
-    ]
+    assert [(h.tokens, h.finished) for h in result.hypotheses] == [((EOS,), True), ((A, A), False), ((A, B), False)]
     assert result.hypotheses[1].score == approx(math.log(0.7 * 0.95) / lp(2))
     assert result.trace is not None and result.trace.stop_reason == STOP_MAX_LEN
 
@@ -255,7 +256,7 @@ def test_trace_is_a_consistent_tree(beam_size: int) -> None:
             following = trace.steps[t + 1].live
             expected = [(c.id, c.parent_id, c.token) for c in kept]
             assert [(n.id, n.parent_id, n.token) for n in following] == expected
-            for c, node in zip(kept, following):
+            for c, node in zip(kept, following, strict=True):
                 assert node.tokens == step.live[c.parent].tokens + (c.token,)
                 assert node.log_prob == c.log_prob
     n_finished = sum(c.status == "finished" for step in trace.steps for c in step.candidates)

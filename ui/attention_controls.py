@@ -19,8 +19,9 @@ from ui.urlstate import note_link_value, note_long_text, sync_to_url, url_defaul
 MAX_SENTENCE_CHARS = 1000
 
 
-def sentence_input(key: str, metadata: dict, *, label: str = "Sentence", example: int = 0,
-                   default: str | None = None) -> str:
+def sentence_input(
+    key: str, metadata: dict, *, label: str = "Sentence", example: int = 0, default: str | None = None
+) -> str:
     """A sentence box bound to ?{key}= (else `default`, else example number `example`), with the checkpoint's
     example sentences one click away. Returns the sentence stripped ('' when empty)."""
     examples = example_sentences(metadata)
@@ -32,13 +33,22 @@ def sentence_input(key: str, metadata: dict, *, label: str = "Sentence", example
             st.session_state[key] = choice
         st.session_state[examples_key] = None
 
-    st.pills(t("Examples"), examples, key=examples_key, on_change=use_example, help=t("Click one to put it in the box."))
+    st.pills(
+        t("Examples"), examples, key=examples_key, on_change=use_example, help=t("Click one to put it in the box.")
+    )
     kind = data_kind(metadata)
     hint = t("Symbols separated by spaces. {task}", task=task_description(kind)) if kind in TASKS else None
     note_long_text(key, MAX_SENTENCE_CHARS)
     initial = None if key in st.session_state else (default or examples[example % len(examples)])
-    text = st.text_input(t(label), value=initial, key=key, max_chars=MAX_SENTENCE_CHARS, help=hint,
-                         placeholder=t("Type a sentence and press Enter"), bind="query-params")
+    text = st.text_input(
+        t(label),
+        value=initial,
+        key=key,
+        max_chars=MAX_SENTENCE_CHARS,
+        help=hint,
+        placeholder=t("Type a sentence and press Enter"),
+        bind="query-params",
+    )
     return (text or "").strip()
 
 
@@ -47,26 +57,41 @@ def show_translation(translation: Translation, max_len: int, *, how: str) -> Non
     # Compact (one heading line, one caption line): on a 720 px projector the figure below must still fit.
     with st.container(border=True, gap="small"):
         st.markdown(f"## {md_escape(translation.output) if translation.output else t('(empty)')}")
-        details = t("Translation · {how}", how=how) + " · " + t(
-            "{source} source tokens → {target} target tokens · score {score:.3f} (length-normalised "
-            "log-probability)", source=len(translation.source_pieces), target=len(translation.output_ids),
-            score=translation.score)
+        details = (
+            t("Translation · {how}", how=how)
+            + " · "
+            + t(
+                "{source} source tokens → {target} target tokens · score {score:.3f} (length-normalised "
+                "log-probability)",
+                source=len(translation.source_pieces),
+                target=len(translation.output_ids),
+                score=translation.score,
+            )
+        )
         if not translation.finished:
             details += " · " + t("stopped at the length limit without producing </s>")
         st.caption(details)
     if translation.truncated:
-        st.warning(t("The sentence is longer than this model reads ({max_len} tokens including </s>), so only its "
-                     "first {kept} tokens were translated.", max_len=max_len, kept=max_len - 1),
-                   icon=":material/content_cut:")
+        st.warning(
+            t(
+                "The sentence is longer than this model reads ({max_len} tokens including </s>), so only its "
+                "first {kept} tokens were translated.",
+                max_len=max_len,
+                kept=max_len - 1,
+            ),
+            icon=":material/content_cut:",
+        )
 
 
-def family_picker(key: str, *, label: str = "Attention family", short: bool = False,
-                  help: str | None = FAMILY_HELP) -> str:
+def family_picker(
+    key: str, *, label: str = "Attention family", short: bool = False, help: str | None = FAMILY_HELP
+) -> str:
     """Encoder self / decoder self / cross, kept in the URL as its key (?family=cross)."""
     url_default(key, "cross", allowed=FAMILIES)
     names = FAMILY_SHORT if short else FAMILY_TITLES
-    family = st.segmented_control(t(label), FAMILIES, key=key, required=True, format_func=lambda f: t(names[f]),
-                                  help=t(help) if help else None)
+    family = st.segmented_control(
+        t(label), FAMILIES, key=key, required=True, format_func=lambda f: t(names[f]), help=t(help) if help else None
+    )
     sync_to_url(key)
     return family
 
@@ -81,5 +106,6 @@ def number_picker(label: str, key: str, count: int, *, default: int = 1, help: s
     initial = None if key in st.session_state else default
     if count > 12:
         return st.select_slider(t(label), options, value=initial, key=key, help=help, bind="query-params")
-    return st.segmented_control(t(label), options, default=initial, key=key, required=True, help=help,
-                                bind="query-params")
+    return st.segmented_control(
+        t(label), options, default=initial, key=key, required=True, help=help, bind="query-params"
+    )

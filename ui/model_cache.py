@@ -42,18 +42,37 @@ def cached(kind: str, selection: Selection, key: Hashable, compute: Callable[[Ch
     """`compute(model)` for `selection`, cached under (kind, checkpoint, device, version, key)."""
     full_key = (kind, selection.path, selection.device, selection.version, key)
     return result_cache().get_or_compute(
-        full_key, lambda: compute(load_model(selection.path, selection.device, selection.version)))
+        full_key, lambda: compute(load_model(selection.path, selection.device, selection.version))
+    )
 
 
-def translate_for(selection: Selection, sentences: list[str], *, beam_size: int = 1, alpha: float = 0.6,
-                  with_attention: bool = True, with_trace: bool = False, n_best: int = 1,
-                  max_extra_tokens: int = EXTRA_OUTPUT_TOKENS) -> list[Translation]:
+def translate_for(
+    selection: Selection,
+    sentences: list[str],
+    *,
+    beam_size: int = 1,
+    alpha: float = 0.6,
+    with_attention: bool = True,
+    with_trace: bool = False,
+    n_best: int = 1,
+    max_extra_tokens: int = EXTRA_OUTPUT_TOKENS,
+) -> list[Translation]:
     """Translations (with attention and optional beam trace), cached by everything they depend on."""
-    options = dict(beam_size=beam_size, alpha=alpha, with_attention=with_attention, with_trace=with_trace,
-                   n_best=n_best, max_extra_tokens=max_extra_tokens)
-    return cached("translate", selection, (tuple(sentences), tuple(sorted(options.items()))),
-                  # translate_served batches one-sentence requests that arrive together (a classroom pressing Translate).
-                  lambda ck: translate_served(ck.model, ck.tokenizer, list(sentences), **options))
+    options = dict(
+        beam_size=beam_size,
+        alpha=alpha,
+        with_attention=with_attention,
+        with_trace=with_trace,
+        n_best=n_best,
+        max_extra_tokens=max_extra_tokens,
+    )
+    return cached(
+        "translate",
+        selection,
+        (tuple(sentences), tuple(sorted(options.items()))),
+        # translate_served batches one-sentence requests that arrive together (a classroom pressing Translate).
+        lambda ck: translate_served(ck.model, ck.tokenizer, list(sentences), **options),
+    )
 
 
 def current_model(selection: Selection) -> Checkpoint | None:

@@ -20,7 +20,14 @@ import tempfile
 import weakref
 from pathlib import Path
 
-from explorer.checkpoint import CONFIG_FILE, TOKENIZER_FILE, WEIGHTS_FILE, CheckpointError, list_checkpoints, load_checkpoint
+from explorer.checkpoint import (
+    CONFIG_FILE,
+    TOKENIZER_FILE,
+    WEIGHTS_FILE,
+    CheckpointError,
+    list_checkpoints,
+    load_checkpoint,
+)
 
 PREFIX = "attention-explorer-upload-"
 NEEDED = (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE)
