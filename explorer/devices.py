@@ -14,11 +14,10 @@ def available_devices() -> list[str]:
 
 
 def resolve_device(name: str | torch.device | None = "auto") -> torch.device:
-    """"auto" (or None) picks CUDA when available; anything else is checked, with a clear error."""
+    """ "auto" (or None) picks CUDA when available; anything else is checked, with a clear error."""
     if name is None or str(name) == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     device = torch.device(name)
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device {name!r} requested but CUDA is not available on this machine; use 'cpu' or 'auto'")
     return device
-

@@ -48,8 +48,9 @@ class ModelScorer:
 
     def step(self, last_tokens: torch.Tensor, step: int) -> torch.Tensor:
         # The search keeps its tokens on the CPU; the cache may live on the GPU.
-        log_probs, self.cache = self.model.decode_step(last_tokens.to(self.cache.src_mask.device), self.cache,
-                                                       head_mask=self.head_mask)
+        log_probs, self.cache = self.model.decode_step(
+            last_tokens.to(self.cache.src_mask.device), self.cache, head_mask=self.head_mask
+        )
         return log_probs
 
     def reorder(self, rows: torch.Tensor) -> None:
@@ -79,8 +80,9 @@ def scorer_for(model: Transformer, src: torch.Tensor, head_mask: HeadMask | None
     return ModelScorer(model, model.start_decoding(encoded), head_mask)
 
 
-def encode_sources(tokenizer: Tokenizer, sentences: Sequence[str], max_len: int,
-                   eos_id: int) -> tuple[list[list[int]], list[bool]]:
+def encode_sources(
+    tokenizer: Tokenizer, sentences: Sequence[str], max_len: int, eos_id: int
+) -> tuple[list[list[int]], list[bool]]:
     """Token ids + EOS per sentence, cut to `max_len` positions; the flags say which were cut."""
     ids, truncated = [], []
     for sentence in sentences:
@@ -99,26 +101,45 @@ def pad(sequences: Sequence[Sequence[int]], pad_id: int, device: torch.device) -
 
 
 @torch.inference_mode()
-def attention_for(model: Transformer, source_ids: Sequence[Sequence[int]],
-                  output_ids: Sequence[Sequence[int]], head_mask: HeadMask | None = None) -> list[SentenceAttention]:
+def attention_for(
+    model: Transformer,
+    source_ids: Sequence[Sequence[int]],
+    output_ids: Sequence[Sequence[int]],
+    head_mask: HeadMask | None = None,
+) -> list[SentenceAttention]:
     """Teacher-forced pass over finished outputs, returning each pair's attention without padding."""
     config = model.config
     device = next(model.parameters()).device
     # Row t reads <s> y1 … y(t-1) and produces y_t, so the input is the output shifted right by one.
     target_in = [([config.bos_id] + list(out[:-1]))[: config.max_len] for out in output_ids]
-    result = model(pad(source_ids, config.pad_id, device), pad(target_in, config.pad_id, device), need_weights=True,
-                   head_mask=head_mask)
+    result = model(
+        pad(source_ids, config.pad_id, device),
+        pad(target_in, config.pad_id, device),
+        need_weights=True,
+        head_mask=head_mask,
+    )
     assert result.attention is not None
-    return [result.attention.sentence(i, len(s), len(t))
-            for i, (s, t) in enumerate(zip(source_ids, target_in, strict=True))]
+    return [
+        result.attention.sentence(i, len(s), len(t)) for i, (s, t) in enumerate(zip(source_ids, target_in, strict=True))
+    ]
 
 
 @torch.inference_mode()
-def translate(model: Transformer, tokenizer: Tokenizer, sentences: Sequence[str], *, beam_size: int = 1,
-              alpha: float = 0.6, n_best: int = 1, with_attention: bool = False, with_trace: bool = False,
-              batch_size: int = 32, max_extra_tokens: int = EXTRA_OUTPUT_TOKENS,
-              progress: Callable[[int, int], None] | None = None,
-              head_mask: HeadMask | None = None) -> list[Translation]:
+def translate(
+    model: Transformer,
+    tokenizer: Tokenizer,
+    sentences: Sequence[str],
+    *,
+    beam_size: int = 1,
+    alpha: float = 0.6,
+    n_best: int = 1,
+    with_attention: bool = False,
+    with_trace: bool = False,
+    batch_size: int = 32,
+    max_extra_tokens: int = EXTRA_OUTPUT_TOKENS,
+    progress: Callable[[int, int], None] | None = None,
+    head_mask: HeadMask | None = None,
+) -> list[Translation]:
     """Translate `sentences`; greedy when beam_size == 1. Order of results = order of inputs.
 
     head_mask switches attention heads off for the search and the attention maps alike.
@@ -132,7 +153,7 @@ def translate(model: Transformer, tokenizer: Tokenizer, sentences: Sequence[str]
     order = sorted(range(len(sentences)), key=lambda i: len(source_ids[i]))
     results: list[Translation | None] = [None] * len(sentences)
     for start in range(0, len(order), batch_size):
-        chunk = order[start:start + batch_size]
+        chunk = order[start : start + batch_size]
         ids = [source_ids[i] for i in chunk]
         scorer = scorer_for(model, pad(ids, config.pad_id, device), head_mask)
         limits = [min(len(s) + max_extra_tokens, config.max_len) for s in ids]
@@ -141,23 +162,44 @@ def translate(model: Transformer, tokenizer: Tokenizer, sentences: Sequence[str]
             traces: list[BeamTrace | None] = [None] * len(chunk)
         else:
             # One row per sentence to start; the search grows them into beams through `reorder`.
-            found = beam_search(scorer, len(chunk), beam_size, config.bos_id, config.eos_id, limits, alpha=alpha,
-                                n_best=max(n_best, 1), trace=with_trace)
+            found = beam_search(
+                scorer,
+                len(chunk),
+                beam_size,
+                config.bos_id,
+                config.eos_id,
+                limits,
+                alpha=alpha,
+                n_best=max(n_best, 1),
+                trace=with_trace,
+            )
             best = [r.hypotheses for r in found]
             traces = [r.trace for r in found]
-        attentions = (attention_for(model, ids, [list(h[0].tokens) for h in best], head_mask) if with_attention
-                      else [None] * len(chunk))
+        attentions = (
+            attention_for(model, ids, [list(h[0].tokens) for h in best], head_mask)
+            if with_attention
+            else [None] * len(chunk)
+        )
         for position, index in enumerate(chunk):
             top = best[position][0]
             tokens = list(top.tokens)
             body = tokens[:-1] if top.finished and tokens and tokens[-1] == config.eos_id else tokens
             results[index] = Translation(
-                source=sentences[index], output=tokenizer.decode(body), source_ids=ids[position],
-                output_ids=tokens, source_pieces=tokenizer.pieces(ids[position]),
+                source=sentences[index],
+                output=tokenizer.decode(body),
+                source_ids=ids[position],
+                output_ids=tokens,
+                source_pieces=tokenizer.pieces(ids[position]),
                 target_input_pieces=tokenizer.pieces([config.bos_id] + tokens[:-1]),
                 target_output_pieces=tokenizer.pieces(tokens),
-                score=top.score, log_prob=top.log_prob, finished=top.finished, truncated=truncated[index],
-                attention=attentions[position], nbest=list(best[position][:n_best]), trace=traces[position])
+                score=top.score,
+                log_prob=top.log_prob,
+                finished=top.finished,
+                truncated=truncated[index],
+                attention=attentions[position],
+                nbest=list(best[position][:n_best]),
+                trace=traces[position],
+            )
         if progress is not None:
             progress(min(start + batch_size, len(order)), len(order))
     return [r for r in results if r is not None]

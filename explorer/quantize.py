@@ -24,8 +24,11 @@ from explorer.model import Transformer
 
 def quantized_layer_names(model: Transformer) -> list[str]:
     """The linear layers `quantize_int8` turns to int8: every feed-forward W_1 and W_2."""
-    return [name for name, module in model.named_modules()
-            if isinstance(module, nn.Linear) and ".feed_forward." in f".{name}"]
+    return [
+        name
+        for name, module in model.named_modules()
+        if isinstance(module, nn.Linear) and ".feed_forward." in f".{name}"
+    ]
 
 
 def quantize_int8(model: Transformer) -> Transformer:
@@ -36,7 +39,8 @@ def quantize_int8(model: Transformer) -> Transformer:
         warnings.simplefilter("ignore", DeprecationWarning)
         warnings.filterwarnings("ignore", message=".*quantize_per_(tensor|channel).*deprecated")
         return torch.ao.quantization.quantize_dynamic(
-            float_copy, {name: config for name in quantized_layer_names(float_copy)}, dtype=torch.qint8)
+            float_copy, {name: config for name in quantized_layer_names(float_copy)}, dtype=torch.qint8
+        )
 
 
 def is_quantized(model: nn.Module) -> bool:

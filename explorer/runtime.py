@@ -59,7 +59,10 @@ def configure_for(workload: str) -> dict[str, str]:
         return {}
     applied = {name: value for name, value in chosen.items() if name not in os.environ}
     if applied and "torch" in sys.modules:
-        warnings.warn(f"configure_for({workload!r}) called after torch was imported: {sorted(applied)} "
-                      "take effect only in processes that set them before torch loads", stacklevel=2)
+        warnings.warn(
+            f"configure_for({workload!r}) called after torch was imported: {sorted(applied)} "
+            "take effect only in processes that set them before torch loads",
+            stacklevel=2,
+        )
     os.environ.update(applied)
     return applied

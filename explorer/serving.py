@@ -86,8 +86,9 @@ class BatchingTranslator:
             model = self._model()
             if model is None:
                 raise RuntimeError("the model of this translator was released")
-            found = translate(model, self._tokenizer, [r.sentence for r in requests],
-                              **{"batch_size": len(requests), **options})
+            found = translate(
+                model, self._tokenizer, [r.sentence for r in requests], **{"batch_size": len(requests), **options}
+            )
             for request, result in zip(requests, found, strict=False):
                 request.result = result
         except BaseException as error:  # handed to every waiting caller, raised in its own thread
@@ -111,8 +112,9 @@ def batching_translator(model: Transformer, tokenizer: Tokenizer) -> BatchingTra
         return translator
 
 
-def translate_served(model: Transformer, tokenizer: Tokenizer, sentences: Sequence[str],
-                     **options: Any) -> list[Translation]:
+def translate_served(
+    model: Transformer, tokenizer: Tokenizer, sentences: Sequence[str], **options: Any
+) -> list[Translation]:
     """`explorer.inference.translate` for a server: one-sentence calls from concurrent requests are batched."""
     if len(sentences) != 1 or "progress" in options or "head_mask" in options:
         return translate(model, tokenizer, sentences, **options)

@@ -41,8 +41,10 @@ language_switch()
 with st.sidebar:
     compact_style()  # a style element: it applies to the whole page, and takes no place in the main area
     make_controls_slot()  # the page's own controls come first in the sidebar (ui/layout.py)
-pages = {spec.url_path: st.Page(str(spec.path), title=t(spec.title), icon=spec.icon, url_path=spec.url_path)
-         for spec in PAGES}
+pages = {
+    spec.url_path: st.Page(str(spec.path), title=t(spec.title), icon=spec.icon, url_path=spec.url_path)
+    for spec in PAGES
+}
 # Streamlit serves its default page at / and nowhere else, so the start page is registered twice: as the
 # default (at /) and under its own name, which keeps /tour (or /translate) a working address too.
 start = st.Page(str(PAGES[0].path), title=t(PAGES[0].title), icon=PAGES[0].icon, url_path="start", default=True)
@@ -59,6 +61,10 @@ with st.sidebar:
 st.session_state["selection"] = sidebar()
 presenter_toggle()
 with st.sidebar:
-    st.caption(t("Vaswani et al., *Attention Is All You Need* (2017) — every figure here is computed from the "
-                 "loaded model or measured on this machine."))
+    st.caption(
+        t(
+            "Vaswani et al., *Attention Is All You Need* (2017) — every figure here is computed from the "
+            "loaded model or measured on this machine."
+        )
+    )
 navigation.run()

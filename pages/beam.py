@@ -27,18 +27,31 @@ TREE_KEY = "beam_tree"
 PICKED_NODE = "beam_picked_node"  # node id clicked in the tree; None: follow the n-best selectbox
 
 
-def hypothesis_attention(selection: Selection, source_ids: tuple[int, ...], tokens: tuple[int, ...]) -> SentenceAttention:
+def hypothesis_attention(
+    selection: Selection, source_ids: tuple[int, ...], tokens: tuple[int, ...]
+) -> SentenceAttention:
     """Cross-attention (and the rest) of one hypothesis, by a teacher-forced pass over its tokens."""
-    return cached("beam_attention", selection, (source_ids, tokens),
-                  lambda ck: attention_for(ck.model, [list(source_ids)], [list(tokens)])[0])
+    return cached(
+        "beam_attention",
+        selection,
+        (source_ids, tokens),
+        lambda ck: attention_for(ck.model, [list(source_ids)], [list(tokens)])[0],
+    )
 
 
 def bound_slider(where, label: str, key: str, low, high, default, **options):
     """A slider kept in the URL (?key=), with a note when a link's value is out of range."""
     check = is_float_in(low, high) if isinstance(default, float) else is_int_in(low, high)
     note_link_value(key, check, default)
-    return where.slider(label, min_value=low, max_value=high, value=None if key in st.session_state else default,
-                        key=key, bind="query-params", **options)
+    return where.slider(
+        label,
+        min_value=low,
+        max_value=high,
+        value=None if key in st.session_state else default,
+        key=key,
+        bind="query-params",
+        **options,
+    )
 
 
 def remember_tree_click(search: tuple) -> None:
@@ -60,33 +73,59 @@ def picked_node(search: tuple) -> int | None:
 selection, checkpoint = require_model()
 config, tokenizer = checkpoint.config, checkpoint.tokenizer
 
-page_header(t("Beam search"), t(
-    "Greedy decoding keeps the single most probable next token. Beam search keeps the **k** best partial "
-    "translations at every step, extends each by every token, ranks the 2k best continuations by total "
-    "log-probability and keeps k of them; a continuation ending in </s> is set aside as finished. The paper "
-    "used k = 4, a length penalty α = 0.6 and a maximum output length of input length + 50 (Section 6.1). "
-    "Finished hypotheses are ranked by their length-normalised score (GNMT's penalty):"),
+page_header(
+    t("Beam search"),
+    t(
+        "Greedy decoding keeps the single most probable next token. Beam search keeps the **k** best partial "
+        "translations at every step, extends each by every token, ranks the 2k best continuations by total "
+        "log-probability and keeps k of them; a continuation ending in </s> is set aside as finished. The paper "
+        "used k = 4, a length penalty α = 0.6 and a maximum output length of input length + 50 (Section 6.1). "
+        "Finished hypotheses are ranked by their length-normalised score (GNMT's penalty):"
+    ),
     formula=r"\mathrm{score}(Y) = \frac{\log P(Y \mid X)}{lp(Y)}, \qquad "
-            r"lp(Y) = \left(\frac{5 + |Y|}{6}\right)^{\alpha}")
+    r"lp(Y) = \left(\frac{5 + |Y|}{6}\right)^{\alpha}",
+)
 
 side = controls()
 with side:
     sentence = sentence_input("beam_sentence", checkpoint.metadata)
 beam_size = bound_slider(side, t("Beam size k"), "beam_k", 1, 10, 4, on_change=forget_tree_click)
-alpha = bound_slider(side, t("Length penalty α"), "beam_alpha", 0.0, 2.0, 0.6, step=0.1, on_change=forget_tree_click,
-                     help=t("0: no normalisation (favours short outputs)."))
-extra = bound_slider(side, t("Maximum length: input length +"), "beam_extra", 1, 200, EXTRA_OUTPUT_TOKENS,
-                     on_change=forget_tree_click,
-                     help=t("Tokens beyond the input's length; also capped by the model's {max_len} positions.",
-                            max_len=config.max_len))
+alpha = bound_slider(
+    side,
+    t("Length penalty α"),
+    "beam_alpha",
+    0.0,
+    2.0,
+    0.6,
+    step=0.1,
+    on_change=forget_tree_click,
+    help=t("0: no normalisation (favours short outputs)."),
+)
+extra = bound_slider(
+    side,
+    t("Maximum length: input length +"),
+    "beam_extra",
+    1,
+    200,
+    EXTRA_OUTPUT_TOKENS,
+    on_change=forget_tree_click,
+    help=t("Tokens beyond the input's length; also capped by the model's {max_len} positions.", max_len=config.max_len),
+)
 if not sentence:
     st.info(t("Type a sentence to run the search."))
     st.stop()
 
-beam = translate_for(selection, [sentence], beam_size=beam_size, alpha=alpha, with_attention=False, with_trace=True,
-                     n_best=beam_size, max_extra_tokens=extra)[0]
-greedy = translate_for(selection, [sentence], beam_size=1, alpha=alpha, with_attention=False,
-                       max_extra_tokens=extra)[0]
+beam = translate_for(
+    selection,
+    [sentence],
+    beam_size=beam_size,
+    alpha=alpha,
+    with_attention=False,
+    with_trace=True,
+    n_best=beam_size,
+    max_extra_tokens=extra,
+)[0]
+greedy = translate_for(selection, [sentence], beam_size=1, alpha=alpha, with_attention=False, max_extra_tokens=extra)[0]
 trace = beam.trace
 assert trace is not None, "translate(with_trace=True) returns the trace"
 
@@ -98,16 +137,32 @@ with left:
     show_translation(beam, config.max_len, how=t("beam search, k = {k}, α = {alpha:g}", k=beam_size, alpha=alpha))
 with right:
     show_translation(greedy, config.max_len, how=t("greedy search (k = 1), for comparison"))
-numbers = t("score at α = {alpha:g}: beam {beam:.3f}, greedy {greedy:.3f} (log-probability: beam {beam_lp:.3f}, "
-            "greedy {greedy_lp:.3f})", alpha=alpha, beam=beam.score, greedy=greedy_score, beam_lp=beam.log_prob,
-            greedy_lp=greedy.log_prob)
+numbers = t(
+    "score at α = {alpha:g}: beam {beam:.3f}, greedy {greedy:.3f} (log-probability: beam {beam_lp:.3f}, "
+    "greedy {greedy_lp:.3f})",
+    alpha=alpha,
+    beam=beam.score,
+    greedy=greedy_score,
+    beam_lp=beam.log_prob,
+    greedy_lp=greedy.log_prob,
+)
 # ---- the tree ------------------------------------------------------------------------------------------
 last = len(trace.steps) - 1  # steps are 0-based in the trace, 1-based on screen
 if st.session_state.get("beam_step") is not None and not 1 <= st.session_state["beam_step"] <= last + 1:
     st.session_state["beam_step"] = last + 1  # another search with fewer steps
 if last > 0:
-    upto = bound_slider(side, t("Show steps up to"), "beam_step", 1, last + 1, last + 1,
-                        help=t("Walk through the search one decoding step at a time.")) - 1
+    upto = (
+        bound_slider(
+            side,
+            t("Show steps up to"),
+            "beam_step",
+            1,
+            last + 1,
+            last + 1,
+            help=t("Walk through the search one decoding step at a time."),
+        )
+        - 1
+    )
 else:
     upto = 0
 
@@ -122,47 +177,85 @@ if picked is not None and picked in tokens_of:
 else:
     chosen_tokens = tuple(hypotheses[st.session_state["beam_hyp"]].tokens)
 
-figure = beam_tree_figure(trace, lambda token: tokenizer.pieces([token])[0], upto_step=upto,
-                          highlight=chosen_tokens, lang=current_language())
+figure = beam_tree_figure(
+    trace, lambda token: tokenizer.pieces([token])[0], upto_step=upto, highlight=chosen_tokens, lang=current_language()
+)
 # The tree's title carries the stop reason and its legend sits right under it: a smaller title rather than a
 # second line, which would run into the legend.
 figure.update_layout(title_font_size=18)
-show_figure(fit_height(figure, 470, width=2000), f"Beam search tree k={beam_size}", key=TREE_KEY,
-            on_select=partial(remember_tree_click, search))
-st.caption(t("Click a node to see that (partial) hypothesis' cross-attention below; hover for log-probabilities. "
-             "Blue: kept in the beam; grey: pruned; green stars: finished with </s>."))
+show_figure(
+    fit_height(figure, 470, width=2000),
+    f"Beam search tree k={beam_size}",
+    key=TREE_KEY,
+    on_select=partial(remember_tree_click, search),
+)
+st.caption(
+    t(
+        "Click a node to see that (partial) hypothesis' cross-attention below; hover for log-probabilities. "
+        "Blue: kept in the beam; grey: pruned; green stars: finished with </s>."
+    )
+)
 
 if beam.output_ids == greedy.output_ids:
     st.caption(t("Here beam search finds the same output as greedy decoding; {numbers}.", numbers=numbers))
 elif beam.score >= greedy_score:
-    st.caption(t("Beam search found a different output that ranks higher by the score the search uses; {numbers}.",
-                 numbers=numbers))
+    st.caption(
+        t(
+            "Beam search found a different output that ranks higher by the score the search uses; {numbers}.",
+            numbers=numbers,
+        )
+    )
 else:
-    st.caption(t("Greedy's output ranks higher by the score the search uses: beam search pruned its path early; "
-                 "{numbers}.", numbers=numbers))
+    st.caption(
+        t(
+            "Greedy's output ranks higher by the score the search uses: beam search pruned its path early; {numbers}.",
+            numbers=numbers,
+        )
+    )
 
 st.subheader(t("Step {step}: the {n} best continuations", step=upto + 1, n=len(trace.steps[upto].candidates)))
-st.dataframe(step_rows(trace, upto, tokenizer), hide_index=True, width="stretch", key="beam_step_table",
-             column_config={name: st.column_config.NumberColumn(format="%.3f")
-                            for name in ("log p(token)", "log p(prefix + token)", "score")})
+st.dataframe(
+    step_rows(trace, upto, tokenizer),
+    hide_index=True,
+    width="stretch",
+    key="beam_step_table",
+    column_config={
+        name: st.column_config.NumberColumn(format="%.3f")
+        for name in ("log p(token)", "log p(prefix + token)", "score")
+    },
+)
 if upto == last and trace.stop_reason:
     st.caption(t("The search stopped after step {step}: {reason}.", step=last + 1, reason=trace.stop_reason))
 
 # ---- n-best ---------------------------------------------------------------------------------------------
 st.header(t("The {n}-best list", n=len(rows)))
-st.dataframe(rows, hide_index=True, width="stretch", key="beam_nbest",
-             column_config={name: st.column_config.NumberColumn(format="%.4f")
-                            for name in ("log p", "lp(length)", "score")})
+st.dataframe(
+    rows,
+    hide_index=True,
+    width="stretch",
+    key="beam_nbest",
+    column_config={name: st.column_config.NumberColumn(format="%.4f") for name in ("log p", "lp(length)", "score")},
+)
 
 # ---- attention of a hypothesis ----------------------------------------------------------------------------
 st.header(t("Cross-attention of a hypothesis"))
-st.selectbox(t("Hypothesis"), options=list(range(len(rows))), key="beam_hyp", on_change=forget_tree_click,
-             format_func=lambda i: t("#{n}: {text} (score {score:.3f})", n=i + 1, text=rows[i]["translation"] or t("(empty)"),
-                                       score=rows[i]["score"]))
+st.selectbox(
+    t("Hypothesis"),
+    options=list(range(len(rows))),
+    key="beam_hyp",
+    on_change=forget_tree_click,
+    format_func=lambda i: t(
+        "#{n}: {text} (score {score:.3f})", n=i + 1, text=rows[i]["translation"] or t("(empty)"), score=rows[i]["score"]
+    ),
+)
 sync_to_url("beam_hyp")
 if picked is not None and picked in tokens_of:
-    st.caption(t("Showing the node picked in the tree: {node}. Choose a hypothesis above to go back to the n-best list.",
-                 node=md_escape(" ".join(tokenizer.pieces(chosen_tokens)) or "<s>")))
+    st.caption(
+        t(
+            "Showing the node picked in the tree: {node}. Choose a hypothesis above to go back to the n-best list.",
+            node=md_escape(" ".join(tokenizer.pieces(chosen_tokens)) or "<s>"),
+        )
+    )
 if not chosen_tokens:
     st.info(t("The start node has produced nothing yet: pick another node."))
     st.stop()
@@ -172,16 +265,33 @@ with left:
     layer = number_picker("Decoder layer", "beam_layer", config.n_decoder_layers)
 with right:
     url_default("beam_head", "mean", allowed=["mean"] + [str(h) for h in range(1, config.n_heads + 1)])
-    head = st.segmented_control(t("Head"), ["mean"] + [str(h) for h in range(1, config.n_heads + 1)], key="beam_head",
-                                required=True, format_func=lambda h: t("mean of heads") if h == "mean" else h)
+    head = st.segmented_control(
+        t("Head"),
+        ["mean"] + [str(h) for h in range(1, config.n_heads + 1)],
+        key="beam_head",
+        required=True,
+        format_func=lambda h: t("mean of heads") if h == "mean" else h,
+    )
 sync_to_url("beam_head")
-weights = (average_heads(attention.cross)[layer - 1] if head == "mean"
-           else attention.cross[layer - 1, int(head) - 1])
+weights = average_heads(attention.cross)[layer - 1] if head == "mean" else attention.cross[layer - 1, int(head) - 1]
 which = t("mean over heads") if head == "mean" else t("head {head}", head=head)
-show_figure(attention_heatmap(weights, tokenizer.pieces(chosen_tokens), beam.source_pieces,
-                              title=t("Cross-attention · layer {layer} · {which}", layer=layer, which=which), zmax=None,
-                              x_title=t("source (key)"), y_title=t("hypothesis token produced (query)"),
-                              lang=current_language()),
-            f"Beam hypothesis cross-attention layer {layer} {which}", key="beam_attention")
-st.caption(t("Each row is a token of the hypothesis, each column a source token; colours run up to the largest "
-             "weight shown, so faint structure stays visible."))
+show_figure(
+    attention_heatmap(
+        weights,
+        tokenizer.pieces(chosen_tokens),
+        beam.source_pieces,
+        title=t("Cross-attention · layer {layer} · {which}", layer=layer, which=which),
+        zmax=None,
+        x_title=t("source (key)"),
+        y_title=t("hypothesis token produced (query)"),
+        lang=current_language(),
+    ),
+    f"Beam hypothesis cross-attention layer {layer} {which}",
+    key="beam_attention",
+)
+st.caption(
+    t(
+        "Each row is a token of the hypothesis, each column a source token; colours run up to the largest "
+        "weight shown, so faint structure stays visible."
+    )
+)

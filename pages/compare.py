@@ -19,44 +19,68 @@ from ui.model_picker import MODEL_KEY, Selection, checkpoint_choices, weights_ve
 from ui.presenter import step_buttons, stepper
 from ui.urlstate import note_link_value, sync_to_url, url_default
 
-COMPARE = {"heads": "Heads on one sentence", "checkpoints": "One head, two checkpoints",
-           "sentences": "One head, two sentences"}
+COMPARE = {
+    "heads": "Heads on one sentence",
+    "checkpoints": "One head, two checkpoints",
+    "sentences": "One head, two sentences",
+}
 SCALES = {"fixed": "0 to 1", "shared": "0 to the largest weight shown"}
 PANEL_COUNTS = (2, 3, 4)
 
 selection, checkpoint = require_model()
 
-page_header(t("Compare heads"), t(
-    "Put attention heads next to each other on the **same colour scale**: do two heads of one layer split "
-    "the work (Section 3.2.2: *multi-head attention allows the model to jointly attend to information from "
-    "different representation subspaces*)? Does a head look the same in a toy model and in a translator, "
-    "or early and late in training? Does it do the same on another sentence?"))
+page_header(
+    t("Compare heads"),
+    t(
+        "Put attention heads next to each other on the **same colour scale**: do two heads of one layer split "
+        "the work (Section 3.2.2: *multi-head attention allows the model to jointly attend to information from "
+        "different representation subspaces*)? Does a head look the same in a toy model and in a translator, "
+        "or early and late in training? Does it do the same on another sentence?"
+    ),
+)
 
 url_default("c_compare", "heads", allowed=tuple(COMPARE))
 url_default("c_scale", "fixed", allowed=tuple(SCALES))
 url_default("c_units", "pieces", allowed=UNITS)
 side = controls()
-what = side.segmented_control(t("Compare"), tuple(COMPARE), key="c_compare", required=True,
-                            format_func=lambda k: t(COMPARE[k]))
-scale = side.segmented_control(t("Colour scale"), tuple(SCALES), key="c_scale", required=True,
-                                 format_func=lambda k: t(SCALES[k]),
-                                 help=t("Either way every panel uses the same scale, so equal colours mean equal "
-                                        "weights."))
-units = side.segmented_control(t("Tokens"), UNITS, key="c_units", required=True,
-                               format_func=lambda u: t(u.capitalize()),
-                               help=t("Sub-word pieces, or whole words (summed over a word's pieces as keys, "
-                                      "averaged as queries)."))
+what = side.segmented_control(
+    t("Compare"), tuple(COMPARE), key="c_compare", required=True, format_func=lambda k: t(COMPARE[k])
+)
+scale = side.segmented_control(
+    t("Colour scale"),
+    tuple(SCALES),
+    key="c_scale",
+    required=True,
+    format_func=lambda k: t(SCALES[k]),
+    help=t("Either way every panel uses the same scale, so equal colours mean equal weights."),
+)
+units = side.segmented_control(
+    t("Tokens"),
+    UNITS,
+    key="c_units",
+    required=True,
+    format_func=lambda u: t(u.capitalize()),
+    help=t("Sub-word pieces, or whole words (summed over a word's pieces as keys, averaged as queries)."),
+)
 sync_to_url("c_compare", "c_scale", "c_units")
 
 
 def panel(translation: Translation, family: str, layer: int, head: int, prefix: str = "") -> tuple[Panel, str]:
     """One head as a figure panel, plus the caption that says what it does."""
     view = attention_view(translation, family, units)
-    info = head_summary(view.weights[layer - 1: layer, head - 1: head])[0]
+    info = head_summary(view.weights[layer - 1 : layer, head - 1 : head])[0]
     title = f"{prefix}{t(FAMILY_SHORT[family])} · {t('layer')} {layer} · {t('head')} {head}"
-    return (Panel(view.weights[layer - 1, head - 1], view.query_labels, view.key_labels, title,
-                  view.query_title, view.key_title),
-            f"**{title}** {info['caption'].removeprefix('Layer 1, head 1 ')}")
+    return (
+        Panel(
+            view.weights[layer - 1, head - 1],
+            view.query_labels,
+            view.key_labels,
+            title,
+            view.query_title,
+            view.key_title,
+        ),
+        f"**{title}** {info['caption'].removeprefix('Layer 1, head 1 ')}",
+    )
 
 
 def step_all_heads(count: int, n_heads: int):
@@ -83,8 +107,14 @@ if what == "heads":
     with side:
         sentence = sentence_input("c_sentence", checkpoint.metadata, default=translate_sentence)
     note_link_value("c_n", [str(n) for n in PANEL_COUNTS], 2)
-    count = side.segmented_control(t("How many heads"), PANEL_COUNTS, key="c_n", required=True, bind="query-params",
-                                 default=None if "c_n" in st.session_state else 2)
+    count = side.segmented_control(
+        t("How many heads"),
+        PANEL_COUNTS,
+        key="c_n",
+        required=True,
+        bind="query-params",
+        default=None if "c_n" in st.session_state else 2,
+    )
     if not sentence:
         st.info(t("Type a sentence above, or click an example."), icon=":material/keyboard:")
         st.stop()
@@ -108,8 +138,13 @@ elif what == "checkpoints":
     here = st.session_state.get(MODEL_KEY, selection.name)
     others = [label for label in choices if label != here]
     if not others:
-        st.info(t("There is only one checkpoint. Train another on the **Train** page, or upload one in the sidebar, "
-                  "to compare the same head in two models."), icon=":material/info:")
+        st.info(
+            t(
+                "There is only one checkpoint. Train another on the **Train** page, or upload one in the sidebar, "
+                "to compare the same head in two models."
+            ),
+            icon=":material/info:",
+        )
         st.stop()
     note_link_value("c_model2", others, others[0])
     if st.session_state.get("c_model2") not in (None, *others):
@@ -129,7 +164,7 @@ elif what == "checkpoints":
         st.stop()
     chosen = []
     models = ((selection, checkpoint, here), (other_selection, other, other_label))
-    for i, (column, (sel, ckpt, label)) in enumerate(zip(st.columns(2, gap="large", border=True), models)):
+    for i, (column, (sel, ckpt, label)) in enumerate(zip(st.columns(2, gap="large", border=True), models, strict=True)):
         with column:
             translation = translate_for(sel, [sentence], with_attention=True)[0]
             show_translation(translation, ckpt.config.max_len, how=t("{name}, greedy decoding", name=label))
@@ -142,8 +177,7 @@ elif what == "checkpoints":
 else:
     left, right = st.columns(2, gap="large", border=True)
     with left:
-        sentence = sentence_input("c_sentence", checkpoint.metadata, label="First sentence",
-                                  default=translate_sentence)
+        sentence = sentence_input("c_sentence", checkpoint.metadata, label="First sentence", default=translate_sentence)
     with right:
         sentence2 = sentence_input("c_sentence2", checkpoint.metadata, label="Second sentence", example=1)
     family = family_picker("c_family")
@@ -158,7 +192,7 @@ else:
         st.stop()
     translations = translate_for(selection, [sentence, sentence2], with_attention=True)
     chosen = []
-    for i, (column, translation) in enumerate(zip(st.columns(2, gap="large"), translations)):
+    for i, (column, translation) in enumerate(zip(st.columns(2, gap="large"), translations, strict=True)):
         with column:
             show_translation(translation, config.max_len, how=t("sentence {n}, greedy decoding", n=i + 1))
         chosen.append(panel(translation, family, layer, head, prefix=t("Sentence {n}: ", n=i + 1)))

@@ -24,16 +24,19 @@ def measured_rows(ns: tuple[int, ...], d: int, kernel: int, device: str) -> list
 
 st.session_state.setdefault("complexity_measurement", None)
 
-page_header(t("Complexity: self-attention vs recurrent vs convolutional"), t(
-    "Section 4 of the paper (*Why Self-Attention*) compares layers that map a sequence of **n** vectors of "
-    "size **d** to another by three criteria, summarised in **Table 1**: the computation per layer, the "
-    "number of operations that must run one after another, and the longest path a signal travels between "
-    "two positions. Self-attention costs O(n²·d) against O(n·d²) for a recurrent layer, so it is cheaper "
-    "whenever n < d (true for sentences with d = 512), runs all positions at once, and joins any two "
-    "positions in one step. Convolutions with kernel k cost O(k·n·d²) and need a stack of layers to connect "
-    "distant positions; restricting self-attention to a neighbourhood of r positions costs O(r·n·d) but "
-    "lengthens the path to O(n/r)."))
-
+page_header(
+    t("Complexity: self-attention vs recurrent vs convolutional"),
+    t(
+        "Section 4 of the paper (*Why Self-Attention*) compares layers that map a sequence of **n** vectors of "
+        "size **d** to another by three criteria, summarised in **Table 1**: the computation per layer, the "
+        "number of operations that must run one after another, and the longest path a signal travels between "
+        "two positions. Self-attention costs O(n²·d) against O(n·d²) for a recurrent layer, so it is cheaper "
+        "whenever n < d (true for sentences with d = 512), runs all positions at once, and joins any two "
+        "positions in one step. Convolutions with kernel k cost O(k·n·d²) and need a stack of layers to connect "
+        "distant positions; restricting self-attention to a neighbourhood of r positions costs O(r·n·d) but "
+        "lengthens the path to O(n/r)."
+    ),
+)
 
 
 def bound_slider(where, label: str, key: str, low: int, high: int, default: int, **options) -> int:
@@ -48,27 +51,45 @@ d = bound_slider(side, t("Representation dimension d"), "complexity_d", 16, 2048
 k = bound_slider(side, t("Kernel size k (convolution)"), "complexity_k", 2, 9, 3)
 r = bound_slider(side, t("Neighbourhood r (restricted self-attention)"), "complexity_r", 1, 256, 16)
 
-st.plotly_chart(fit_height(operations_figure(n_grid(n, d), d, k, r, highlight_n=n, lang=current_language()), width=900),
-                width="stretch",
-                config=download_config("Table 1 operations"))
+st.plotly_chart(
+    fit_height(operations_figure(n_grid(n, d), d, k, r, highlight_n=n, lang=current_language()), width=900),
+    width="stretch",
+    config=download_config("Table 1 operations"),
+)
 st.subheader(t("Table 1"))
-st.dataframe(table1_rows(n, d, k, r), hide_index=True, width="stretch",
-             column_config={"Operations": st.column_config.NumberColumn(format="localized")})
-st.caption(t(
-    "Operations are the formulas evaluated at n = {n}, d = {d}, k = {k}, r = {r} with constants dropped. "
-    "Self-attention and recurrence cost the same at n = d = {crossover:.0f}. Path length: layers (recurrent: "
-    "steps) between the first and the last position; the convolutional row uses dilated convolutions.",
-    n=n, d=d, k=k, r=r, crossover=crossover_n(d)))
+st.dataframe(
+    table1_rows(n, d, k, r),
+    hide_index=True,
+    width="stretch",
+    column_config={"Operations": st.column_config.NumberColumn(format="localized")},
+)
+st.caption(
+    t(
+        "Operations are the formulas evaluated at n = {n}, d = {d}, k = {k}, r = {r} with constants dropped. "
+        "Self-attention and recurrence cost the same at n = d = {crossover:.0f}. Path length: layers (recurrent: "
+        "steps) between the first and the last position; the convolutional row uses dilated convolutions.",
+        n=n,
+        d=d,
+        k=k,
+        r=r,
+        crossover=crossover_n(d),
+    )
+)
 
 st.subheader(t("Measured on this machine"))
 device = str(st.session_state.get("device", "cpu"))
-st.markdown(t(
-    "Time and memory of one self-attention layer, one LSTM layer, one convolution and a stack of "
-    "log_k(n) dilated convolutions, at equal d, on **{device}**. The LSTM's n steps run one after "
-    "another, so its time grows with n even though each step is a small d×d product.", device=device))
+st.markdown(
+    t(
+        "Time and memory of one self-attention layer, one LSTM layer, one convolution and a stack of "
+        "log_k(n) dilated convolutions, at equal d, on **{device}**. The LSTM's n steps run one after "
+        "another, so its time grows with n even though each step is a small d×d product.",
+        device=device,
+    )
+)
 left, right = st.columns(2)
-measure_d = left.select_slider(t("Width d for the measurement"), options=(32, 64, 128, 256, 512), value=128,
-                               key="complexity_measure_d")
+measure_d = left.select_slider(
+    t("Width d for the measurement"), options=(32, 64, 128, 256, 512), value=128, key="complexity_measure_d"
+)
 n_max = right.select_slider(t("Largest n"), options=(64, 128, 256, 512, 1024), value=512, key="complexity_n_max")
 if st.button(t("Measure on this machine"), type="primary"):
     st.session_state["complexity_measurement"] = (sequence_lengths(n_max), measure_d, k, device)
@@ -77,11 +98,18 @@ if request is not None:
     rows = measured_rows(*request)
     metrics = metric_labels(current_language())
     metric = st.radio(t("Show"), options=tuple(metrics), format_func=metrics.get, horizontal=True)
-    st.plotly_chart(measured_figure(rows, metric, lang=current_language()), width="stretch",
-                    config=download_config(f"Table 1 measured {metric}"))
+    st.plotly_chart(
+        measured_figure(rows, metric, lang=current_language()),
+        width="stretch",
+        config=download_config(f"Table 1 measured {metric}"),
+    )
     _, measured_d, kernel, measured_device = request
-    st.download_button(t("Download measurements (CSV)"), data=rows_to_csv(rows), mime="text/csv",
-                       file_name=f"table1_measured_{measured_device}_d{measured_d}_k{kernel}.csv")
+    st.download_button(
+        t("Download measurements (CSV)"),
+        data=rows_to_csv(rows),
+        mime="text/csv",
+        file_name=f"table1_measured_{measured_device}_d{measured_d}_k{kernel}.csv",
+    )
 
 
 @st.fragment
@@ -91,8 +119,11 @@ def path_length_section(n: int, k: int, r: int) -> None:
     left, right = st.columns(2)
     i = left.slider(t("Position i"), min_value=0, max_value=n - 1, value=0)
     j = right.slider(t("Position j"), min_value=0, max_value=n - 1, value=n - 1)
-    st.plotly_chart(path_length_figure(i, j, n, k, r, lang=current_language()), width="stretch",
-                    config=download_config("Table 1 path length"))
+    st.plotly_chart(
+        path_length_figure(i, j, n, k, r, lang=current_language()),
+        width="stretch",
+        config=download_config("Table 1 path length"),
+    )
 
 
 path_length_section(n, k, r)

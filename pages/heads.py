@@ -29,33 +29,51 @@ BEAMS = (1, 4)
 selection, checkpoint = require_model()
 config = checkpoint.config
 
-page_header(t("Heads: ablation & roles"), t(
-    "A heatmap shows where a head looks, not whether it matters. Switch heads off and watch the translation "
-    "change; see which heads the model needs most; follow information through all layers; and read each "
-    "head's role with the sentences that show it. Heads are named `FAMILY.LAYER.HEAD`, counted from 0."))
+page_header(
+    t("Heads: ablation & roles"),
+    t(
+        "A heatmap shows where a head looks, not whether it matters. Switch heads off and watch the translation "
+        "change; see which heads the model needs most; follow information through all layers; and read each "
+        "head's role with the sentences that show it. Heads are named `FAMILY.LAYER.HEAD`, counted from 0."
+    ),
+)
 
-ablate, importance, flow, roles, replay = st.tabs([t("Switch heads off"), t("Which heads matter"),
-                                                   t("Information flow"), t("Head roles"), t("Replay over training")])
+ablate, importance, flow, roles, replay = st.tabs(
+    [t("Switch heads off"), t("Which heads matter"), t("Information flow"), t("Head roles"), t("Replay over training")]
+)
 
 side = controls()
 with side:  # the sentence is every tab's; the rest are the first tab's
     sentence = sentence_input("h_sentence", checkpoint.metadata, default=st.session_state.get("sentence"))
     url_default("h_mode", "zero", allowed=tuple(MODES))
-    mode = st.segmented_control(t("A switched-off head outputs"), tuple(MODES), key="h_mode", required=True,
-                                  format_func=lambda m: t(MODES[m]),
-                                  help=t("Zero: the head's output is removed before W^O (Michel et al., 2019). Mean: "
-                                         "it is replaced by its average output over reference sentences, which "
-                                         "keeps the input of W^O at its usual scale."))
-    beam = st.segmented_control(t("Search"), BEAMS, key="h_beam", required=True, default=None
-                                   if "h_beam" in st.session_state else 1, bind="query-params",
-                                   format_func=lambda k: t("greedy") if k == 1 else t("beam {k}", k=k))
+    mode = st.segmented_control(
+        t("A switched-off head outputs"),
+        tuple(MODES),
+        key="h_mode",
+        required=True,
+        format_func=lambda m: t(MODES[m]),
+        help=t(
+            "Zero: the head's output is removed before W^O (Michel et al., 2019). Mean: "
+            "it is replaced by its average output over reference sentences, which "
+            "keeps the input of W^O at its usual scale."
+        ),
+    )
+    beam = st.segmented_control(
+        t("Search"),
+        BEAMS,
+        key="h_beam",
+        required=True,
+        default=None if "h_beam" in st.session_state else 1,
+        bind="query-params",
+        format_func=lambda k: t("greedy") if k == 1 else t("beam {k}", k=k),
+    )
     sync_to_url("h_mode")
     url_default("h_family", "cross", allowed=HEAD_FAMILIES)
-    family = st.segmented_control(t("Attention family"), HEAD_FAMILIES, key="h_family", required=True,
-                                  format_func=lambda f: t(FAMILY_LABELS[f]))
+    family = st.segmented_control(
+        t("Attention family"), HEAD_FAMILIES, key="h_family", required=True, format_func=lambda f: t(FAMILY_LABELS[f])
+    )
     sync_to_url("h_family")
-    layer = number_picker("Layer", "h_layer", family_layers(config, family),
-                          default=family_layers(config, family)) - 1
+    layer = number_picker("Layer", "h_layer", family_layers(config, family), default=family_layers(config, family)) - 1
 
 with ablate:
     # The translations and the figure first (on the first screen), the head switches under them; the switches

@@ -21,8 +21,13 @@ examples = example_sentences(checkpoint.metadata)
 # An in-domain sentence whose attention reads well ("Two dogs play in the snow." for Multi30k).
 default_sentence = examples[1 % len(examples)]
 with st.sidebar:
-    sentence = st.text_input(t("The tour's sentence"), default_sentence, key=SENTENCE_KEY, bind="query-params",
-                             help=t("Chosen once: every stop uses it."))
+    sentence = st.text_input(
+        t("The tour's sentence"),
+        default_sentence,
+        key=SENTENCE_KEY,
+        bind="query-params",
+        help=t("Chosen once: every stop uses it."),
+    )
 sentence = sentence.strip() or default_sentence
 translation = tour_translation(selection, sentence)
 exercises = tour_exercises(selection, sentence)
@@ -30,16 +35,20 @@ committed = guesses(exercises)
 
 # The paper's formulas at body-text size, so they fit the text column at 1280 px beside the sidebar; a formula
 # that still does not fit scrolls instead of being cut.
-st.html("<style>.st-key-tour_formulas .katex { font-size: 1em; } "
-        ".st-key-tour_formulas .katex-display { overflow-x: auto; overflow-y: hidden; }</style>")
+st.html(
+    "<style>.st-key-tour_formulas .katex { font-size: 1em; } "
+    ".st-key-tour_formulas .katex-display { overflow-x: auto; overflow-y: hidden; }</style>"
+)
 
 header, pager = st.columns((3, 2), vertical_alignment="center")
 number = pager.pagination(len(STOPS), key=STOP_KEY, bind="query-params", max_visible_pages=None, width="stretch")
 stop = STOPS[number - 1]
 right, answered = score(exercises, committed)
 header.markdown(f"##### {number}/{len(STOPS)} \u00b7 {t(stop.title)}")
-st.caption(f"{t(stop.section)} \u00b7 {t('Sentence')}: \u201c{sentence}\u201d \u2192 \u201c{translation.output}\u201d"
-           + (f" \u00b7 {t('Score {right}/{answered}', right=right, answered=answered)}" if answered else ""))
+st.caption(
+    f"{t(stop.section)} \u00b7 {t('Sentence')}: \u201c{sentence}\u201d \u2192 \u201c{translation.output}\u201d"
+    + (f" \u00b7 {t('Score {right}/{answered}', right=right, answered=answered)}" if answered else "")
+)
 
 text_column, figure_column = st.columns((2, 3), gap="medium")
 context = TourContext(selection, checkpoint, sentence, translation, lang)
@@ -51,16 +60,24 @@ with text_column:
         for formula in stop.formulas:
             st.latex(formula)
     if stop.page:
-        link = full_page_link(stop.page, sentence, model=st.session_state.get("model"), lang=lang, layer=layer,
-                              head=head)
+        link = full_page_link(
+            stop.page, sentence, model=st.session_state.get("model"), lang=lang, layer=layer, head=head
+        )
         st.markdown(f"[{t('Open in the full page')} \u2197]({link})")
     for exercise in (e for e in exercises if e.stop == stop.number):
         show_exercise(exercise, committed)
 
 previous, _, following = st.columns((1, 2, 1))
 if number > 1:
-    previous.button(f"\u2190 {t(STOPS[number - 2].title)}", key="tour_prev", on_click=go_to, args=(number - 1,),
-                    width="stretch")
+    previous.button(
+        f"\u2190 {t(STOPS[number - 2].title)}", key="tour_prev", on_click=go_to, args=(number - 1,), width="stretch"
+    )
 if number < len(STOPS):
-    following.button(f"{t(STOPS[number].title)} \u2192", key="tour_next", on_click=go_to, args=(number + 1,),
-                     type="primary", width="stretch")
+    following.button(
+        f"{t(STOPS[number].title)} \u2192",
+        key="tour_next",
+        on_click=go_to,
+        args=(number + 1,),
+        type="primary",
+        width="stretch",
+    )

@@ -13,17 +13,20 @@ from ui.urlstate import sync_to_url, url_default
 
 init_state()
 st.title(t("Train a Transformer"))
-st.markdown(t(
-    "Pick data, build a tokenizer and a model, and train it with the paper's recipe (Section 5): Adam with "
-    "the warm-up learning-rate schedule of Eq. 3, label smoothing and dropout. Training runs in a process of "
-    "its own on this machine, at lower priority: switch pages, reload, or come back from another browser and "
-    "it keeps going. While it trains, watch the loss fall and the cross-attention of a few sentences take shape."
-))
+st.markdown(
+    t(
+        "Pick data, build a tokenizer and a model, and train it with the paper's recipe (Section 5): Adam with "
+        "the warm-up learning-rate schedule of Eq. 3, label smoothing and dropout. Training runs in a process of "
+        "its own on this machine, at lower priority: switch pages, reload, or come back from another browser and "
+        "it keeps going. While it trains, watch the loss fall and the cross-attention of a few sentences take shape."
+    )
+)
 
 views = {"new": t("New run"), "watch": t("Watch runs")}
 url_default("train_view", "watch" if manager().names() else "new", allowed=tuple(views))
-view = st.segmented_control(t("View"), tuple(views), key="train_view", required=True, format_func=views.get,
-                            label_visibility="collapsed")
+view = st.segmented_control(
+    t("View"), tuple(views), key="train_view", required=True, format_func=views.get, label_visibility="collapsed"
+)
 sync_to_url("train_view")
 
 if view == "watch":

@@ -38,21 +38,33 @@ ALPHA = 0.6  # Section 6.1: beam size 4, length penalty alpha = 0.6
 selection, checkpoint = require_model()
 config = checkpoint.config
 
-page_header(t("Translate & attention"), t(
-    "Type a sentence and the model translates it; then look inside. Every layer has several attention "
-    "**heads**, each a matrix of weights: row *i* says how much the token at position *i* (the **query**) "
-    "looks at every other token (the **keys**); each row sums to 1 (Eq. 1, softmax(QKᵀ/√dₖ)V)."))
+page_header(
+    t("Translate & attention"),
+    t(
+        "Type a sentence and the model translates it; then look inside. Every layer has several attention "
+        "**heads**, each a matrix of weights: row *i* says how much the token at position *i* (the **query**) "
+        "looks at every other token (the **keys**); each row sums to 1 (Eq. 1, softmax(QKᵀ/√dₖ)V)."
+    ),
+)
 
 url_default("input", "type", allowed=tuple(INPUTS))
 note_link_value("beam", [str(b) for b in BEAM_SIZES], 1)
 side = controls()
-source = side.segmented_control(t("Input"), tuple(INPUTS), key="input", required=True,
-                                format_func=lambda k: t(INPUTS[k]))
+source = side.segmented_control(
+    t("Input"), tuple(INPUTS), key="input", required=True, format_func=lambda k: t(INPUTS[k])
+)
 sync_to_url("input")
-beam = side.select_slider(t("Beam size"), BEAM_SIZES, value=None if "beam" in st.session_state else 1, key="beam",
-                           bind="query-params",
-                           help=t("1 is greedy decoding. The paper uses beam search with 4 beams and length "
-                                  "penalty α = {alpha} (Section 6.1).", alpha=ALPHA))
+beam = side.select_slider(
+    t("Beam size"),
+    BEAM_SIZES,
+    value=None if "beam" in st.session_state else 1,
+    key="beam",
+    bind="query-params",
+    help=t(
+        "1 is greedy decoding. The paper uses beam search with 4 beams and length penalty α = {alpha} (Section 6.1).",
+        alpha=ALPHA,
+    ),
+)
 options = dict(beam_size=beam, alpha=ALPHA)
 how = t("greedy decoding") if beam == 1 else t("beam search, {beam} beams, α = {alpha}", beam=beam, alpha=ALPHA)
 
@@ -63,14 +75,22 @@ if source == "type":
     with side:
         sentence = sentence_input("sentence", with_examples(checkpoint.metadata, examples))
     if not sentence:
-        st.info(t("Type a sentence above, or click an example, to see its translation and its attention."),
-                icon=":material/keyboard:")
+        st.info(
+            t("Type a sentence above, or click an example, to see its translation and its attention."),
+            icon=":material/keyboard:",
+        )
         st.stop()
 else:
     upload = st.file_uploader(t("A text file, one sentence per line (UTF-8)"), key="upload")
-    st.caption(t("At most {lines} sentences and {kb} KB. Blank lines are skipped; sentences longer than the model "
-                 "reads ({max_len} tokens) are cut.", lines=MAX_UPLOAD_LINES, kb=MAX_UPLOAD_BYTES // 1024,
-                 max_len=config.max_len))
+    st.caption(
+        t(
+            "At most {lines} sentences and {kb} KB. Blank lines are skipped; sentences longer than the model "
+            "reads ({max_len} tokens) are cut.",
+            lines=MAX_UPLOAD_LINES,
+            kb=MAX_UPLOAD_BYTES // 1024,
+            max_len=config.max_len,
+        )
+    )
     if upload is None:
         st.info(t("Upload a .txt file to translate it as a batch."), icon=":material/upload_file:")
         st.stop()
@@ -81,19 +101,41 @@ else:
     batch = translate_batch(selection, sentences, with_attention=False, **options)
     warn_truncated(batch, config.max_len)
     rows = result_rows(batch)
-    st.dataframe(rows, hide_index=True, width="stretch", height=min(420, 38 * len(rows) + 40),
-                 column_config={"#": st.column_config.NumberColumn(width="small")})
+    st.dataframe(
+        rows,
+        hide_index=True,
+        width="stretch",
+        height=min(420, 38 * len(rows) + 40),
+        column_config={"#": st.column_config.NumberColumn(width="small")},
+    )
     stem = file_stem(upload.name.rsplit(".", 1)[0] + "-translated")
     row = st.container(horizontal=True, gap="small")
-    row.download_button(t("Download CSV"), rows_to_delimited(rows, ","), file_name=f"{stem}.csv", mime="text/csv",
-                        icon=":material/download:", on_click="ignore", width="content")
-    row.download_button(t("Download TSV"), rows_to_delimited(rows, "\t"), file_name=f"{stem}.tsv",
-                        mime="text/tab-separated-values", icon=":material/download:", on_click="ignore",
-                        width="content")
+    row.download_button(
+        t("Download CSV"),
+        rows_to_delimited(rows, ","),
+        file_name=f"{stem}.csv",
+        mime="text/csv",
+        icon=":material/download:",
+        on_click="ignore",
+        width="content",
+    )
+    row.download_button(
+        t("Download TSV"),
+        rows_to_delimited(rows, "\t"),
+        file_name=f"{stem}.tsv",
+        mime="text/tab-separated-values",
+        icon=":material/download:",
+        on_click="ignore",
+        width="content",
+    )
     if st.session_state.get("row", 0) >= len(sentences):
         st.session_state["row"] = 0
-    pick = st.selectbox(t("Sentence to look at"), range(len(sentences)), key="row",
-                        format_func=lambda i: f"{i + 1}. {sentences[i][:100]}")
+    pick = st.selectbox(
+        t("Sentence to look at"),
+        range(len(sentences)),
+        key="row",
+        format_func=lambda i: f"{i + 1}. {sentences[i][:100]}",
+    )
     sentence = sentences[pick]
 
 translation = translate_for(selection, [sentence], with_attention=True, **options)[0]
@@ -105,15 +147,27 @@ url_default("units", "pieces", allowed=UNITS)
 with side:
     mode = st.segmented_control(t("View"), tuple(MODES), key="mode", required=True, format_func=lambda k: t(MODES[k]))
     units = st.segmented_control(
-        t("Tokens"), UNITS, key="units", required=True, format_func=lambda u: t(u.capitalize()),
-        help=t("Sub-word pieces as the model reads them, or whole words: a word's attention is summed over its "
-               "pieces on the key side and averaged over them on the query side."))
+        t("Tokens"),
+        UNITS,
+        key="units",
+        required=True,
+        format_func=lambda u: t(u.capitalize()),
+        help=t(
+            "Sub-word pieces as the model reads them, or whole words: a word's attention is summed over its "
+            "pieces on the key side and averaged over them on the query side."
+        ),
+    )
     sync_to_url("mode", "units")
     note_link_value("stretch", lambda raw: raw.lower() in ("true", "false"), "false")
     stretch = mode in ("head", "mean") and st.toggle(
-        t("Stretch the colours to this view's largest weight"), key="stretch", bind="query-params",
-        help=t("Off: 0 to 1, the same scale for every head. On: 0 to the largest weight shown, which brings out "
-               "the structure of heads that spread their attention."))
+        t("Stretch the colours to this view's largest weight"),
+        key="stretch",
+        bind="query-params",
+        help=t(
+            "Off: 0 to 1, the same scale for every head. On: 0 to the largest weight shown, which brings out "
+            "the structure of heads that spread their attention."
+        ),
+    )
 
 
 @st.fragment
@@ -129,16 +183,42 @@ def attention_section(translation: Translation, mode: str, units: str, stretch: 
 
     if mode == "grid":
         with shown:
-            show_figure(fit_height(attention_grid(view.weights, view.query_labels, view.key_labels,
-                                                  title=t("{family}: all layers and heads", family=title),
-                                                  lang=current_language())),
-                        f"{view.title} all heads", key="translate_grid")
-        st.caption(t("Every head of every layer ({layers} × {heads}), all on the same colour scale 0–1. Hover a cell "
-                     "for the exact weight.", layers=view.n_layers, heads=view.n_heads))
+            show_figure(
+                fit_height(
+                    attention_grid(
+                        view.weights,
+                        view.query_labels,
+                        view.key_labels,
+                        title=t("{family}: all layers and heads", family=title),
+                        lang=current_language(),
+                    )
+                ),
+                f"{view.title} all heads",
+                key="translate_grid",
+            )
+        st.caption(
+            t(
+                "Every head of every layer ({layers} × {heads}), all on the same colour scale 0–1. Hover a cell "
+                "for the exact weight.",
+                layers=view.n_layers,
+                heads=view.n_heads,
+            )
+        )
         with st.expander(t("What each head does"), expanded=True):
-            st.dataframe([{t("Layer"): s["layer"], t("Head"): s["head"], t("Pattern"): s["pattern"],
-                           t("Entropy (nats)"): round(s["entropy"], 2), t("Caption"): s["caption"]} for s in summary],
-                         hide_index=True, width="stretch")
+            st.dataframe(
+                [
+                    {
+                        t("Layer"): s["layer"],
+                        t("Head"): s["head"],
+                        t("Pattern"): s["pattern"],
+                        t("Entropy (nats)"): round(s["entropy"], 2),
+                        t("Caption"): s["caption"],
+                    }
+                    for s in summary
+                ],
+                hide_index=True,
+                width="stretch",
+            )
         return
 
     with pickers:
@@ -152,45 +232,100 @@ def attention_section(translation: Translation, mode: str, units: str, stretch: 
             step_buttons(stepper("head", view.n_heads))
         info = summary[(layer - 1) * view.n_heads + head - 1]
         with shown:
-            show_figure(fit_height(attention_heatmap(
-                view.weights[layer - 1, head - 1], view.query_labels, view.key_labels,
-                title=head_title(family, layer, head, lang), x_title=view.key_title, y_title=view.query_title,
-                zmax=zmax, show_values=len(view.key_labels) <= 12, lang=lang)),
-                head_title(family, layer, head), key="translate_head")
+            show_figure(
+                fit_height(
+                    attention_heatmap(
+                        view.weights[layer - 1, head - 1],
+                        view.query_labels,
+                        view.key_labels,
+                        title=head_title(family, layer, head, lang),
+                        x_title=view.key_title,
+                        y_title=view.query_title,
+                        zmax=zmax,
+                        show_values=len(view.key_labels) <= 12,
+                        lang=lang,
+                    )
+                ),
+                head_title(family, layer, head),
+                key="translate_head",
+            )
         st.markdown(f"**{info['caption']}**")
-        st.caption(t("Entropy {entropy:.2f} nats · mean distance {distance:.1f} tokens · mean peak weight {peak:.2f}. "
-                     "Rows are queries, columns are keys.", entropy=info["entropy"], distance=info["mean_distance"],
-                     peak=info["max_weight"]))
+        st.caption(
+            t(
+                "Entropy {entropy:.2f} nats · mean distance {distance:.1f} tokens · mean peak weight {peak:.2f}. "
+                "Rows are queries, columns are keys.",
+                entropy=info["entropy"],
+                distance=info["mean_distance"],
+                peak=info["max_weight"],
+            )
+        )
     elif mode == "mean":
         with shown:
-            show_figure(fit_height(attention_heatmap(
-                average_heads(view.weights)[layer - 1], view.query_labels, view.key_labels,
-                title=head_title(family, layer, None, lang), x_title=view.key_title, y_title=view.query_title,
-                zmax=zmax, lang=lang)),
-                head_title(family, layer, None), key="translate_mean")
-        st.caption(t("The mean of the {heads} heads of layer {layer}; each row is still a distribution.",
-                     heads=view.n_heads, layer=layer))
+            show_figure(
+                fit_height(
+                    attention_heatmap(
+                        average_heads(view.weights)[layer - 1],
+                        view.query_labels,
+                        view.key_labels,
+                        title=head_title(family, layer, None, lang),
+                        x_title=view.key_title,
+                        y_title=view.query_title,
+                        zmax=zmax,
+                        lang=lang,
+                    )
+                ),
+                head_title(family, layer, None),
+                key="translate_mean",
+            )
+        st.caption(
+            t(
+                "The mean of the {heads} heads of layer {layer}; each row is still a distribution.",
+                heads=view.n_heads,
+                layer=layer,
+            )
+        )
     else:
         all_heads = list(range(1, view.n_heads + 1))
         note_link_value("heads", lambda raw: all(h.strip() in map(str, all_heads) for h in raw.split(",")), "all")
         if "heads" in st.session_state:
             st.session_state["heads"] = [h for h in st.session_state["heads"] if h in all_heads]
         with pickers:
-            heads = st.pills(t("Heads"), all_heads, selection_mode="multi", key="heads", bind="query-params",
-                             default=None if "heads" in st.session_state else all_heads,
-                             help=t("Toggle heads on and off."))
+            heads = st.pills(
+                t("Heads"),
+                all_heads,
+                selection_mode="multi",
+                key="heads",
+                bind="query-params",
+                default=None if "heads" in st.session_state else all_heads,
+                help=t("Toggle heads on and off."),
+            )
         if not heads:
             shown.info(t("Switch on at least one head above."), icon=":material/toggle_on:")
             return
         with shown:
-            show_figure(fit_height(head_view(
-                view.weights[layer - 1], view.query_labels, view.key_labels, heads=[h - 1 for h in sorted(heads)],
-                title=f"{title} · {t('layer')} {layer}", query_title=view.query_title, key_title=view.key_title,
-                lang=lang)),
-                f"{view.title} layer {layer} head view", key="translate_lines")
-        st.caption(t("Lines join each query (left) to the keys it attends to (right); thicker and more opaque means "
-                     "more weight. Hover a token on the left for its strongest keys; click a head in the legend to "
-                     "hide it."))
+            show_figure(
+                fit_height(
+                    head_view(
+                        view.weights[layer - 1],
+                        view.query_labels,
+                        view.key_labels,
+                        heads=[h - 1 for h in sorted(heads)],
+                        title=f"{title} · {t('layer')} {layer}",
+                        query_title=view.query_title,
+                        key_title=view.key_title,
+                        lang=lang,
+                    )
+                ),
+                f"{view.title} layer {layer} head view",
+                key="translate_lines",
+            )
+        st.caption(
+            t(
+                "Lines join each query (left) to the keys it attends to (right); thicker and more opaque means "
+                "more weight. Hover a token on the left for its strongest keys; click a head in the legend to "
+                "hide it."
+            )
+        )
 
 
 attention_section(translation, mode, units, stretch)

@@ -21,12 +21,21 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 APP_SCRIPT = REPO / "frame" / "app.py"
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 RENDER_TIMEOUT_MS = 120_000
 # What counts as a page's figure: plotly, Vega-Lite (Altair), and images drawn by the app.
-FIGURE_SELECTOR = ('[data-testid="stMain"] :is([data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"], '
-                   '[data-testid="stImage"], [data-testid="stGraphVizChart"])')
+FIGURE_SELECTOR = (
+    '[data-testid="stMain"] :is([data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"], '
+    '[data-testid="stImage"], [data-testid="stGraphVizChart"])'
+)
 
 
 @dataclass
@@ -45,18 +54,23 @@ def query(**params: str) -> str:
 
 # --- waiting for Streamlit ---------------------------------------------------------------------------------------
 
+
 def wait_idle(page, timeout_ms: int = RENDER_TIMEOUT_MS, quiet_ms: int = 1500) -> None:
     """Wait until the page shows content and the script has stopped running (no 'Running…' status) for
     `quiet_ms` in a row."""
     # Style and script elements come first and take no height: wait for one that shows.
-    page.wait_for_function("""() => Array.from(document.querySelectorAll(
+    page.wait_for_function(
+        """() => Array.from(document.querySelectorAll(
         '[data-testid="stMain"] [data-testid="stElementContainer"]')).some(e => e.offsetHeight > 0)""",
-                           timeout=timeout_ms)
+        timeout=timeout_ms,
+    )
     deadline = time.monotonic() + timeout_ms / 1000
     quiet_since = None
     while time.monotonic() < deadline:
-        running = page.locator('[data-testid="stStatusWidget"]').count() > 0 or \
-            page.locator('[data-testid="stSkeleton"]').count() > 0
+        running = (
+            page.locator('[data-testid="stStatusWidget"]').count() > 0
+            or page.locator('[data-testid="stSkeleton"]').count() > 0
+        )
         if running:
             quiet_since = None
         elif quiet_since is None:
@@ -73,6 +87,7 @@ def assert_no_exception(page) -> None:
 
 
 # --- measuring a page ---------------------------------------------------------------------------------------------
+
 
 def first_figure_box(page) -> dict | None:
     """The first figure's box in the main area, in viewport pixels with the page scrolled to the top
@@ -150,14 +165,16 @@ class RequestLog:
 
 # --- the server ---------------------------------------------------------------------------------------------------
 
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
-def start_server(log: Path, *, checkpoint_root: Path | None = None, runs: Path | None = None,
-                 extra: tuple[str, ...] = ()) -> tuple[subprocess.Popen, App]:
+def start_server(
+    log: Path, *, checkpoint_root: Path | None = None, runs: Path | None = None, extra: tuple[str, ...] = ()
+) -> tuple[subprocess.Popen, App]:
     """`streamlit run frame/app.py` on a free port, waited for until healthy."""
     port = free_port()
     env = dict(os.environ)
@@ -167,9 +184,25 @@ def start_server(log: Path, *, checkpoint_root: Path | None = None, runs: Path |
         env["EXPLORER_RUNS"] = str(runs)  # the train page's run folders, not runs/app
     with open(log, "wb") as out:
         server = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(APP_SCRIPT), "--server.port", str(port),
-             "--server.headless", "true", "--browser.gatherUsageStats", "false", *extra],
-            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                str(APP_SCRIPT),
+                "--server.port",
+                str(port),
+                "--server.headless",
+                "true",
+                "--browser.gatherUsageStats",
+                "false",
+                *extra,
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     app = App(f"http://127.0.0.1:{port}", checkpoint_root)
     try:
         deadline = time.monotonic() + 90

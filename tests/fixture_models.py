@@ -14,9 +14,25 @@ from explorer.data import ParallelCorpus, make_splits
 from explorer.tokenizer import Tokenizer
 from explorer.training.trainer import TrainConfig, Trainer
 
-LEXICON = {"a": "ein", "the": "der", "man": "Mann", "dog": "Hund", "woman": "Frau", "child": "Kind",
-           "rides": "fährt", "sees": "sieht", "walks": "läuft", "big": "großer", "small": "kleiner",
-           "red": "roter", "bicycle": "Fahrrad", "street": "Straße", "park": "Park", "in": "im", "on": "auf"}
+LEXICON = {
+    "a": "ein",
+    "the": "der",
+    "man": "Mann",
+    "dog": "Hund",
+    "woman": "Frau",
+    "child": "Kind",
+    "rides": "fährt",
+    "sees": "sieht",
+    "walks": "läuft",
+    "big": "großer",
+    "small": "kleiner",
+    "red": "roter",
+    "bicycle": "Fahrrad",
+    "street": "Straße",
+    "park": "Park",
+    "in": "im",
+    "on": "auf",
+}
 SUBJECTS = ["a man", "a dog", "a woman", "a child", "the man", "the dog"]
 ADJECTIVES = ["", "big ", "small ", "red "]
 VERBS = ["rides", "sees", "walks"]
@@ -41,10 +57,27 @@ def train_fixture(kind: str, out: Path, steps: int = 250) -> Path:
     else:
         train, val = words_corpus(3000, 0), words_corpus(50, 1)
         tokenizer = Tokenizer.train(list(train.source) + list(train.target), 100, model_type="unigram")
-    config = ModelConfig(vocab_size=tokenizer.vocab_size, d_model=32, n_heads=2, d_ff=64, n_encoder_layers=2,
-                         n_decoder_layers=2, dropout=0.0, max_len=48)
-    train_config = TrainConfig(steps=steps, batch_tokens=1024, warmup_steps=60, lr_scale=2.0, eval_every=0,
-                               save_every=0, bleu_sentences=0, device="cpu", max_len=48)
+    config = ModelConfig(
+        vocab_size=tokenizer.vocab_size,
+        d_model=32,
+        n_heads=2,
+        d_ff=64,
+        n_encoder_layers=2,
+        n_decoder_layers=2,
+        dropout=0.0,
+        max_len=48,
+    )
+    train_config = TrainConfig(
+        steps=steps,
+        batch_tokens=1024,
+        warmup_steps=60,
+        lr_scale=2.0,
+        eval_every=0,
+        save_every=0,
+        bleu_sentences=0,
+        device="cpu",
+        max_len=48,
+    )
     Trainer(config, train_config, tokenizer, train, val, out / f".run-{kind}", metadata={"fixture": kind}).run()
     final = out / f"{kind}-fixture"
     (out / f".run-{kind}" / "latest").rename(final)

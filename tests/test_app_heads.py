@@ -64,8 +64,9 @@ def test_a_link_switches_heads_off_and_a_bad_one_says_why(checkpoint_root, one_t
     assert "cross.7.0" in warnings and "enc.0-1.0-1, dec.0-1.0-1, cross.0-1.0-1" in warnings
 
 
-def test_importance_tab_shows_the_shipped_table_without_computing(checkpoint_root, one_torch_thread, tmp_path,
-                                                                 monkeypatch):
+def test_importance_tab_shows_the_shipped_table_without_computing(
+    checkpoint_root, one_torch_thread, tmp_path, monkeypatch
+):
     monkeypatch.setenv("EXPLORER_CACHE", str(tmp_path))  # an empty cache: only the shipped file can answer
     folder = checkpoint_root / "words-fixture"
     config, _ = read_config(folder)
@@ -109,8 +110,13 @@ def test_replay_plays_the_snapshots_with_the_step_marked(checkpoint_root, one_to
     shape = (config.n_decoder_layers, config.n_heads, 3, 4)
     early, late = np.full(shape, 0.25), np.zeros(shape)
     late[..., [0, 1, 2], [1, 2, 3]] = 1.0
-    sample = lambda w: SampleTranslation("a dog", "ein Hund", ["▁a", "▁dog", ".", "</s>"],  # noqa: E731
-                                         ["▁ein", "▁Hund", "</s>"], w)
+    sample = lambda w: SampleTranslation(  # noqa: E731
+        "a dog",
+        "ein Hund",
+        ["▁a", "▁dog", ".", "</s>"],
+        ["▁ein", "▁Hund", "</s>"],
+        w,
+    )
     save_snapshots(folder, [AttentionSnapshot(10, (sample(early),)), AttentionSnapshot(200, (sample(late),))])
     try:
         at = open_page(PAGE, model="words-fixture", h_sentence="a dog sees the man .")

@@ -44,6 +44,7 @@ def metric(at, label: str) -> str:
 
 # --- positional encoding ---------------------------------------------------------------------------------------
 
+
 def test_positional_page_shows_the_shift_error_and_model_norms(words_checkpoint):
     at = open_page("positional", "words-fixture", pe_length=60, pe_offset=7, pe_sentence=WORDS_SENTENCE)
     ck = load_checkpoint(words_checkpoint)
@@ -80,18 +81,34 @@ def test_positional_page_handles_an_empty_sentence(checkpoint_root):
 
 # --- beam search -----------------------------------------------------------------------------------------------
 
+
 def cli_nbest(checkpoint: Path, sentence: str, beam: int, alpha: float, capsys) -> dict:
     capsys.readouterr()
-    code = cli_main(["translate", "--checkpoint", str(checkpoint), "--beam", str(beam), "--n-best", str(beam),
-                     "--alpha", str(alpha), "--json", sentence])
+    code = cli_main(
+        [
+            "translate",
+            "--checkpoint",
+            str(checkpoint),
+            "--beam",
+            str(beam),
+            "--n-best",
+            str(beam),
+            "--alpha",
+            str(alpha),
+            "--json",
+            sentence,
+        ]
+    )
     assert code == 0
     lines = [line for line in capsys.readouterr().out.splitlines() if line.strip()]
     assert len(lines) == 1
     return json.loads(lines[0])
 
 
-@pytest.mark.parametrize("model, sentence, beam, alpha", [("words-fixture", WORDS_SENTENCE, 3, 0.6),
-                                                           ("reverse-fixture", REVERSE_SENTENCE, 4, 1.0)])
+@pytest.mark.parametrize(
+    "model, sentence, beam, alpha",
+    [("words-fixture", WORDS_SENTENCE, 3, 0.6), ("reverse-fixture", REVERSE_SENTENCE, 4, 1.0)],
+)
 def test_beam_page_nbest_equals_the_command_line(checkpoint_root, capsys, model, sentence, beam, alpha):
     at = open_page("beam", model, beam_sentence=sentence, beam_k=beam, beam_alpha=alpha)
     expected = cli_nbest(checkpoint_root / model, sentence, beam, alpha, capsys)
@@ -142,25 +159,32 @@ def test_beam_page_node_picked_in_the_tree_drives_the_attention(words_checkpoint
     tokens = node_tokens(result.trace)
     node = next(c.id for c in result.trace.steps[1].candidates if c.status == "pruned")
     search = (str(words_checkpoint), weights_version(str(words_checkpoint)), WORDS_SENTENCE, 2, 0.6, 50)
-    at = open_page("beam", "words-fixture", beam_sentence=WORDS_SENTENCE, beam_k=2,
-                   beam_picked_node=(search, node))
+    at = open_page("beam", "words-fixture", beam_sentence=WORDS_SENTENCE, beam_k=2, beam_picked_node=(search, node))
     heat = chart(at, "beam_attention")
     assert len(heat["layout"]["yaxis"]["ticktext"]) == len(tokens[node]) == 2
     assert any("node picked in the tree" in c.value for c in at.caption)
     # the same node id clicked in another search (another beam size) is not applied to this one
-    at = open_page("beam", "words-fixture", beam_sentence=WORDS_SENTENCE, beam_k=3,
-                   beam_picked_node=(search, node))
+    at = open_page("beam", "words-fixture", beam_sentence=WORDS_SENTENCE, beam_k=3, beam_picked_node=(search, node))
     assert not any("node picked in the tree" in c.value for c in at.caption)
     assert len(chart(at, "beam_attention")["layout"]["yaxis"]["ticktext"]) > 2
 
 
 # --- attention step by step -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("family, layer, head, query", [("decoder_self", 2, 2, 3), ("cross", 1, 1, 2),
-                                                        ("encoder_self", 2, 1, 4)])
+
+@pytest.mark.parametrize(
+    "family, layer, head, query", [("decoder_self", 2, 2, 3), ("cross", 1, 1, 2), ("encoder_self", 2, 1, 4)]
+)
 def test_step_by_step_softmax_row_is_the_models_attention(words_checkpoint, family, layer, head, query):
-    at = open_page("step_by_step", "words-fixture", sbs_sentence=WORDS_SENTENCE, sbs_family=family,
-                   sbs_layer=layer, sbs_head=head, sbs_query=query)
+    at = open_page(
+        "step_by_step",
+        "words-fixture",
+        sbs_sentence=WORDS_SENTENCE,
+        sbs_family=family,
+        sbs_layer=layer,
+        sbs_head=head,
+        sbs_query=query,
+    )
     ck = load_checkpoint(words_checkpoint)
     t = translate(ck.model, ck.tokenizer, [WORDS_SENTENCE], with_attention=True)[0]
     expected = t.attention.family(family)[layer - 1, head - 1, query]
@@ -173,7 +197,7 @@ def test_step_by_step_softmax_row_is_the_models_attention(words_checkpoint, fami
     masked = [m == "masked (−∞)" for m in stages["mask"]]
     if family == "decoder_self":
         assert masked == [j > query for j in range(len(keys))]
-        assert (stages["softmax"][query + 1:] == 0).all()
+        assert (stages["softmax"][query + 1 :] == 0).all()
     else:
         assert not any(masked)
     assert at.success and "match the model's own" in at.success[0].value

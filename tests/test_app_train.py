@@ -23,8 +23,17 @@ from tests.apptest_helpers import open_app as open_frame
 from tests.apptest_helpers import open_page
 
 PAGE = "pages/train.py"
-TINY = {"train_pairs": 1000, "train_seq_len": 6, "train_d_model": 32, "train_heads": 2, "train_d_ff": 64,
-        "train_layers": 2, "train_warmup": 40, "train_batch_tokens": 512, "train_eval_every": 50}
+TINY = {
+    "train_pairs": 1000,
+    "train_seq_len": 6,
+    "train_d_model": 32,
+    "train_heads": 2,
+    "train_d_ff": 64,
+    "train_layers": 2,
+    "train_warmup": 40,
+    "train_batch_tokens": 512,
+    "train_eval_every": 50,
+}
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -72,8 +81,9 @@ def manager():
 
 
 def texts(at) -> str:
-    return "\n".join(e.value for kind in ("markdown", "caption", "success", "info", "error", "warning")
-                     for e in getattr(at, kind))
+    return "\n".join(
+        e.value for kind in ("markdown", "caption", "success", "info", "error", "warning") for e in getattr(at, kind)
+    )
 
 
 def test_train_reverse_from_the_page_and_use_the_model(folders):
@@ -247,6 +257,7 @@ def test_a_good_upload_shows_its_size_and_pairs(folders):
 
 
 # --- figure builders used by the page ---------------------------------------------------------------------------
+
 
 def test_lr_schedule_shows_the_plan_the_path_so_far_and_the_warmup_end():
     planned = planned_schedule(1000, 64, 200)

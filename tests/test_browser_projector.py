@@ -40,9 +40,14 @@ SENTENCE = "a small child sees the red dog ."
 # trains); it is still checked for overflow, cut labels and requests.
 NO_FIGURE = {"train"}
 # Every page on the fixture checkpoint with a sentence, so each draws its figure.
-PAGE_QUERY = {"translate": dict(sentence=SENTENCE), "compare": dict(c_sentence=SENTENCE),
-              "heads": dict(h_sentence=SENTENCE), "step_by_step": dict(sbs_sentence=SENTENCE),
-              "beam": dict(beam_sentence=SENTENCE), "tour": dict(tour_sentence=SENTENCE)}
+PAGE_QUERY = {
+    "translate": dict(sentence=SENTENCE),
+    "compare": dict(c_sentence=SENTENCE),
+    "heads": dict(h_sentence=SENTENCE),
+    "step_by_step": dict(sbs_sentence=SENTENCE),
+    "beam": dict(beam_sentence=SENTENCE),
+    "tour": dict(tour_sentence=SENTENCE),
+}
 
 
 def page_url(app, url_path: str, **extra: str) -> str:
@@ -110,7 +115,8 @@ def test_every_page_fits_the_first_screen_and_stays_offline(app, browser, theme)
         for spec in PAGES:
             page = open_page(context, page_url(app, spec.url_path))
             background = page.evaluate(
-                "() => getComputedStyle(document.querySelector('[data-testid=\"stApp\"]')).backgroundColor")
+                "() => getComputedStyle(document.querySelector('[data-testid=\"stApp\"]')).backgroundColor"
+            )
             level = sum(int(v) for v in re.findall(r"\d+", background)[:3])
             assert (level < 200) == (theme == "dark"), f"{spec.url_path}: the {theme} theme draws {background}"
             measure_all_sizes(page, spec.url_path, problems, theme)
@@ -196,14 +202,19 @@ def test_presenter_mode_large_text_and_the_remote_steps_heads(app, browser):
         assert "head 1" in figure_title(page)
         page.mouse.click(5, 400)  # the page, not a text box, has the focus
         page.keyboard.press("PageDown")
-        page.wait_for_function("""() => { const t = document.querySelector(
+        page.wait_for_function(
+            """() => { const t = document.querySelector(
             '[data-testid="stMain"] [data-testid="stPlotlyChart"] .gtitle');
-            return t && t.textContent.includes('head 2'); }""", timeout=RENDER_TIMEOUT_MS)
+            return t && t.textContent.includes('head 2'); }""",
+            timeout=RENDER_TIMEOUT_MS,
+        )
         assert "head=2" in page.url, page.url
         page.keyboard.press("PageUp")
-        page.wait_for_function("""() => document.querySelector(
+        page.wait_for_function(
+            """() => document.querySelector(
             '[data-testid="stMain"] [data-testid="stPlotlyChart"] .gtitle').textContent.includes('head 1')""",
-                               timeout=RENDER_TIMEOUT_MS)
+            timeout=RENDER_TIMEOUT_MS,
+        )
         # Leaving presenter mode brings the sidebar and the normal text size back.
         page.get_by_role("button", name="Leave presenter mode").click()
         wait_idle(page)
@@ -225,7 +236,7 @@ def test_presenter_remote_steps_the_tour(app, browser):
         page.keyboard.press("PageDown")
         page.wait_for_function(
             """() => document.querySelector('[data-testid="stMain"] h5').textContent.startsWith('2/')""",
-            timeout=RENDER_TIMEOUT_MS)
+            timeout=RENDER_TIMEOUT_MS,
+        )
     finally:
         context.close()
-

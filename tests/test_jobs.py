@@ -43,19 +43,48 @@ LONG = 1_000_000  # steps of a run that only ends when stopped
 def task():
     train, val = make_splits("reverse", 600, 40, seed=0, max_len=6)
     tokenizer = train_tokenizer(train, 64, synthetic=True)
-    config = ModelConfig(vocab_size=tokenizer.vocab_size, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1,
-                         n_decoder_layers=1, dropout=0.0, max_len=32)
+    config = ModelConfig(
+        vocab_size=tokenizer.vocab_size,
+        d_model=16,
+        n_heads=2,
+        d_ff=32,
+        n_encoder_layers=1,
+        n_decoder_layers=1,
+        dropout=0.0,
+        max_len=32,
+    )
     return train, val, tokenizer, config
 
 
-def start(manager: RunManager, name: str, task, *, steps: int, save_to: Path | None = None, unique: bool = False,
-          **overrides) -> str:
+def start(
+    manager: RunManager, name: str, task, *, steps: int, save_to: Path | None = None, unique: bool = False, **overrides
+) -> str:
     train, val, tokenizer, config = task
-    options = dict(steps=steps, batch_tokens=256, warmup_steps=20, eval_every=10, save_every=10, log_every=1,
-                   bleu_sentences=5, device="cpu", max_len=32, keep_last=1, sample_sentences=tuple(val.source[:2]))
+    options = dict(
+        steps=steps,
+        batch_tokens=256,
+        warmup_steps=20,
+        eval_every=10,
+        save_every=10,
+        log_every=1,
+        bleu_sentences=5,
+        device="cpu",
+        max_len=32,
+        keep_last=1,
+        sample_sentences=tuple(val.source[:2]),
+    )
     options.update(overrides)
-    return manager.start_new(name, model_config=config, train_config=TrainConfig(**options), tokenizer=tokenizer,
-                             train=train, val=val, save_to=save_to, metadata={"data": "reverse"}, unique=unique)
+    return manager.start_new(
+        name,
+        model_config=config,
+        train_config=TrainConfig(**options),
+        tokenizer=tokenizer,
+        train=train,
+        val=val,
+        save_to=save_to,
+        metadata={"data": "reverse"},
+        unique=unique,
+    )
 
 
 def wait_for_step(manager: RunManager, name: str, step: int, timeout: float = 180) -> None:
@@ -75,9 +104,11 @@ def stop_all(manager: RunManager) -> None:
 
 def test_the_server_side_never_imports_the_training_loop():
     """What the app's server imports to plan, start, watch, stop and save runs leaves the loop to the process."""
-    code = ("import sys; import explorer.training.launcher, explorer.training.estimates, explorer.training.reporter; "
-            "loop = sorted(m for m in sys.modules if m in ('explorer.training.trainer', 'torch.distributed')); "
-            "print(loop)")
+    code = (
+        "import sys; import explorer.training.launcher, explorer.training.estimates, explorer.training.reporter; "
+        "loop = sorted(m for m in sys.modules if m in ('explorer.training.trainer', 'torch.distributed')); "
+        "print(loop)"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "explorer.training.trainer" not in done.stdout, done.stdout
@@ -120,9 +151,14 @@ def test_names_are_taken_atomically_and_runs_are_bounded(tmp_path, task):
     manager = RunManager(tmp_path, max_jobs=2)
     try:
         names: list[str] = []
-        threads = [threading.Thread(target=lambda: names.append(start(manager, "same", task, steps=LONG,
-                                                                      eval_every=0, save_every=0, unique=True)))
-                   for _ in range(2)]
+        threads = [
+            threading.Thread(
+                target=lambda: names.append(
+                    start(manager, "same", task, steps=LONG, eval_every=0, save_every=0, unique=True)
+                )
+            )
+            for _ in range(2)
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -200,8 +236,14 @@ def test_a_save_asked_for_after_stop_is_not_lost(tmp_path, task):
 def test_a_failing_run_says_why(tmp_path, task):
     train, val, tokenizer, config = task
     manager = RunManager(tmp_path)
-    manager.start_new("broken", model_config=config.replace(vocab_size=config.vocab_size + 3), tokenizer=tokenizer,
-                      train=train, val=val, train_config=TrainConfig(steps=5, device="cpu", max_len=32))
+    manager.start_new(
+        "broken",
+        model_config=config.replace(vocab_size=config.vocab_size + 3),
+        tokenizer=tokenizer,
+        train=train,
+        val=val,
+        train_config=TrainConfig(steps=5, device="cpu", max_len=32),
+    )
     snap = manager.wait("broken", 120)
     assert snap.status == "failed" and "pieces but the model config says" in snap.error
     assert "Traceback" in snap.log  # the last lines of its log are shown with it
@@ -225,8 +267,7 @@ def test_snapshot_files_hold_no_pickles_and_round_trip(tmp_path):
     assert [s["step"] for s in labels["snapshots"]] == [0, 50]
     assert labels["snapshots"][1]["samples"][0]["output_pieces"] == ["▁c", "▁b", "</s>"]
     loaded = load_snapshots(tmp_path)
-    np.testing.assert_allclose(loaded[1].samples[0].cross_attention, snapshots[1].samples[0].cross_attention,
-                               atol=1e-3)
+    np.testing.assert_allclose(loaded[1].samples[0].cross_attention, snapshots[1].samples[0].cross_attention, atol=1e-3)
     assert load_snapshots(tmp_path / "nothing-here") == []
     (tmp_path / SNAPSHOT_JSON).write_text('{"format": "something else"}')
     with pytest.raises(SnapshotError, match="not an attention-snapshot file"):
@@ -248,8 +289,9 @@ def test_planned_schedule_is_eq3_and_includes_the_warmup_peak():
 
 
 def test_step_time_is_measured_and_scaled_for_big_batches():
-    config = ModelConfig(vocab_size=40, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1,
-                         max_len=32)
+    config = ModelConfig(
+        vocab_size=40, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1, max_len=32
+    )
     full = measure_step_time(config, 256, "cpu")
     assert full.seconds > 0 and not full.scaled and full.describe().startswith("measured: one real")
     scaled = measure_step_time(config, 4096, "cpu", flop_budget=1e6)
@@ -262,8 +304,9 @@ def test_a_step_is_timed_as_the_run_will_step_and_the_caller_keeps_its_priority(
 
     from explorer.training.estimates import in_niced_thread, measure_like_a_run
 
-    config = ModelConfig(vocab_size=40, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1,
-                         max_len=32)
+    config = ModelConfig(
+        vocab_size=40, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1, max_len=32
+    )
     before = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
     assert measure_like_a_run(config, 256, "cpu").seconds > 0
     assert in_niced_thread(lambda: os.getpriority(os.PRIO_PROCESS, threading.get_native_id()), 5) == before + 5

@@ -12,26 +12,39 @@ import pytest
 
 from explorer.runtime import configure_for, settings_for
 
-_SNAPSHOT = "import json, os, sys; before = dict(os.environ); import {module}; " \
-            "print(json.dumps({{'added': sorted(set(os.environ) - set(before)), " \
-            "'changed': sorted(k for k in before if os.environ.get(k) != before[k])}}))"
+_SNAPSHOT = (
+    "import json, os, sys; before = dict(os.environ); import {module}; "
+    "print(json.dumps({{'added': sorted(set(os.environ) - set(before)), "
+    "'changed': sorted(k for k in before if os.environ.get(k) != before[k])}}))"
+)
 
 
 @pytest.mark.parametrize("module", ["explorer", "explorer.inference", "explorer.decoding"])
 def test_importing_explorer_leaves_the_environment_unchanged(module):
     env = {k: v for k, v in os.environ.items() if not k.startswith("OMP_")}
-    done = subprocess.run([sys.executable, "-c", _SNAPSHOT.format(module=module)], env=env, capture_output=True,
-                          text=True, check=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", _SNAPSHOT.format(module=module)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
     assert json.loads(done.stdout) == {"added": [], "changed": []}
 
 
 def test_configure_for_sets_the_measured_setting_before_torch_loads():
-    code = ("import json, os; from explorer.runtime import configure_for, load_per_core; configure_for('cli'); "
-            "print(json.dumps({'env': {k: os.environ.get(k) for k in ('OMP_WAIT_POLICY', 'OMP_NUM_THREADS')}, "
-            "'load': load_per_core()}))")
+    code = (
+        "import json, os; from explorer.runtime import configure_for, load_per_core; configure_for('cli'); "
+        "print(json.dumps({'env': {k: os.environ.get(k) for k in ('OMP_WAIT_POLICY', 'OMP_NUM_THREADS')}, "
+        "'load': load_per_core()}))"
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith("OMP_")}
-    done = json.loads(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                                     check=True, timeout=120).stdout)
+    done = json.loads(
+        subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, timeout=120
+        ).stdout
+    )
     expected = settings_for("cli", done["load"])
     assert {k: v for k, v in done["env"].items() if v is not None} == expected
 

@@ -38,10 +38,12 @@ def test_int8_bleu_within_0_3_of_float_on_validation(multi30k_root):
     c = load_checkpoint(SHIPPED, "cpu")
     val = load_multi30k("val", multi30k_root)
     sources, references = list(val.source[:VAL_SENTENCES]), list(val.target[:VAL_SENTENCES])
-    float_bleu = corpus_scores([t.output for t in translate(c.model, c.tokenizer, sources, beam_size=4)],
-                               references).bleu
-    int8_bleu = corpus_scores([t.output for t in translate(quantize_int8(c.model), c.tokenizer, sources,
-                                                           beam_size=4)], references).bleu
+    float_bleu = corpus_scores(
+        [t.output for t in translate(c.model, c.tokenizer, sources, beam_size=4)], references
+    ).bleu
+    int8_bleu = corpus_scores(
+        [t.output for t in translate(quantize_int8(c.model), c.tokenizer, sources, beam_size=4)], references
+    ).bleu
     assert abs(int8_bleu - float_bleu) <= 0.3, f"int8 {int8_bleu:.2f} vs float {float_bleu:.2f} BLEU"
 
 

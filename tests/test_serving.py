@@ -10,8 +10,14 @@ from explorer.checkpoint import load_checkpoint
 from explorer.inference import translate
 from explorer.serving import batching_translator, translate_served
 
-SENTENCES = ["a big dog rides a bicycle .", "the woman walks in the park .", "a child sees the red dog .",
-             "a man sits on a bench .", "two dogs run in the snow .", "a girl plays with a ball ."]
+SENTENCES = [
+    "a big dog rides a bicycle .",
+    "the woman walks in the park .",
+    "a child sees the red dog .",
+    "a man sits on a bench .",
+    "two dogs run in the snow .",
+    "a girl plays with a ball .",
+]
 
 
 def _concurrently(call, sentences):
@@ -42,8 +48,10 @@ def test_concurrent_requests_get_their_own_translations_with_attention(words_che
 def test_requests_with_different_options_are_not_mixed(words_checkpoint, one_torch_thread):
     c = load_checkpoint(words_checkpoint)
     beams = [1, 3, 1, 3, 1, 3]
-    served = _concurrently(lambda i: translate_served(c.model, c.tokenizer, [SENTENCES[i]], beam_size=beams[i],
-                                                      n_best=beams[i]), list(range(len(SENTENCES))))
+    served = _concurrently(
+        lambda i: translate_served(c.model, c.tokenizer, [SENTENCES[i]], beam_size=beams[i], n_best=beams[i]),
+        list(range(len(SENTENCES))),
+    )
     assert [len(r[0].nbest) for r in served] == beams
 
 

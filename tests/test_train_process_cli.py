@@ -28,12 +28,35 @@ def cli(*argv: str) -> int:
 def test_runs_lists_and_stop_stops_a_run_started_elsewhere(tmp_path, capsys):
     train, val = make_splits("reverse", 600, 40, seed=0, max_len=6)
     tokenizer = train_tokenizer(train, 64, synthetic=True)
-    config = ModelConfig(vocab_size=tokenizer.vocab_size, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1,
-                         n_decoder_layers=1, dropout=0.0, max_len=32)
+    config = ModelConfig(
+        vocab_size=tokenizer.vocab_size,
+        d_model=16,
+        n_heads=2,
+        d_ff=32,
+        n_encoder_layers=1,
+        n_decoder_layers=1,
+        dropout=0.0,
+        max_len=32,
+    )
     app = RunManager(tmp_path)  # the app's server started it
-    app.start_new("lecture", model_config=config, tokenizer=tokenizer, train=train, val=val,
-                  train_config=TrainConfig(steps=1_000_000, batch_tokens=256, warmup_steps=20, eval_every=0,
-                                           save_every=0, log_every=1, bleu_sentences=0, device="cpu", max_len=32))
+    app.start_new(
+        "lecture",
+        model_config=config,
+        tokenizer=tokenizer,
+        train=train,
+        val=val,
+        train_config=TrainConfig(
+            steps=1_000_000,
+            batch_tokens=256,
+            warmup_steps=20,
+            eval_every=0,
+            save_every=0,
+            log_every=1,
+            bleu_sentences=0,
+            device="cpu",
+            max_len=32,
+        ),
+    )
     deadline = time.monotonic() + 180
     while app.snapshot("lecture").step < 3:
         assert time.monotonic() < deadline and app.snapshot("lecture").live, app.snapshot("lecture").log
@@ -83,8 +106,13 @@ def test_a_command_line_run_is_listed_and_stopped_like_an_app_run(tmp_path, caps
     from pathlib import Path
 
     repo = Path(__file__).resolve().parents[1]
-    process = subprocess.Popen([sys.executable, "-c", COMMAND_LINE_RUN, "cli-run"], cwd=tmp_path, text=True,
-                               stdout=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(repo)})
+    process = subprocess.Popen(
+        [sys.executable, "-c", COMMAND_LINE_RUN, "cli-run"],
+        cwd=tmp_path,
+        text=True,
+        stdout=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(repo)},
+    )
     try:
         manager = RunManager(tmp_path)
         deadline = time.monotonic() + 180

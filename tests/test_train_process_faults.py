@@ -32,18 +32,38 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 def task():
     train, val = make_splits("reverse", 600, 40, seed=0, max_len=6)
     tokenizer = train_tokenizer(train, 64, synthetic=True)
-    config = ModelConfig(vocab_size=tokenizer.vocab_size, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1,
-                         n_decoder_layers=1, dropout=0.0, max_len=32)
+    config = ModelConfig(
+        vocab_size=tokenizer.vocab_size,
+        d_model=16,
+        n_heads=2,
+        d_ff=32,
+        n_encoder_layers=1,
+        n_decoder_layers=1,
+        dropout=0.0,
+        max_len=32,
+    )
     return train, val, tokenizer, config
 
 
 def start(manager: RunManager, name: str, task, **overrides) -> str:
     train, val, tokenizer, config = task
-    options = dict(steps=LONG, batch_tokens=256, warmup_steps=20, eval_every=7, save_every=3, log_every=1,
-                   bleu_sentences=0, device="cpu", max_len=32, keep_last=1, sample_sentences=(val.source[0],))
+    options = dict(
+        steps=LONG,
+        batch_tokens=256,
+        warmup_steps=20,
+        eval_every=7,
+        save_every=3,
+        log_every=1,
+        bleu_sentences=0,
+        device="cpu",
+        max_len=32,
+        keep_last=1,
+        sample_sentences=(val.source[0],),
+    )
     options.update(overrides)
-    return manager.start_new(name, model_config=config, train_config=TrainConfig(**options), tokenizer=tokenizer,
-                             train=train, val=val)
+    return manager.start_new(
+        name, model_config=config, train_config=TrainConfig(**options), tokenizer=tokenizer, train=train, val=val
+    )
 
 
 def wait_for(predicate, timeout: float = 180, what: str = "") -> None:
@@ -151,8 +171,14 @@ RunManager(Path(sys.argv[1])).start_new("survivor", model_config=config, tokeniz
 
 def test_a_server_restart_mid_run_lists_the_run_and_can_stop_it(tmp_path):
     """The process that started the run exits; the run goes on, and a fresh manager sees and stops it."""
-    done = subprocess.run([sys.executable, "-c", SERVER, str(tmp_path)], cwd=REPO, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=180)
+    done = subprocess.run(
+        [sys.executable, "-c", SERVER, str(tmp_path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=180,
+    )
     assert done.returncode == 0, done.stderr
     restarted = RunManager(tmp_path)
     wait_for(lambda: restarted.snapshot("survivor").step >= 10, what="the run to go on after its server left")

@@ -19,14 +19,31 @@ from explorer.training.trainer import TrainConfig, Trainer, resume_trainer
 def _setup(n_train=2000, **task):
     train, val = make_splits("reverse", n_train, 100, seed=0, **task)
     tokenizer = Tokenizer.train(list(train.source) + list(train.target), 64, model_type="word")
-    config = ModelConfig(vocab_size=tokenizer.vocab_size, d_model=32, n_heads=2, d_ff=64, n_encoder_layers=1,
-                         n_decoder_layers=1, dropout=0.1, max_len=32)
+    config = ModelConfig(
+        vocab_size=tokenizer.vocab_size,
+        d_model=32,
+        n_heads=2,
+        d_ff=64,
+        n_encoder_layers=1,
+        n_decoder_layers=1,
+        dropout=0.1,
+        max_len=32,
+    )
     return train, val, tokenizer, config
 
 
 def _train_config(**overrides) -> TrainConfig:
-    values = dict(steps=20, batch_tokens=512, warmup_steps=10, eval_every=0, save_every=0, bleu_sentences=0,
-                  device="cpu", max_len=32, log_every=1)
+    values = dict(
+        steps=20,
+        batch_tokens=512,
+        warmup_steps=10,
+        eval_every=0,
+        save_every=0,
+        bleu_sentences=0,
+        device="cpu",
+        max_len=32,
+        log_every=1,
+    )
     values.update(overrides)
     return TrainConfig(**values)
 
@@ -35,7 +52,7 @@ def test_noam_schedule_warms_up_then_decays():
     lrs = [noam_learning_rate(s, 512, 4000) for s in range(1, 20001)]
     peak = max(range(len(lrs)), key=lrs.__getitem__) + 1
     assert peak == 4000
-    assert lrs[peak - 1] == pytest.approx(512 ** -0.5 * 4000 ** -0.5)
+    assert lrs[peak - 1] == pytest.approx(512**-0.5 * 4000**-0.5)
     assert lrs[1999] == pytest.approx(lrs[999] * 2)  # linear warm-up
     assert lrs[15999] == pytest.approx(lrs[3999] / 2)  # inverse square root decay
 
@@ -102,11 +119,25 @@ def test_callbacks_receive_progress_and_evaluations(tmp_path):
 def test_small_model_learns_reverse_to_99_percent_on_held_out_sequences():
     train, val = make_splits("reverse", 6000, 200, seed=0, min_len=3, max_len=8, n_symbols=16)
     tokenizer = Tokenizer.train(list(train.source) + list(train.target), 64, model_type="word")
-    config = ModelConfig(vocab_size=tokenizer.vocab_size, d_model=64, n_heads=4, d_ff=128, n_encoder_layers=2,
-                         n_decoder_layers=2, dropout=0.0, max_len=32)
+    config = ModelConfig(
+        vocab_size=tokenizer.vocab_size,
+        d_model=64,
+        n_heads=4,
+        d_ff=128,
+        n_encoder_layers=2,
+        n_decoder_layers=2,
+        dropout=0.0,
+        max_len=32,
+    )
     # A gentle peak rate (scale 0.4) lets the model settle on exact positions; repeated symbols are the hard case.
-    trainer = Trainer(config, _train_config(steps=1500, batch_tokens=1024, warmup_steps=100, lr_scale=0.4,
-                                            label_smoothing=0.0, log_every=50), tokenizer, train, val, None)
+    trainer = Trainer(
+        config,
+        _train_config(steps=1500, batch_tokens=1024, warmup_steps=100, lr_scale=0.4, label_smoothing=0.0, log_every=50),
+        tokenizer,
+        train,
+        val,
+        None,
+    )
     trainer.run()
     outputs = translate(trainer.model.eval(), tokenizer, list(val.source), batch_size=200)
     exact = sum(o.output == t for o, t in zip(outputs, val.target, strict=True)) / len(val)

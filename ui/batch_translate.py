@@ -28,9 +28,10 @@ def translate_batch(selection: Selection, sentences: Sequence[str], **options) -
     bar = st.progress(0.0, text=t("Translating {n} sentences…", n=len(sentences)))
     results: list[Translation] = []
     for start in range(0, len(sentences), BATCH_CHUNK):
-        results += translate_for(selection, list(sentences[start:start + BATCH_CHUNK]), **options)
-        bar.progress(len(results) / len(sentences), text=t("Translated {done} of {n}", done=len(results),
-                                                           n=len(sentences)))
+        results += translate_for(selection, list(sentences[start : start + BATCH_CHUNK]), **options)
+        bar.progress(
+            len(results) / len(sentences), text=t("Translated {done} of {n}", done=len(results), n=len(sentences))
+        )
     bar.empty()
     return results
 
@@ -40,6 +41,14 @@ def warn_truncated(translations: Sequence[Translation], max_len: int) -> None:
     cut = [i + 1 for i, tr in enumerate(translations) if tr.truncated]
     if cut:
         shown = ", ".join(map(str, cut[:10])) + (" …" if len(cut) > 10 else "")
-        st.warning(t("{cut} of {n} sentences were longer than the model reads ({max_len} tokens including </s>) and "
-                     "were cut before translating: sentence {shown} (numbered as in the table).", cut=len(cut),
-                     n=len(translations), max_len=max_len, shown=shown), icon=":material/content_cut:")
+        st.warning(
+            t(
+                "{cut} of {n} sentences were longer than the model reads ({max_len} tokens including </s>) and "
+                "were cut before translating: sentence {shown} (numbered as in the table).",
+                cut=len(cut),
+                n=len(translations),
+                max_len=max_len,
+                shown=shown,
+            ),
+            icon=":material/content_cut:",
+        )

@@ -32,33 +32,66 @@ def ready_table(path: str, version: float) -> dict | None:
 def show_table(table: ImportanceTable, config: ModelConfig) -> None:
     lang = current_language()
     s = table.settings
-    st.caption(t("BLEU of the full model: {bleu:.2f} on {n} validation sentences, {search} (sacreBLEU {signature})",
-                 bleu=table.baseline_bleu, n=s.sentences, signature=table.bleu_signature,
-                 search=t("greedy decoding") if s.beam_size == 1 else t("beam {k}", k=s.beam_size)))
-    column = st.segmented_control(t("Colour by"), tuple(COLUMNS), key="hi_column", required=True, default="bleu_drop",
-                                  format_func=lambda c: t(COLUMNS[c]))
+    st.caption(
+        t(
+            "BLEU of the full model: {bleu:.2f} on {n} validation sentences, {search} (sacreBLEU {signature})",
+            bleu=table.baseline_bleu,
+            n=s.sentences,
+            signature=table.bleu_signature,
+            search=t("greedy decoding") if s.beam_size == 1 else t("beam {k}", k=s.beam_size),
+        )
+    )
+    column = st.segmented_control(
+        t("Colour by"),
+        tuple(COLUMNS),
+        key="hi_column",
+        required=True,
+        default="bleu_drop",
+        format_func=lambda c: t(COLUMNS[c]),
+    )
     grids = {f: np.array(table.grid(f, config, column)) for f in HEAD_FAMILIES}
-    show_figure(importance_heatmaps(grids, value_title=t(COLUMNS[column]), lang=lang), "head importance",
-                key="heads_importance")
+    show_figure(
+        importance_heatmaps(grids, value_title=t(COLUMNS[column]), lang=lang), "head importance", key="heads_importance"
+    )
     top = table.ranked()[:5]
-    st.markdown(t("Most important heads (largest BLEU drop when removed alone): {heads}.",
-                  heads=", ".join(f"`{h.name}` ({h.bleu_drop:+.2f})" for h in top)))
+    st.markdown(
+        t(
+            "Most important heads (largest BLEU drop when removed alone): {heads}.",
+            heads=", ".join(f"`{h.name}` ({h.bleu_drop:+.2f})" for h in top),
+        )
+    )
     if table.pruning:
         curves = {f: [(p.removed, p.bleu) for p in steps] for f, steps in table.pruning.items()}
         show_figure(pruning_curves(curves, table.baseline_bleu, lang=lang), "head pruning", key="heads_pruning")
-    rows = [{t("head"): h.name, t("BLEU without it"): round(h.bleu, 2), t("BLEU drop"): round(h.bleu_drop, 2),
-             t("Gradient importance"): round(h.gradient_normalised, 4)} for h in table.heads]
+    rows = [
+        {
+            t("head"): h.name,
+            t("BLEU without it"): round(h.bleu, 2),
+            t("BLEU drop"): round(h.bleu_drop, 2),
+            t("Gradient importance"): round(h.gradient_normalised, 4),
+        }
+        for h in table.heads
+    ]
     st.dataframe(rows, hide_index=True, key="heads_importance_table")
-    st.download_button(t("Table as CSV"), table.to_csv(), file_name="head_importance.csv", mime="text/csv",
-                       icon=":material/download:", on_click="ignore")
+    st.download_button(
+        t("Table as CSV"),
+        table.to_csv(),
+        file_name="head_importance.csv",
+        mime="text/csv",
+        icon=":material/download:",
+        on_click="ignore",
+    )
 
 
 def importance_section(path: str, version: float, config: ModelConfig) -> None:
-    st.markdown(t(
-        "Switch each head off alone and measure BLEU on validation sentences: the drop says how much the "
-        "translation needs that head. The second score is the gradient importance of Michel et al. (2019): "
-        "how fast the loss grows as the head is faded out, normalised within each layer. The pruning curve "
-        "removes heads of one family in order of that score, least important first."))
+    st.markdown(
+        t(
+            "Switch each head off alone and measure BLEU on validation sentences: the drop says how much the "
+            "translation needs that head. The second score is the gradient importance of Michel et al. (2019): "
+            "how fast the loss grows as the head is faded out, normalised within each layer. The pruning curve "
+            "removes heads of one family in order of that score, least important first."
+        )
+    )
     data = ready_table(path, version)
     if data is not None:
         show_table(ImportanceTable.from_dict(data), config)
@@ -70,12 +103,22 @@ def importance_section(path: str, version: float, config: ModelConfig) -> None:
         show_table(run.table, config)
         return
     steps = total_steps(config)
-    st.info(t("No importance table for this checkpoint yet. Computing one decodes {n} validation sentences "
-              "{steps} times; it runs in the background and is kept on disk for this checkpoint.",
-              n=settings.sentences, steps=steps), icon=":material/hourglass_empty:")
+    st.info(
+        t(
+            "No importance table for this checkpoint yet. Computing one decodes {n} validation sentences "
+            "{steps} times; it runs in the background and is kept on disk for this checkpoint.",
+            n=settings.sentences,
+            steps=steps,
+        ),
+        icon=":material/hourglass_empty:",
+    )
     if not run.running and run.error is None:
-        st.button(t("Compute in the background"), key="heads_importance_start", on_click=run.start,
-                  icon=":material/play_arrow:")
+        st.button(
+            t("Compute in the background"),
+            key="heads_importance_start",
+            on_click=run.start,
+            icon=":material/play_arrow:",
+        )
     _progress(run)
 
 

@@ -27,17 +27,23 @@ def replay_section(path: str, checkpoint: Checkpoint) -> None:
     index = Path(path) / SNAPSHOT_JSON
     snapshots = snapshots_of(path, index.stat().st_mtime if index.is_file() else 0.0)
     if not snapshots:
-        st.info(t("This checkpoint has no attention snapshots. Checkpoints trained on the Train page keep the "
-                  "watched sentences' cross-attention at every evaluation; open one of those to replay it."),
-                icon=":material/history:")
+        st.info(
+            t(
+                "This checkpoint has no attention snapshots. Checkpoints trained on the Train page keep the "
+                "watched sentences' cross-attention at every evaluation; open one of those to replay it."
+            ),
+            icon=":material/history:",
+        )
         return
     config = checkpoint.config
     sentences = [s.source for s in snapshots[-1].samples]
     left, middle, right = st.columns((3, 1, 1), gap="medium")
-    sentence = left.selectbox(t("Sentence"), range(len(sentences)), format_func=lambda i: sentences[i],
-                              key="hr_sentence")
-    layer = middle.selectbox(t("Layer"), range(config.n_decoder_layers), index=config.n_decoder_layers - 1,
-                             key="hr_layer")
+    sentence = left.selectbox(
+        t("Sentence"), range(len(sentences)), format_func=lambda i: sentences[i], key="hr_sentence"
+    )
+    layer = middle.selectbox(
+        t("Layer"), range(config.n_decoder_layers), index=config.n_decoder_layers - 1, key="hr_layer"
+    )
     head = right.selectbox(t("Head"), range(config.n_heads), key="hr_head")
     steps = [s.step for s in snapshots]
     step = st.select_slider(t("Training step"), steps, value=steps[-1], key="hr_step")
@@ -45,7 +51,14 @@ def replay_section(path: str, checkpoint: Checkpoint) -> None:
     sample = snapshot.samples[sentence]
     history = (checkpoint.training or {}).get("history", {})
     st.caption(t("Output at this step: {output}", output=sample.output or t("(empty)")))
-    figure = replay_frame(sample.cross_attention[layer, head], sample.output_pieces, sample.source_pieces,
-                          history.get("step", []), history.get("loss", []), step,
-                          title=f"cross.{layer}.{head}", lang=current_language())
+    figure = replay_frame(
+        sample.cross_attention[layer, head],
+        sample.output_pieces,
+        sample.source_pieces,
+        history.get("step", []),
+        history.get("loss", []),
+        step,
+        title=f"cross.{layer}.{head}",
+        lang=current_language(),
+    )
     show_figure(figure, f"replay cross {layer} {head} step {step}", key="heads_replay")

@@ -32,8 +32,12 @@ def reference_sentences(checkpoint: Checkpoint, extra: str | None = None) -> tup
 
 
 def roles_for(selection: Selection, sentences: tuple[str, ...], level: str = "word") -> list[HeadRole]:
-    return cached("head_roles", selection, (sentences, level),
-                  lambda ck: measure_roles(ck.model, ck.tokenizer, list(sentences), level=level))
+    return cached(
+        "head_roles",
+        selection,
+        (sentences, level),
+        lambda ck: measure_roles(ck.model, ck.tokenizer, list(sentences), level=level),
+    )
 
 
 def _csv(rows: list[dict]) -> str:
@@ -51,25 +55,53 @@ def roles_section(selection: Selection, checkpoint: Checkpoint, sentence: str | 
     sentences = reference_sentences(checkpoint, sentence)
     roles = roles_for(selection, sentences)
     st.markdown(t("Measured over {n} sentences, word by word (a word's pieces merged).", n=len(sentences)))
-    rows = [{t("head"): r["head"], t("role"): t(r["role"]), t("score"): r["score"], t("evidence"): r["evidence"],
-             t("example"): r["example"]} for r in roles_table(roles)]
+    rows = [
+        {
+            t("head"): r["head"],
+            t("role"): t(r["role"]),
+            t("score"): r["score"],
+            t("evidence"): r["evidence"],
+            t("example"): r["example"],
+        }
+        for r in roles_table(roles)
+    ]
     st.dataframe(rows, hide_index=True, key="heads_roles_table")
-    st.download_button(t("Roles as CSV"), _csv(roles_table(roles)), file_name="head_roles.csv", mime="text/csv",
-                       icon=":material/download:", on_click="ignore", key="heads_roles_csv")
+    st.download_button(
+        t("Roles as CSV"),
+        _csv(roles_table(roles)),
+        file_name="head_roles.csv",
+        mime="text/csv",
+        icon=":material/download:",
+        on_click="ignore",
+        key="heads_roles_csv",
+    )
     with st.expander(t("How roles are given: rules and thresholds"), icon=":material/rule:"):
-        st.markdown(t(
-            "Each role is a rule saying where a query should look. A query **follows** the rule when its strongest "
-            "key is where the rule points (as Voita et al., 2019, define positional heads); the score is the share "
-            "of queries that follow it. A head gets the role with the highest score among those at or over their "
-            "threshold; a positional role within {margin:.2f} of the best wins, being the simpler explanation. "
-            "A role needs at least {rows} queries it applies to. No role over its threshold: **mixed**.",
-            margin=POSITIONAL_MARGIN, rows=MIN_ROWS))
-        st.dataframe([{t("role"): t(role), t("rule"): t(ROLE_RULES[role]),
-                       t("threshold"): ROLE_THRESHOLDS.get(role)} for role in ROLE_RULES],
-                     hide_index=True, key="heads_roles_rules")
-        st.markdown(t("Alignment uses no dictionary: an output word is anchored to a source word when the same "
-                      "text occurs exactly once on each side (names, numbers, words such as *in*, and every symbol "
-                      "of a toy task). Rare words are words the subword model splits into two or more pieces."))
+        st.markdown(
+            t(
+                "Each role is a rule saying where a query should look. A query **follows** the rule when its strongest "
+                "key is where the rule points (as Voita et al., 2019, define positional heads); the score is the share "
+                "of queries that follow it. A head gets the role with the highest score among those at or over their "
+                "threshold; a positional role within {margin:.2f} of the best wins, being the simpler explanation. "
+                "A role needs at least {rows} queries it applies to. No role over its threshold: **mixed**.",
+                margin=POSITIONAL_MARGIN,
+                rows=MIN_ROWS,
+            )
+        )
+        st.dataframe(
+            [
+                {t("role"): t(role), t("rule"): t(ROLE_RULES[role]), t("threshold"): ROLE_THRESHOLDS.get(role)}
+                for role in ROLE_RULES
+            ],
+            hide_index=True,
+            key="heads_roles_rules",
+        )
+        st.markdown(
+            t(
+                "Alignment uses no dictionary: an output word is anchored to a source word when the same "
+                "text occurs exactly once on each side (names, numbers, words such as *in*, and every symbol "
+                "of a toy task). Rare words are words the subword model splits into two or more pieces."
+            )
+        )
     shown = [r for r in roles if r.role != "mixed"]
     for r in shown:
         with st.expander(f"`{r.name}` · {t(r.role)} · {r.score:.2f}"):

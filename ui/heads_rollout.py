@@ -21,11 +21,14 @@ def _word(piece: str) -> str:
 
 
 def rollout_section(translation: Translation) -> None:
-    st.markdown(t(
-        "A layer attends to the previous layer's states, which are already mixtures of the input. **Rollout** "
-        "(Abnar & Zuidema, 2020) follows the mixing down to the source words: each sub-layer counts as half "
-        "residual and half attention (0.5·I + 0.5·A), multiplied through the encoder, the decoder's "
-        "self-attention and the cross-attention of every layer."))
+    st.markdown(
+        t(
+            "A layer attends to the previous layer's states, which are already mixtures of the input. **Rollout** "
+            "(Abnar & Zuidema, 2020) follows the mixing down to the source words: each sub-layer counts as half "
+            "residual and half attention (0.5·I + 0.5·A), multiplied through the encoder, the decoder's "
+            "self-attention and the cross-attention of every layer."
+        )
+    )
     att = translation.attention
     assert att is not None, "the translation needs its attention"
     flow = output_attribution(att.encoder_self, att.decoder_self, att.cross)
@@ -37,8 +40,15 @@ def rollout_section(translation: Translation) -> None:
     if not differ:
         st.markdown(t("Here they agree: for every output token the strongest source token is the same in both."))
         return
-    lines = [t("For **{output}** the top layer looks most at **{plain}**, the flow through all layers at **{flow}**.",
-               output=_word(outputs[row]), plain=_word(sources[b]), flow=_word(sources[a]))
-             for row, a, b in differ[:MAX_SENTENCES]]
-    st.markdown(t("They differ for {n} of {total} output tokens.", n=len(differ), total=len(outputs)) + " "
-                + " ".join(lines))
+    lines = [
+        t(
+            "For **{output}** the top layer looks most at **{plain}**, the flow through all layers at **{flow}**.",
+            output=_word(outputs[row]),
+            plain=_word(sources[b]),
+            flow=_word(sources[a]),
+        )
+        for row, a, b in differ[:MAX_SENTENCES]
+    ]
+    st.markdown(
+        t("They differ for {n} of {total} output tokens.", n=len(differ), total=len(outputs)) + " " + " ".join(lines)
+    )

@@ -61,8 +61,9 @@ def controls():
     return st.session_state.get(_SLOT) or st.sidebar
 
 
-def page_header(title: str, intro: str | None = None, *, formula: str | None = None,
-                label: str = "About this page") -> None:
+def page_header(
+    title: str, intro: str | None = None, *, formula: str | None = None, label: str = "About this page"
+) -> None:
     """The page's title, and its explanation in a collapsed expander at the top of the sidebar (translated
     strings in)."""
     st.title(title)
@@ -85,8 +86,10 @@ def wrap_title(fig: go.Figure, width: int = NARROW_COLUMN_PX) -> go.Figure:
         for cut in range(len(parts) - 1, 0, -1):
             head = separator.join(parts[:cut])
             if text_width_px(head, size) <= width - 20:
-                fig.update_layout(title_text=head + "<br>" + separator.join(parts[cut:]),
-                                  margin_t=(fig.layout.margin.t or 80) + int(1.3 * size))
+                fig.update_layout(
+                    title_text=head + "<br>" + separator.join(parts[cut:]),
+                    margin_t=(fig.layout.margin.t or 80) + int(1.3 * size),
+                )
                 return fig
     return fig
 

@@ -93,14 +93,26 @@ def _settle_choice(choices: dict[str, str]) -> None:
     wanted = st.session_state.get(MODEL_KEY)
     if wanted is not None and wanted not in choices:
         fallback = _default(choices)
-        st.warning(t("The checkpoint **{gone}** is gone (its folder was deleted or renamed); showing **{shown}** "
-                     "instead.", gone=wanted, shown=fallback), icon=":material/folder_off:")
+        st.warning(
+            t(
+                "The checkpoint **{gone}** is gone (its folder was deleted or renamed); showing **{shown}** instead.",
+                gone=wanted,
+                shown=fallback,
+            ),
+            icon=":material/folder_off:",
+        )
         st.session_state[MODEL_KEY] = fallback
         return
     raw = st.query_params.get(MODEL_KEY)
     if wanted is None and raw is not None and raw not in choices:  # the session's first run, from a link
-        st.warning(t("The link asks for checkpoint **{wanted}**, which this server does not have; showing "
-                     "**{shown}**.", wanted=raw, shown=_default(choices)), icon=":material/link_off:")
+        st.warning(
+            t(
+                "The link asks for checkpoint **{wanted}**, which this server does not have; showing **{shown}**.",
+                wanted=raw,
+                shown=_default(choices),
+            ),
+            icon=":material/link_off:",
+        )
 
 
 def sidebar() -> Selection | None:
@@ -113,15 +125,22 @@ def sidebar() -> Selection | None:
         else:
             _settle_choice(choices)
             labels = list(choices)
-            st.selectbox(t("Checkpoint"), labels, index=labels.index(_default(choices)), key=MODEL_KEY,
-                         bind="query-params", help=t("Every folder in checkpoints/, plus checkpoints you uploaded."))
+            st.selectbox(
+                t("Checkpoint"),
+                labels,
+                index=labels.index(_default(choices)),
+                key=MODEL_KEY,
+                bind="query-params",
+                help=t("Every folder in checkpoints/, plus checkpoints you uploaded."),
+            )
         devices = available_devices()
         if st.session_state.get(DEVICE_KEY) not in devices:
             st.session_state[DEVICE_KEY] = devices[0]
         st.selectbox(t("Device"), devices, key=DEVICE_KEY, help=t("CUDA is used automatically when present."))
         with st.expander(t("Upload a checkpoint")):
-            files = st.file_uploader(t("config.json, model.safetensors and tokenizer.model"),
-                                     accept_multiple_files=True, key=UPLOAD_KEY)
+            files = st.file_uploader(
+                t("config.json, model.safetensors and tokenizer.model"), accept_multiple_files=True, key=UPLOAD_KEY
+            )
             st.button(t("Load uploaded checkpoint"), on_click=_load_upload, disabled=not files)
             if st.session_state.get(_UPLOAD_ERROR):
                 st.error(t("Not loaded: {error}", error=st.session_state[_UPLOAD_ERROR]))

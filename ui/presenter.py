@@ -72,9 +72,14 @@ def presenter_toggle() -> bool:
     presenter_on()
     st.session_state.pop(_LEFT, None)  # this is a whole run already
     with st.sidebar:
-        on = st.toggle(t("Presenter mode"), key=KEY,
-                       help=t("For a projector: no sidebar, larger figure text; PageDown / PageUp (a presentation "
-                              "remote) or the arrow keys step through heads. Leave it with ?presenter=0."))
+        on = st.toggle(
+            t("Presenter mode"),
+            key=KEY,
+            help=t(
+                "For a projector: no sidebar, larger figure text; PageDown / PageUp (a presentation "
+                "remote) or the arrow keys step through heads. Leave it with ?presenter=0."
+            ),
+        )
     if on:
         st.query_params[KEY] = "1"
         st.container(key="present_on", height=1, border=False)  # tells the key script and the style to act
@@ -103,7 +108,9 @@ def step_buttons(step: Callable[[int], None], *, can_back: bool = True, can_forw
 def stepper(key: str, count: int) -> Callable[[int], None]:
     """A `step` for `step_buttons` that moves the 1-based choice `st.session_state[key]` within 1..count,
     wrapping around (a remote has no 'first' button)."""
+
     def step(direction: int) -> None:
         current = int(st.session_state.get(key) or 1)
         st.session_state[key] = (current - 1 + direction) % count + 1
+
     return step

@@ -49,8 +49,13 @@ def nbytes(value: Any, _seen: set[int] | None = None) -> int:
 class MemoryBoundedCache:
     """key -> value, at most `budget_bytes` of arrays in all; thread-safe."""
 
-    def __init__(self, budget_bytes: int, ttl_s: float | None = None, clock: Callable[[], float] = time.monotonic,
-                 min_entry_bytes: int = 64 * 1024):
+    def __init__(
+        self,
+        budget_bytes: int,
+        ttl_s: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        min_entry_bytes: int = 64 * 1024,
+    ):
         self.budget_bytes, self.ttl_s, self._clock = budget_bytes, ttl_s, clock
         self.min_entry_bytes = min_entry_bytes
         self._entries: OrderedDict[Hashable, tuple[Any, int, float]] = OrderedDict()  # value, bytes, stored at

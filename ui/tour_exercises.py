@@ -34,22 +34,44 @@ def show_exercise(exercise: Exercise, guesses: dict[str, str | float]) -> None:
             guess = guesses[exercise.key]
             shown = _option_label(str(guess)) if exercise.kind == CHOICE else f"{float(guess):g}"
             verdict = t("Right") if exercise.is_correct(guess) else t("Not quite")
-            message = t("{verdict}: you said {guess}, the model says {answer}.", verdict=verdict,
-                        guess=md_escape(shown), answer=md_escape(_answer_text(exercise)))
+            message = t(
+                "{verdict}: you said {guess}, the model says {answer}.",
+                verdict=verdict,
+                guess=md_escape(shown),
+                answer=md_escape(_answer_text(exercise)),
+            )
             (st.success if exercise.is_correct(guess) else st.warning)(message, icon=":material/lightbulb:")
             st.markdown(t(exercise.explanation, **fields))
             st.button(t("Try again"), key=f"retry_{exercise.key}", on_click=record_guess, args=(exercise.key, None))
             return
         widget_key = f"guess_{exercise.key}"
         if exercise.kind == CHOICE:
-            guess = st.segmented_control(t("Your answer"), exercise.options, key=widget_key,
-                                         format_func=_option_label, label_visibility="collapsed")
+            guess = st.segmented_control(
+                t("Your answer"),
+                exercise.options,
+                key=widget_key,
+                format_func=_option_label,
+                label_visibility="collapsed",
+            )
         else:
             middle = round((exercise.low + exercise.high) / 2 / exercise.step) * exercise.step
-            guess = st.slider(t("Your answer"), float(exercise.low), float(exercise.high), float(middle),
-                              step=float(exercise.step), key=widget_key, label_visibility="collapsed")
-        st.button(t("Check"), key=f"check_{exercise.key}", type="primary", disabled=guess is None,
-                  on_click=_commit, args=(exercise.key, widget_key))
+            guess = st.slider(
+                t("Your answer"),
+                float(exercise.low),
+                float(exercise.high),
+                float(middle),
+                step=float(exercise.step),
+                key=widget_key,
+                label_visibility="collapsed",
+            )
+        st.button(
+            t("Check"),
+            key=f"check_{exercise.key}",
+            type="primary",
+            disabled=guess is None,
+            on_click=_commit,
+            args=(exercise.key, widget_key),
+        )
 
 
 def _commit(key: str, widget_key: str) -> None:

@@ -22,8 +22,13 @@ def tour_translation(selection: Selection, sentence: str) -> Translation:
     return translate_for(selection, [sentence], with_attention=True)[0]
 
 
-def computed(kind: str, selection: Selection, sentence: str, compute: Callable[[Checkpoint, Translation], object],
-             *options: object):
+def computed(
+    kind: str,
+    selection: Selection,
+    sentence: str,
+    compute: Callable[[Checkpoint, Translation], object],
+    *options: object,
+):
     """`compute(checkpoint, translation)` cached under the tour's kind, the sentence and `options`."""
     translation = tour_translation(selection, sentence)
     return cached(f"tour_{kind}", selection, (sentence, options), lambda ck: compute(ck, translation))
@@ -35,8 +40,9 @@ def beam_rows(selection: Selection, sentence: str) -> list[numbers.BeamRow]:
 
 def tour_exercises(selection: Selection, sentence: str) -> list[exercises.Exercise]:
     rows = beam_rows(selection, sentence)
-    return computed("exercises", selection, sentence,
-                    lambda ck, tr: exercises.build_exercises(ck.model, ck.tokenizer, tr, rows))
+    return computed(
+        "exercises", selection, sentence, lambda ck, tr: exercises.build_exercises(ck.model, ck.tokenizer, tr, rows)
+    )
 
 
 def guesses(all_exercises: list[exercises.Exercise]) -> dict[str, str | float]:

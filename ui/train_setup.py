@@ -31,10 +31,12 @@ MAX_SAMPLES = 4  # sentences whose attention is watched
 AUTO_TIMING_PARAMETERS = 3_000_000  # larger models are timed on request (a step takes seconds on a CPU)
 
 
-
 def data_sources() -> dict[str, str]:
-    return {"synthetic": t("Synthetic task"), "multi30k": t("Multi30k (English → German)"),
-            "upload": t("Upload a corpus")}
+    return {
+        "synthetic": t("Synthetic task"),
+        "multi30k": t("Multi30k (English → German)"),
+        "upload": t("Upload a corpus"),
+    }
 
 
 def preset_labels() -> dict[str, str]:
@@ -50,12 +52,15 @@ PAIRS = (500, 1000, 2000, 5000, 10000, 20000, 50000)
 # Per data source: knobs for a sensible first run on a laptop (the paper trains base for 100k steps with
 # 4000 warm-up steps and about 25,000 tokens per batch: Section 5).
 DEFAULTS = {
-    "synthetic": dict(preset="tiny", vocab=64, steps=600, warmup=100, batch_tokens=1024, eval_every=100, bleu=100,
-                      save_every=200),
-    "multi30k": dict(preset="small", vocab=8000, steps=5000, warmup=1000, batch_tokens=4096, eval_every=500,
-                     bleu=200, save_every=500),
-    "upload": dict(preset="small", vocab=4000, steps=5000, warmup=1000, batch_tokens=2048, eval_every=500, bleu=100,
-                   save_every=500),
+    "synthetic": dict(
+        preset="tiny", vocab=64, steps=600, warmup=100, batch_tokens=1024, eval_every=100, bleu=100, save_every=200
+    ),
+    "multi30k": dict(
+        preset="small", vocab=8000, steps=5000, warmup=1000, batch_tokens=4096, eval_every=500, bleu=200, save_every=500
+    ),
+    "upload": dict(
+        preset="small", vocab=4000, steps=5000, warmup=1000, batch_tokens=2048, eval_every=500, bleu=100, save_every=500
+    ),
 }
 
 
@@ -95,8 +100,13 @@ def upload_corpora(files: tuple[tuple[str, bytes], ...]) -> tuple[ParallelCorpus
         (src_name, src), (tgt_name, tgt) = files
         corpus = parallel_from_bytes(src, tgt, src_name, tgt_name, UPLOAD_LIMIT_BYTES)
     if len(corpus) < 2:
-        raise CorpusError(t("{name} has {count} sentence pair; at least 2 are needed (one is held out for "
-                            "validation)", name=corpus.name, count=len(corpus)))
+        raise CorpusError(
+            t(
+                "{name} has {count} sentence pair; at least 2 are needed (one is held out for validation)",
+                name=corpus.name,
+                count=len(corpus),
+            )
+        )
     return split_off_validation(corpus)
 
 
@@ -108,25 +118,63 @@ def apply_data_defaults() -> None:
 
 def apply_preset() -> None:
     config = PRESETS[st.session_state["train_preset"]]
-    st.session_state.update(train_layers=config.n_encoder_layers, train_d_model=config.d_model,
-                            train_heads=config.n_heads, train_d_ff=config.d_ff, train_dropout=config.dropout)
+    st.session_state.update(
+        train_layers=config.n_encoder_layers,
+        train_d_model=config.d_model,
+        train_heads=config.n_heads,
+        train_d_ff=config.d_ff,
+        train_dropout=config.dropout,
+    )
 
 
 # Knobs kept while their widgets are not drawn (on the Watch view), so a run is set up once per session.
-PERSISTENT = ("train_data", "train_task", "train_pairs", "train_seq_len", "train_upload_mode", "train_vocab",
-              "train_preset", "train_layers", "train_d_model", "train_heads", "train_d_ff", "train_dropout",
-              "train_smoothing", "train_warmup", "train_batch_tokens", "train_seed", "train_duration", "train_steps",
-              "train_epochs", "train_device", "train_eval_every", "train_bleu", "train_save_every", "train_samples",
-              "train_samples_for", "train_name", "train_name_auto", "train_save")
+PERSISTENT = (
+    "train_data",
+    "train_task",
+    "train_pairs",
+    "train_seq_len",
+    "train_upload_mode",
+    "train_vocab",
+    "train_preset",
+    "train_layers",
+    "train_d_model",
+    "train_heads",
+    "train_d_ff",
+    "train_dropout",
+    "train_smoothing",
+    "train_warmup",
+    "train_batch_tokens",
+    "train_seed",
+    "train_duration",
+    "train_steps",
+    "train_epochs",
+    "train_device",
+    "train_eval_every",
+    "train_bleu",
+    "train_save_every",
+    "train_samples",
+    "train_samples_for",
+    "train_name",
+    "train_name_auto",
+    "train_save",
+)
 
 
 def init_state() -> None:
     """Widget defaults, once per session (the synthetic reverse task with the tiny model)."""
     if "train_data" not in st.session_state:
         st.session_state["train_data"] = "synthetic"
-        st.session_state.update(train_task="reverse", train_pairs=5000, train_seq_len=10, train_upload_mode="two",
-                                train_smoothing=0.1, train_seed=0, train_duration="steps", train_epochs=5,
-                                train_save=True)
+        st.session_state.update(
+            train_task="reverse",
+            train_pairs=5000,
+            train_seq_len=10,
+            train_upload_mode="two",
+            train_smoothing=0.1,
+            train_seed=0,
+            train_duration="steps",
+            train_epochs=5,
+            train_save=True,
+        )
         apply_data_defaults()
     for key in PERSISTENT:  # Streamlit forgets a widget's value when the widget is not drawn in a run
         if key in st.session_state:
@@ -137,25 +185,45 @@ def data_section() -> DataChoice | None:
     """Data source widgets, corpus size and a preview; None (after a message) when there is no usable corpus."""
     st.subheader(t("1 · Data"))
     sources = data_sources()
-    source = st.segmented_control(t("Training data"), tuple(sources), key="train_data", required=True,
-                                  format_func=sources.get, on_change=apply_data_defaults)
+    source = st.segmented_control(
+        t("Training data"),
+        tuple(sources),
+        key="train_data",
+        required=True,
+        format_func=sources.get,
+        on_change=apply_data_defaults,
+    )
     choice: DataChoice | None = None
     if source == "synthetic":
         left, middle, right = st.columns(3)
         task = left.selectbox(t("Task"), tuple(TASKS), key="train_task")
         n_pairs = middle.select_slider(t("Training pairs"), PAIRS, key="train_pairs")
-        seq_len = right.slider(t("Longest sequence"), 4, 20, key="train_seq_len",
-                               help=t("Sequences have 4 to this many symbols, out of an alphabet of 20 letters."))
+        seq_len = right.slider(
+            t("Longest sequence"),
+            4,
+            20,
+            key="train_seq_len",
+            help=t("Sequences have 4 to this many symbols, out of an alphabet of 20 letters."),
+        )
         st.caption(task_description(task))
         with st.spinner(t("Making the task…")):
             train, val = synthetic_corpora(task, n_pairs, seq_len, int(st.session_state["train_seed"]))
-        choice = DataChoice(f"{task}-{n_pairs}-{seq_len}-{st.session_state['train_seed']}", task,
-                            t("{task} task", task=task), train, val)
+        choice = DataChoice(
+            f"{task}-{n_pairs}-{seq_len}-{st.session_state['train_seed']}",
+            task,
+            t("{task} task", task=task),
+            train,
+            val,
+        )
     elif source == "multi30k":
         if not multi30k_available() and not st.session_state.get("train_multi30k_ok"):
-            st.info(t("Multi30k (29,000 English–German image captions, Elliott et al. 2016) is not on this machine "
-                      "yet. It can be downloaded once (about 4 MB) into `~/.cache/attention-explorer/multi30k`."),
-                    icon=":material/cloud_download:")
+            st.info(
+                t(
+                    "Multi30k (29,000 English–German image captions, Elliott et al. 2016) is not on this machine "
+                    "yet. It can be downloaded once (about 4 MB) into `~/.cache/attention-explorer/multi30k`."
+                ),
+                icon=":material/cloud_download:",
+            )
             if not st.button(t("Download Multi30k"), icon=":material/download:", key="train_multi30k_download"):
                 return None
         try:
@@ -175,26 +243,44 @@ def data_section() -> DataChoice | None:
 
 
 def upload_section() -> DataChoice | None:
-    mode = st.radio(t("Format"), ("two", "tsv"), key="train_upload_mode", horizontal=True,
-                    format_func={"two": t("Two files: source and target, line by line"),
-                                 "tsv": t("One TSV file: source<TAB>target per line")}.get)
+    mode = st.radio(
+        t("Format"),
+        ("two", "tsv"),
+        key="train_upload_mode",
+        horizontal=True,
+        format_func={
+            "two": t("Two files: source and target, line by line"),
+            "tsv": t("One TSV file: source<TAB>target per line"),
+        }.get,
+    )
     limit = t("UTF-8 text, at most {mb} MB per file.", mb=UPLOAD_LIMIT_BYTES // (1024 * 1024))
     if mode == "two":
         left, right = st.columns(2)
         src = left.file_uploader(t("Source sentences"), key="train_upload_src", help=limit)
-        tgt = right.file_uploader(t("Target sentences (line i translates line i of the source)"),
-                                  key="train_upload_tgt", help=limit)
+        tgt = right.file_uploader(
+            t("Target sentences (line i translates line i of the source)"), key="train_upload_tgt", help=limit
+        )
         uploads = [f for f in (src, tgt) if f is not None]
         needed = 2
     else:
         tsv = st.file_uploader(t("Sentence pairs (TSV)"), key="train_upload_tsv", help=limit)
         uploads = [tsv] if tsv is not None else []
         needed = 1
-    st.caption(limit + " " + t("One sentence per line; pairs with an empty side are skipped; the last 5% of "
-                               "pairs are held out to measure validation loss and BLEU."))
+    st.caption(
+        limit
+        + " "
+        + t(
+            "One sentence per line; pairs with an empty side are skipped; the last 5% of "
+            "pairs are held out to measure validation loss and BLEU."
+        )
+    )
     if len(uploads) < needed:
-        st.info(t("Upload both files to train on your own corpus.") if needed == 2 else
-                t("Upload a TSV file to train on your own corpus."), icon=":material/upload_file:")
+        st.info(
+            t("Upload both files to train on your own corpus.")
+            if needed == 2
+            else t("Upload a TSV file to train on your own corpus."),
+            icon=":material/upload_file:",
+        )
         return None
     files = tuple((f.name, f.getvalue()) for f in uploads)
     try:
@@ -211,8 +297,9 @@ def show_corpus(choice: DataChoice) -> None:
     cols = st.columns(3)
     cols[0].metric(t("Training pairs"), f"{len(choice.train):,}")
     cols[1].metric(t("Validation pairs"), f"{len(choice.val):,}")
-    cols[2].metric(t("Skipped pairs"), f"{choice.train.dropped:,}",
-                   help=t("Pairs with an empty or placeholder side, left out."))
+    cols[2].metric(
+        t("Skipped pairs"), f"{choice.train.dropped:,}", help=t("Pairs with an empty or placeholder side, left out.")
+    )
     st.dataframe([{"source": s, "target": t} for s, t in choice.train.preview(6)], hide_index=True, width="stretch")
 
 
@@ -225,9 +312,15 @@ def tokenizer_for(key: str, vocab: int, synthetic: bool, _train: ParallelCorpus)
 
 def tokenizer_section(choice: DataChoice) -> Tokenizer | None:
     st.subheader(t("2 · Tokenizer"))
-    vocab = st.select_slider(t("Vocabulary size (upper bound)"), VOCABS, key="train_vocab",
-                             help=t("A joint SentencePiece vocabulary over source and target, as in Section 5.1 "
-                                    "(the paper: 37,000 byte-pair pieces). A small corpus gets fewer pieces."))
+    vocab = st.select_slider(
+        t("Vocabulary size (upper bound)"),
+        VOCABS,
+        key="train_vocab",
+        help=t(
+            "A joint SentencePiece vocabulary over source and target, as in Section 5.1 "
+            "(the paper: 37,000 byte-pair pieces). A small corpus gets fewer pieces."
+        ),
+    )
     try:
         with st.spinner(t("Training the tokenizer…")):
             tokenizer = tokenizer_for(choice.key, vocab, choice.synthetic, choice.train)
@@ -237,8 +330,15 @@ def tokenizer_section(choice: DataChoice) -> Tokenizer | None:
     example = choice.train.source[0]
     pieces = tokenizer.pieces(tokenizer.encode(example))
     kind = t("whole symbols (a word vocabulary)") if choice.synthetic else t("subword pieces (unigram model)")
-    st.markdown(t("**{count} pieces**, {kind}, trained on this corpus in the app. The first training sentence "
-                  "becomes {n} pieces:", count=f"{tokenizer.vocab_size:,}", kind=kind, n=len(pieces)))
+    st.markdown(
+        t(
+            "**{count} pieces**, {kind}, trained on this corpus in the app. The first training sentence "
+            "becomes {n} pieces:",
+            count=f"{tokenizer.vocab_size:,}",
+            kind=kind,
+            n=len(pieces),
+        )
+    )
     st.code(" ".join(pieces), language=None, wrap_lines=True)
     return tokenizer
 
@@ -255,9 +355,15 @@ def step_timing(config_json: str, batch_tokens: int, device: str) -> StepTiming:
 def model_section(vocab_size: int) -> ModelConfig | None:
     st.subheader(t("3 · Model"))
     presets = preset_labels()
-    st.segmented_control(t("Preset"), tuple(presets), key="train_preset", required=True,
-                         format_func=presets.get, on_change=apply_preset,
-                         help=t("Sets the knobs below; change any of them afterwards."))
+    st.segmented_control(
+        t("Preset"),
+        tuple(presets),
+        key="train_preset",
+        required=True,
+        format_func=presets.get,
+        on_change=apply_preset,
+        help=t("Sets the knobs below; change any of them afterwards."),
+    )
     cols = st.columns(5)
     layers = cols[0].slider(t("Layers (N)"), 1, 8, key="train_layers", help=t("Encoder and decoder layers each."))
     d_model = cols[1].select_slider("d_model", D_MODELS, key="train_d_model", help=t("Width of every token vector."))
@@ -266,8 +372,15 @@ def model_section(vocab_size: int) -> ModelConfig | None:
     dropout = cols[4].slider(t("Dropout"), 0.0, 0.5, step=0.05, key="train_dropout", help=t("Section 5.4: 0.1."))
     base = PRESETS[st.session_state["train_preset"]]
     try:
-        config = base.replace(vocab_size=vocab_size, n_encoder_layers=layers, n_decoder_layers=layers, d_model=d_model,
-                              n_heads=heads, d_ff=d_ff, dropout=float(dropout))
+        config = base.replace(
+            vocab_size=vocab_size,
+            n_encoder_layers=layers,
+            n_decoder_layers=layers,
+            d_model=d_model,
+            n_heads=heads,
+            d_ff=d_ff,
+            dropout=float(dropout),
+        )
     except ValueError as error:
         st.error(t("Not a valid model: {error}", error=error), icon=":material/error:")
         return None
@@ -278,15 +391,29 @@ def estimate_section(config: ModelConfig, batch_tokens: int, device: str, steps:
     """Parameter count (exact, closed form) and the time per step, measured as the run will train."""
     params = count_parameters(config)
     left, middle, right = st.columns(3)
-    left.metric(t("Parameters"), f"{params:,}", help=t("Counted exactly from the configuration (the paper's base "
-                                                       "model: 65 million with a 37,000-piece vocabulary)."))
+    left.metric(
+        t("Parameters"),
+        f"{params:,}",
+        help=t(
+            "Counted exactly from the configuration (the paper's base "
+            "model: 65 million with a 37,000-piece vocabulary)."
+        ),
+    )
     key = (config.to_json(), batch_tokens, device)
     timed = st.session_state.setdefault("train_timed", set())
     if params > AUTO_TIMING_PARAMETERS and key not in timed:
         middle.metric(t("Time per step"), "—")
-        right.button(t("Time one step"), icon=":material/timer:", key="train_time_step", on_click=timed.add,
-                     args=(key,), help=t("Runs real training steps of this model on a synthetic batch, with the "
-                                         "run's number of threads (some seconds)."))
+        right.button(
+            t("Time one step"),
+            icon=":material/timer:",
+            key="train_time_step",
+            on_click=timed.add,
+            args=(key,),
+            help=t(
+                "Runs real training steps of this model on a synthetic batch, with the "
+                "run's number of threads (some seconds)."
+            ),
+        )
         return
     timed.add(key)
     try:
@@ -296,19 +423,28 @@ def estimate_section(config: ModelConfig, batch_tokens: int, device: str, steps:
         middle.metric(t("Time per step"), "—")
         st.caption(t("The step could not be timed: {error}", error=error))
         return
-    middle.metric(t("Time per step"), t("{ms} ms", ms=f"{timing.seconds * 1000:,.0f}") if timing.seconds < 2 else
-                  duration(timing.seconds))
-    right.metric(t("{steps} steps", steps=f"{steps:,}"), f"≈ {duration(timing.seconds * steps)}",
-                 help=t("Training steps only; evaluations and checkpoints add to it."))
-    note = t(" Another run is training on this machine right now, so this is slower than usual.") \
-        if manager().live_names() else ""
+    middle.metric(
+        t("Time per step"),
+        t("{ms} ms", ms=f"{timing.seconds * 1000:,.0f}") if timing.seconds < 2 else duration(timing.seconds),
+    )
+    right.metric(
+        t("{steps} steps", steps=f"{steps:,}"),
+        f"≈ {duration(timing.seconds * steps)}",
+        help=t("Training steps only; evaluations and checkpoints add to it."),
+    )
+    note = (
+        t(" Another run is training on this machine right now, so this is slower than usual.")
+        if manager().live_names()
+        else ""
+    )
     st.caption(t("Time per step: {how}.", how=timing.describe()) + note)
 
 
 # ----------------------------------------------------------------------------------------------- training
 @st.cache_data(show_spinner=False, max_entries=16)
-def epoch_steps(key: str, vocab: int, batch_tokens: int, max_len: int, _tokenizer: Tokenizer,
-                _train: ParallelCorpus) -> int:
+def epoch_steps(
+    key: str, vocab: int, batch_tokens: int, max_len: int, _tokenizer: Tokenizer, _train: ParallelCorpus
+) -> int:
     return batches_per_epoch(_tokenizer, _train, batch_tokens, max_len)
 
 
@@ -324,70 +460,136 @@ def default_name(kind: str) -> str:
 def training_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConfig) -> TrainConfig:
     st.subheader(t("4 · Training"))
     cols = st.columns(4)
-    smoothing = cols[0].slider(t("Label smoothing"), 0.0, 0.3, step=0.05, key="train_smoothing",
-                               help=t("Section 5.4: ε = 0.1."))
-    warmup = cols[1].number_input(t("Warm-up steps"), 1, 50_000, key="train_warmup",
-                                  help=t("The learning rate rises for this many steps, then decays (Eq. 3; the "
-                                         "paper: 4000)."))
-    batch_tokens = cols[2].select_slider(t("Batch tokens"), BATCH_TOKENS, key="train_batch_tokens",
-                                         help=t("Padded tokens per batch and side (the paper: about 25,000)."))
+    smoothing = cols[0].slider(
+        t("Label smoothing"), 0.0, 0.3, step=0.05, key="train_smoothing", help=t("Section 5.4: ε = 0.1.")
+    )
+    warmup = cols[1].number_input(
+        t("Warm-up steps"),
+        1,
+        50_000,
+        key="train_warmup",
+        help=t("The learning rate rises for this many steps, then decays (Eq. 3; the paper: 4000)."),
+    )
+    batch_tokens = cols[2].select_slider(
+        t("Batch tokens"),
+        BATCH_TOKENS,
+        key="train_batch_tokens",
+        help=t("Padded tokens per batch and side (the paper: about 25,000)."),
+    )
     seed = cols[3].number_input(t("Seed"), 0, 1_000_000, key="train_seed")
     cols = st.columns(4)
-    unit = cols[0].radio(t("Train for"), ("steps", "epochs"), key="train_duration", horizontal=True,
-                         format_func={"steps": t("steps"), "epochs": t("epochs")}.get)
+    unit = cols[0].radio(
+        t("Train for"),
+        ("steps", "epochs"),
+        key="train_duration",
+        horizontal=True,
+        format_func={"steps": t("steps"), "epochs": t("epochs")}.get,
+    )
     with st.spinner(t("Counting batches…")):
-        per_epoch = epoch_steps(choice.key, tokenizer.vocab_size, batch_tokens, config.max_len, tokenizer,
-                                choice.train)
+        per_epoch = epoch_steps(choice.key, tokenizer.vocab_size, batch_tokens, config.max_len, tokenizer, choice.train)
     if unit == "steps":
         steps = int(cols[1].number_input(t("Steps"), 1, 1_000_000, key="train_steps"))
     else:
         epochs = int(cols[1].number_input(t("Epochs"), 1, 1000, key="train_epochs"))
         steps = epochs * per_epoch
-    cols[1].caption(t("1 epoch = {per_epoch} steps; this run: {steps} steps.", per_epoch=f"{per_epoch:,}",
-                      steps=f"{steps:,}"))
+    cols[1].caption(
+        t("1 epoch = {per_epoch} steps; this run: {steps} steps.", per_epoch=f"{per_epoch:,}", steps=f"{steps:,}")
+    )
     devices = available_devices()
     if st.session_state.get("train_device") not in devices:
         st.session_state["train_device"] = st.session_state.get("device", devices[0])
-    device = cols[2].selectbox(t("Device"), devices, key="train_device",
-                               help=t("A GPU trains one run at a time; a second run waits for it or uses the CPU."))
-    eval_every = int(cols[3].number_input(t("Evaluate every (steps)"), 1, 1_000_000, key="train_eval_every",
-                                          help=t("Validation loss, BLEU and the watched sentences' attention.")))
+    device = cols[2].selectbox(
+        t("Device"),
+        devices,
+        key="train_device",
+        help=t("A GPU trains one run at a time; a second run waits for it or uses the CPU."),
+    )
+    eval_every = int(
+        cols[3].number_input(
+            t("Evaluate every (steps)"),
+            1,
+            1_000_000,
+            key="train_eval_every",
+            help=t("Validation loss, BLEU and the watched sentences' attention."),
+        )
+    )
     with st.expander(t("More: BLEU sentences, checkpoints")):
         cols = st.columns(2)
-        bleu = int(cols[0].number_input(t("BLEU on this many validation sentences"), 0, 5000, key="train_bleu",
-                                        help=t("Greedy decoding; 0 skips BLEU.")))
-        save_every = int(cols[1].number_input(t("Save latest/ every (steps)"), 1, 1_000_000, key="train_save_every",
-                                              help=t("A periodic checkpoint the run can be resumed from if its "
-                                                     "process stops.")))
+        bleu = int(
+            cols[0].number_input(
+                t("BLEU on this many validation sentences"),
+                0,
+                5000,
+                key="train_bleu",
+                help=t("Greedy decoding; 0 skips BLEU."),
+            )
+        )
+        save_every = int(
+            cols[1].number_input(
+                t("Save latest/ every (steps)"),
+                1,
+                1_000_000,
+                key="train_save_every",
+                help=t("A periodic checkpoint the run can be resumed from if its process stops."),
+            )
+        )
     estimate_section(config, batch_tokens, device, steps)
     if st.session_state.get("train_samples_for") != choice.key:
         st.session_state["train_samples"] = "\n".join(choice.val.source[:2])
         st.session_state["train_samples_for"] = choice.key
-    text = st.text_area(t("Sentences to watch (one per line, at most {n})", n=MAX_SAMPLES), key="train_samples",
-                        height=100, help=t("Translated at every evaluation, with their cross-attention, so you can "
-                                           "watch it form."))
+    text = st.text_area(
+        t("Sentences to watch (one per line, at most {n})", n=MAX_SAMPLES),
+        key="train_samples",
+        height=100,
+        help=t("Translated at every evaluation, with their cross-attention, so you can watch it form."),
+    )
     samples = tuple(line.strip() for line in text.splitlines() if line.strip())
     if len(samples) > MAX_SAMPLES:
         st.warning(t("Only the first {n} sentences are watched.", n=MAX_SAMPLES), icon=":material/warning:")
         samples = samples[:MAX_SAMPLES]
-    return TrainConfig(steps=steps, batch_tokens=int(batch_tokens), warmup_steps=int(warmup),
-                       label_smoothing=float(smoothing), seed=int(seed), max_len=config.max_len,
-                       log_every=max(1, min(10, steps // 200)), eval_every=eval_every, save_every=save_every,
-                       keep_last=2, bleu_sentences=bleu, device=device, sample_sentences=samples)
+    return TrainConfig(
+        steps=steps,
+        batch_tokens=int(batch_tokens),
+        warmup_steps=int(warmup),
+        label_smoothing=float(smoothing),
+        seed=int(seed),
+        max_len=config.max_len,
+        log_every=max(1, min(10, steps // 200)),
+        eval_every=eval_every,
+        save_every=save_every,
+        keep_last=2,
+        bleu_sentences=bleu,
+        device=device,
+        sample_sentences=samples,
+    )
 
 
-def start_run(choice: DataChoice, tokenizer: Tokenizer, config: ModelConfig, train_config: TrainConfig, name: str,
-              save: bool, automatic: bool) -> None:
+def start_run(
+    choice: DataChoice,
+    tokenizer: Tokenizer,
+    config: ModelConfig,
+    train_config: TrainConfig,
+    name: str,
+    save: bool,
+    automatic: bool,
+) -> None:
     """The Start button's callback (it runs before the page, so it may switch the view to the new run).
 
     A name the page chose (`automatic`) moves on to the next free one when someone took it a moment ago; a
     name the user typed is refused instead.
     """
     try:
-        started = manager().start_new(name, model_config=config, train_config=train_config, tokenizer=tokenizer,
-                                      train=choice.train, val=choice.val, unique=automatic,
-                                      save_to=checkpoint_target(name) if save else None,
-                                      metadata={"data": choice.kind, "corpus": choice.label, "made_by": "train page"})
+        started = manager().start_new(
+            name,
+            model_config=config,
+            train_config=train_config,
+            tokenizer=tokenizer,
+            train=choice.train,
+            val=choice.val,
+            unique=automatic,
+            save_to=checkpoint_target(name) if save else None,
+            metadata={"data": choice.kind, "corpus": choice.label, "made_by": "train page"},
+        )
     except JobError as error:
         st.session_state["train_start_error"] = str(error)
         return
@@ -402,29 +604,50 @@ def start_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConfig,
         st.session_state["train_name"] = auto
     st.session_state["train_name_auto"] = auto
     left, right = st.columns((2, 3))
-    name = left.text_input(t("Run name"), key="train_name", max_chars=64,
-                           help=t("Names the run folder and the checkpoint it is saved as.")).strip()
-    save = right.checkbox(t("When finished, save the model to the checkpoint list (every page's picker)"),
-                          key="train_save")
+    name = left.text_input(
+        t("Run name"), key="train_name", max_chars=64, help=t("Names the run folder and the checkpoint it is saved as.")
+    ).strip()
+    save = right.checkbox(
+        t("When finished, save the model to the checkpoint list (every page's picker)"), key="train_save"
+    )
     problems = []
     try:
         validate_run_name(name)
     except JobError:
-        problems.append(t("Run name {name} is not usable: use 1 to 64 letters, digits, '.', '_' or '-', starting "
-                          "with a letter or digit.", name=repr(name)))
+        problems.append(
+            t(
+                "Run name {name} is not usable: use 1 to 64 letters, digits, '.', '_' or '-', starting "
+                "with a letter or digit.",
+                name=repr(name),
+            )
+        )
     else:
         if (runs_root() / name).exists() and name != auto:
-            problems.append(t("A run named {name} exists already: resume it under **Watch runs**, or choose another "
-                              "name.", name=repr(name)))
+            problems.append(
+                t(
+                    "A run named {name} exists already: resume it under **Watch runs**, or choose another name.",
+                    name=repr(name),
+                )
+            )
         replace = t("Replace the existing checkpoint {name} when this run finishes", name=repr(name))
         if save and checkpoint_target(name).exists() and not right.checkbox(replace, key="train_replace"):
-            problems.append(t("A checkpoint named {name} exists; tick the box to replace it or choose another name.",
-                              name=repr(name)))
+            problems.append(
+                t(
+                    "A checkpoint named {name} exists; tick the box to replace it or choose another name.",
+                    name=repr(name),
+                )
+            )
     for problem in problems:
         st.error(problem, icon=":material/error:")
     error = st.session_state.pop("train_start_error", None)
     if error:
         st.error(t("Not started: {error}", error=error), icon=":material/error:")
-    st.button(t("Start training"), type="primary", icon=":material/play_arrow:", key="train_start",
-              disabled=bool(problems), on_click=start_run,
-              args=(choice, tokenizer, config, train_config, name, save, name == auto))
+    st.button(
+        t("Start training"),
+        type="primary",
+        icon=":material/play_arrow:",
+        key="train_start",
+        disabled=bool(problems),
+        on_click=start_run,
+        args=(choice, tokenizer, config, train_config, name, save, name == auto),
+    )

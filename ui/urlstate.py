@@ -41,16 +41,28 @@ def note_link_value(key: str, valid: Callable[[str], bool] | Collection[str], fa
         return
     ok = valid(raw) if callable(valid) else raw in valid
     if not ok:
-        st.caption(t("The link's {key}={value} is not a valid choice here; showing {fallback} instead.",
-                     key=key, value=raw[:40], fallback=fallback))
+        st.caption(
+            t(
+                "The link's {key}={value} is not a valid choice here; showing {fallback} instead.",
+                key=key,
+                value=raw[:40],
+                fallback=fallback,
+            )
+        )
 
 
 def note_long_text(key: str, limit: int) -> None:
     """Before a bound text box with max_chars=limit: a visible warning when the link's text is cut."""
     raw = _first_sight(key)
     if raw is not None and len(raw) > limit:
-        st.warning(t("The link's text was {length:,} characters long; only its first {limit:,} are used.",
-                     length=len(raw), limit=limit), icon=":material/content_cut:")
+        st.warning(
+            t(
+                "The link's text was {length:,} characters long; only its first {limit:,} are used.",
+                length=len(raw),
+                limit=limit,
+            ),
+            icon=":material/content_cut:",
+        )
 
 
 def is_int_in(low: int, high: int) -> Callable[[str], bool]:
@@ -59,6 +71,7 @@ def is_int_in(low: int, high: int) -> Callable[[str], bool]:
             return low <= int(raw) <= high
         except ValueError:
             return False
+
     return check
 
 
@@ -68,11 +81,11 @@ def is_float_in(low: float, high: float) -> Callable[[str], bool]:
             return low <= float(raw) <= high
         except ValueError:
             return False
+
     return check
 
 
-def url_default(key: str, default: Any, cast: Callable[[str], Any] = str,
-                allowed: Collection | None = None) -> Any:
+def url_default(key: str, default: Any, cast: Callable[[str], Any] = str, allowed: Collection | None = None) -> Any:
     """Seed an option widget's key from ?key= (if valid, else `default` with a note) once per session."""
     if key not in st.session_state:
         value = default
@@ -85,8 +98,14 @@ def url_default(key: str, default: Any, cast: Callable[[str], Any] = str,
             if candidate is not None and (allowed is None or candidate in allowed):
                 value = candidate
             else:
-                st.caption(t("The link's {key}={value} is not a valid choice here; showing {fallback} instead.",
-                             key=key, value=raw[:40], fallback=default))
+                st.caption(
+                    t(
+                        "The link's {key}={value} is not a valid choice here; showing {fallback} instead.",
+                        key=key,
+                        value=raw[:40],
+                        fallback=default,
+                    )
+                )
         st.session_state[key] = value
     elif allowed is not None and st.session_state[key] not in allowed:
         st.session_state[key] = default

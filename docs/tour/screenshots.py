@@ -1,7 +1,7 @@
 """Screenshots of every stop of the tour at 1280×720, and where each stop's first figure lies.
 
-    streamlit run frame/app.py --server.headless true --server.port 8571 &
-    .venv/bin/python docs/tour/screenshots.py [--port 8571] [--lang en] [--out docs/tour]
+streamlit run frame/app.py --server.headless true --server.port 8571 &
+.venv/bin/python docs/tour/screenshots.py [--port 8571] [--lang en] [--out docs/tour]
 """
 
 from __future__ import annotations
@@ -24,12 +24,16 @@ def main() -> None:
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium",
-                                    args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        browser = p.chromium.launch(
+            executable_path="/usr/bin/chromium",
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
         page = browser.new_page(viewport={"width": 1280, "height": 720})
         for stop in STOPS:
-            page.goto(f"http://localhost:{args.port}/tour?stop={stop}&lang={args.lang}&model={args.model}",
-                      wait_until="networkidle")
+            page.goto(
+                f"http://localhost:{args.port}/tour?stop={stop}&lang={args.lang}&model={args.model}",
+                wait_until="networkidle",
+            )
             page.wait_for_selector(".js-plotly-plot", timeout=180_000)
             for _ in range(240):  # until the script run has finished
                 if page.locator('[data-testid="stStatusWidget"]').count() == 0:

@@ -306,8 +306,9 @@ def scaling_figure(
     names = list(unscaled)
     assert names == list(scaled), f"expected the same statistics, got {names} and {list(scaled)}"
     x = np.asarray(d_ks, dtype=float)
-    fig = make_subplots(rows=1, cols=len(names), subplot_titles=[translate(n, lang) for n in names],
-                        horizontal_spacing=0.08)
+    fig = make_subplots(
+        rows=1, cols=len(names), subplot_titles=[translate(n, lang) for n in names], horizontal_spacing=0.08
+    )
     for col, name in enumerate(names, start=1):
         for series, label, hue, dash in (
             (unscaled[name], "q·k " + translate("(no scaling)", lang), color(2), "solid"),

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
+from typing import Any
 
 import plotly.graph_objects as go
 
@@ -38,8 +39,10 @@ MIN_TEXT_SIZE = 14  # nothing in a figure is smaller (issue 15: readable at 1280
 # Streamlit's font first (the page's look), then fonts with Hangul: the browser and the export's Chromium
 # fall back per glyph, so Korean labels are drawn from the system's Noto CJK (Debian `fonts-noto-cjk`),
 # Apple's or Windows' Korean fonts, never from a web font.
-FONT_FAMILY = ('"Source Sans", "Source Sans Pro", "Noto Sans", "Noto Sans CJK KR", "Noto Sans KR", '
-               '"Apple SD Gothic Neo", "Malgun Gothic", "DejaVu Sans", sans-serif')
+FONT_FAMILY = (
+    '"Source Sans", "Source Sans Pro", "Noto Sans", "Noto Sans CJK KR", "Noto Sans KR", '
+    '"Apple SD Gothic Neo", "Malgun Gothic", "DejaVu Sans", sans-serif'
+)
 
 # Attention weights: perceptual, colour-blind safe, monotone in lightness (reads in greyscale).
 WEIGHT_COLORSCALE = "Viridis"
@@ -97,7 +100,7 @@ def rgba(hex_color: str, alpha: float) -> str:
     return f"rgba({r}, {g}, {b}, {alpha:.3f})"
 
 
-def colorbar(title: str, **kwargs) -> dict:
+def colorbar(title: str, **kwargs: Any) -> dict[str, Any]:
     """A colour bar with its title running alongside, so it never collides with the top tick label."""
     return dict(title=dict(text=title, side="right"), thickness=20, **kwargs)
 
@@ -109,8 +112,9 @@ def escape_labels(labels: Sequence[str]) -> list[str]:
 
 def text_width_px(text: str, size: float) -> float:
     """An upper estimate of the width of `text` drawn at `size` px in the theme's sans-serif font."""
-    ems = sum(_DIGIT_EM if ch.isdigit() else _NARROW_EM.get(ch, 0.95 if ord(ch) >= 0x1100 else _OTHER_EM)
-              for ch in text)
+    ems = sum(
+        _DIGIT_EM if ch.isdigit() else _NARROW_EM.get(ch, 0.95 if ord(ch) >= 0x1100 else _OTHER_EM) for ch in text
+    )
     return ems * size
 
 
@@ -176,7 +180,7 @@ def apply_theme(fig: go.Figure, *, title: str | None = None, height: int | None 
     return fig
 
 
-def _colorbar_text(bar, text: str) -> None:
+def _colorbar_text(bar: Any, text: str) -> None:
     bar.tickfont.color = text
     bar.title.font.color = text
 
@@ -189,8 +193,13 @@ def for_page_theme(fig: go.Figure, mode: str) -> go.Figure:
     """
     assert mode in PAGE_COLORS, f"expected a theme in {tuple(PAGE_COLORS)}, got {mode!r}"
     text, background = PAGE_COLORS[mode]["text"], PAGE_COLORS[mode]["background"]
-    fig.update_layout(font_color=text, title_font_color=text, legend_font_color=text,
-                      legend_title_font_color=text, hoverlabel=dict(font_color=text, bgcolor=background))
+    fig.update_layout(
+        font_color=text,
+        title_font_color=text,
+        legend_font_color=text,
+        legend_title_font_color=text,
+        hoverlabel=dict(font_color=text, bgcolor=background),
+    )
     fig.update_xaxes(tickfont_color=text, title_font_color=text)
     fig.update_yaxes(tickfont_color=text, title_font_color=text)
     fig.update_annotations(font_color=text)
@@ -205,7 +214,7 @@ def for_page_theme(fig: go.Figure, mode: str) -> go.Figure:
     return fig
 
 
-def _scaled(size, factor: float):
+def _scaled(size: float | None, factor: float) -> float | None:
     return None if size is None else round(size * factor, 1)
 
 
@@ -220,10 +229,16 @@ def scale_text(fig: go.Figure, factor: float) -> go.Figure:
     layout.font.size = _scaled(layout.font.size or FONT_SIZE, factor)
     for font in (layout.title.font, layout.legend.font, layout.hoverlabel.font):
         font.size = _scaled(font.size, factor)
-    fig.for_each_xaxis(lambda a: a.update(tickfont_size=_scaled(a.tickfont.size, factor),
-                                          title_font_size=_scaled(a.title.font.size, factor)))
-    fig.for_each_yaxis(lambda a: a.update(tickfont_size=_scaled(a.tickfont.size, factor),
-                                          title_font_size=_scaled(a.title.font.size, factor)))
+    fig.for_each_xaxis(
+        lambda a: a.update(
+            tickfont_size=_scaled(a.tickfont.size, factor), title_font_size=_scaled(a.title.font.size, factor)
+        )
+    )
+    fig.for_each_yaxis(
+        lambda a: a.update(
+            tickfont_size=_scaled(a.tickfont.size, factor), title_font_size=_scaled(a.title.font.size, factor)
+        )
+    )
     fig.for_each_annotation(lambda a: a.update(font_size=_scaled(a.font.size, factor)))
     for name in layout:
         if name.startswith("coloraxis"):

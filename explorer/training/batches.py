@@ -12,8 +12,10 @@ from explorer.tokenizer import Tokenizer
 def encode_pairs(tokenizer: Tokenizer, corpus: ParallelCorpus, max_len: int) -> tuple[list[list[int]], list[list[int]]]:
     """Both sides as piece ids, each cut to max_len - 1 so the EOS (source) or BOS/EOS shift (target) fits."""
     limit = max_len - 1
-    return ([ids[:limit] for ids in tokenizer.encode_batch(list(corpus.source))],
-            [ids[:limit] for ids in tokenizer.encode_batch(list(corpus.target))])
+    return (
+        [ids[:limit] for ids in tokenizer.encode_batch(list(corpus.source))],
+        [ids[:limit] for ids in tokenizer.encode_batch(list(corpus.target))],
+    )
 
 
 def batch_lengths(ids: Sequence[Sequence[int]]) -> list[int]:

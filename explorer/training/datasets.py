@@ -19,8 +19,9 @@ def is_synthetic(data: str) -> bool:
     return data in TASKS
 
 
-def split_off_validation(corpus: ParallelCorpus,
-                         share: float = VALIDATION_SHARE) -> tuple[ParallelCorpus, ParallelCorpus]:
+def split_off_validation(
+    corpus: ParallelCorpus, share: float = VALIDATION_SHARE
+) -> tuple[ParallelCorpus, ParallelCorpus]:
     """Hold out the last `share` of pairs (at least 1 pair, and never the whole corpus)."""
     n_val = min(max(1, int(len(corpus) * share)), max(len(corpus) - 1, 0))
     cut = len(corpus) - n_val
@@ -29,8 +30,9 @@ def split_off_validation(corpus: ParallelCorpus,
     return train, val
 
 
-def load_corpora(data: str, *, seed: int = 0, multi30k_root: str | Path | None = None,
-                 synthetic_pairs: int = SYNTHETIC_TRAIN_PAIRS) -> tuple[ParallelCorpus, ParallelCorpus]:
+def load_corpora(
+    data: str, *, seed: int = 0, multi30k_root: str | Path | None = None, synthetic_pairs: int = SYNTHETIC_TRAIN_PAIRS
+) -> tuple[ParallelCorpus, ParallelCorpus]:
     """(train, validation) for a data spec.
 
     data: a synthetic task name (see explorer.data.TASKS), "multi30k", a TSV file, or "SRC_FILE,TGT_FILE".
@@ -45,8 +47,9 @@ def load_corpora(data: str, *, seed: int = 0, multi30k_root: str | Path | None =
     elif Path(data).suffix.lower() in (".tsv", ".tab"):
         corpora = split_off_validation(read_tsv(data))
     else:
-        raise ValueError(f"unknown data {data!r}: use one of {sorted(TASKS)}, 'multi30k', a .tsv file, "
-                         "or 'source.txt,target.txt'")
+        raise ValueError(
+            f"unknown data {data!r}: use one of {sorted(TASKS)}, 'multi30k', a .tsv file, or 'source.txt,target.txt'"
+        )
     # A corpus too small to split into train and validation is refused here, before any model is built.
     require_training_pairs(*corpora)
     return corpora
@@ -54,5 +57,6 @@ def load_corpora(data: str, *, seed: int = 0, multi30k_root: str | Path | None =
 
 def train_tokenizer(corpus: ParallelCorpus, vocab_size: int, *, synthetic: bool = False) -> Tokenizer:
     """A joint SentencePiece vocabulary over both sides (Section 5.1); whole symbols for synthetic tasks."""
-    return Tokenizer.train(list(corpus.source) + list(corpus.target), vocab_size,
-                           model_type="word" if synthetic else "unigram")
+    return Tokenizer.train(
+        list(corpus.source) + list(corpus.target), vocab_size, model_type="word" if synthetic else "unigram"
+    )

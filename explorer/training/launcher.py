@@ -43,8 +43,15 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 class RunManager:
     """The runs under `root`: at most `max_jobs` training at once, one at a time per GPU."""
 
-    def __init__(self, root: str | Path, *, max_jobs: int = DEFAULT_MAX_JOBS, threads: int | None = None,
-                 nice: int = DEFAULT_NICE, worker: tuple[str, ...] | None = None) -> None:
+    def __init__(
+        self,
+        root: str | Path,
+        *,
+        max_jobs: int = DEFAULT_MAX_JOBS,
+        threads: int | None = None,
+        nice: int = DEFAULT_NICE,
+        worker: tuple[str, ...] | None = None,
+    ) -> None:
         """`worker` is the command that trains a run folder (default: this Python, `-m explorer.training.worker`);
         the fault-injection tests put a worker there that dies at a chosen moment."""
         if max_jobs < 1:
@@ -82,9 +89,19 @@ class RunManager:
             time.sleep(poll_s)
 
     # ---- starting ---------------------------------------------------------------------------------------
-    def start_new(self, name: str, *, model_config: ModelConfig, train_config: TrainConfig, tokenizer: Tokenizer,
-                  train: ParallelCorpus, val: ParallelCorpus | None, save_to: str | Path | None = None,
-                  metadata: dict[str, Any] | None = None, unique: bool = False) -> str:
+    def start_new(
+        self,
+        name: str,
+        *,
+        model_config: ModelConfig,
+        train_config: TrainConfig,
+        tokenizer: Tokenizer,
+        train: ParallelCorpus,
+        val: ParallelCorpus | None,
+        save_to: str | Path | None = None,
+        metadata: dict[str, Any] | None = None,
+        unique: bool = False,
+    ) -> str:
         """Create the run's folder (exclusively: `unique` picks "name-2" when the name is taken, else a taken
         name is refused), write its corpus, vocabulary and spec, and start its process. Returns the name."""
         self._check_capacity(train_config.device)
@@ -92,13 +109,25 @@ class RunManager:
         name = run_dir.name
         rf.write_run_data(run_dir, train, val)
         tokenizer.save(run_dir / rf.TOKENIZER_FILE)
-        rf.write_json(run_dir / rf.SPEC_FILE, {"model_config": model_config.to_dict(),
-                                               "train_config": train_config.to_dict(),
-                                               "metadata": {**(metadata or {}), "run": name}})
+        rf.write_json(
+            run_dir / rf.SPEC_FILE,
+            {
+                "model_config": model_config.to_dict(),
+                "train_config": train_config.to_dict(),
+                "metadata": {**(metadata or {}), "run": name},
+            },
+        )
         # run.json last: a folder with it is a complete run (the listing ignores one without).
-        rf.write_json(run_dir / rf.RUN_FILE, {"name": name, "created": time.time(),
-                                              "save_to": str(save_to) if save_to is not None else None,
-                                              "train_pairs": len(train), "val_pairs": len(val or ())})
+        rf.write_json(
+            run_dir / rf.RUN_FILE,
+            {
+                "name": name,
+                "created": time.time(),
+                "save_to": str(save_to) if save_to is not None else None,
+                "train_pairs": len(train),
+                "val_pairs": len(val or ()),
+            },
+        )
         try:
             self._launch(run_dir, train_config.device, total_steps=train_config.steps)
         except JobError:
@@ -120,8 +149,10 @@ class RunManager:
         rf.require_run_data(run.path)
         total = steps or run.total_steps
         if run.checkpoint_step is not None and total <= run.checkpoint_step:
-            raise JobError(f"run {name!r} is already at step {run.checkpoint_step}; ask for more than "
-                           f"{run.checkpoint_step} steps to continue it")
+            raise JobError(
+                f"run {name!r} is already at step {run.checkpoint_step}; ask for more than "
+                f"{run.checkpoint_step} steps to continue it"
+            )
         if run.checkpoint_step is None and not (run.path / rf.SPEC_FILE).is_file():
             raise JobError(f"run {name!r} has no checkpoint to resume from")
         self._launch(run.path, self._device_of(run.path), total_steps=total, steps=steps)
@@ -142,12 +173,16 @@ class RunManager:
             index = target.index if target.index is not None else torch.cuda.current_device()
             holder = device_holder(f"cuda:{index}")
             if holder is not None:
-                raise JobError(f"the GPU (cuda:{index}) is busy training run {holder!r}: one run at a time per "
-                               "GPU. Wait for it, stop it, or train this run on the CPU.")
+                raise JobError(
+                    f"the GPU (cuda:{index}) is busy training run {holder!r}: one run at a time per "
+                    "GPU. Wait for it, stop it, or train this run on the CPU."
+                )
         live = [name for name in self.live_names() if name != launching]
         if len(live) >= self.max_jobs:
-            raise JobError(f"{len(live)} training runs are already going ({', '.join(live)}); at most "
-                           f"{self.max_jobs} run at once on this machine. Stop one or wait for it to finish.")
+            raise JobError(
+                f"{len(live)} training runs are already going ({', '.join(live)}); at most "
+                f"{self.max_jobs} run at once on this machine. Stop one or wait for it to finish."
+            )
 
     @contextmanager
     def _launching(self) -> Iterator[None]:
@@ -164,18 +199,30 @@ class RunManager:
             self._check_capacity(device, launching=run_dir.name)
             (run_dir / rf.STOP_FILE).unlink(missing_ok=True)
             (run_dir / rf.PID_FILE).unlink(missing_ok=True)
-            rf.write_json(run_dir / rf.STATE_FILE, {"status": "preparing", "launched": time.time(),
-                                                    "total_steps": total_steps})
+            rf.write_json(
+                run_dir / rf.STATE_FILE, {"status": "preparing", "launched": time.time(), "total_steps": total_steps}
+            )
             command = [*self.worker, str(run_dir), "--threads", str(self.threads), "--nice", str(self.nice)]
             if steps is not None:
                 command += ["--steps", str(steps)]
             # PASSIVE: a lower-priority trainer never spins a core waiting for work.
-            env = {**os.environ, "OMP_NUM_THREADS": str(self.threads), "OMP_WAIT_POLICY": "PASSIVE",
-                   "PYTHONPATH": os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p)}
+            env = {
+                **os.environ,
+                "OMP_NUM_THREADS": str(self.threads),
+                "OMP_WAIT_POLICY": "PASSIVE",
+                "PYTHONPATH": os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p),
+            }
             with open(run_dir / rf.LOG_FILE, "ab") as log:
                 # A session of its own: the run outlives a server restart (and a Ctrl-C in the server's terminal).
-                process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                           env=env, cwd=REPO_ROOT, start_new_session=True)
+                process = subprocess.Popen(
+                    command,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    cwd=REPO_ROOT,
+                    start_new_session=True,
+                )
             (run_dir / rf.PID_FILE).write_text(f"{process.pid}\n")
         # Reap the child when it ends, so it never lingers as a zombie of this process.
         threading.Thread(target=process.wait, name=f"reap-{run_dir.name}", daemon=True).start()
@@ -225,9 +272,17 @@ class RunManager:
 
 def run_summary(run: RunStatus) -> dict[str, Any]:
     """A run as one JSON-able dict (`explorer runs --json`)."""
-    return {"name": run.path.name, "status": run.status, "step": run.step, "total_steps": run.total_steps,
-            "checkpoint_step": run.checkpoint_step, "resumable": run.resumable, "error": run.error,
-            "path": str(run.path), "pid": run.pid}
+    return {
+        "name": run.path.name,
+        "status": run.status,
+        "step": run.step,
+        "total_steps": run.total_steps,
+        "checkpoint_step": run.checkpoint_step,
+        "resumable": run.resumable,
+        "error": run.error,
+        "path": str(run.path),
+        "pid": run.pid,
+    }
 
 
 __all__ = ["DEFAULT_MAX_JOBS", "JobError", "RunManager", "RunSnapshot", "RunStatus", "run_summary"]

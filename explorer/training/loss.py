@@ -12,8 +12,13 @@ def label_smoothed_loss(logits: torch.Tensor, target: torch.Tensor, *, smoothing
     torch's label smoothing spreads ε uniformly over the whole vocabulary, the usual reading of the paper.
     Returns a sum so that callers can normalise by the token count of the whole (possibly distributed) batch.
     """
-    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), target.reshape(-1), ignore_index=pad_id,
-                           label_smoothing=smoothing, reduction="sum")
+    return F.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]).float(),
+        target.reshape(-1),
+        ignore_index=pad_id,
+        label_smoothing=smoothing,
+        reduction="sum",
+    )
 
 
 def token_nll(logits: torch.Tensor, target: torch.Tensor, *, pad_id: int) -> torch.Tensor:

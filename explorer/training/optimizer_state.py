@@ -5,8 +5,9 @@ from __future__ import annotations
 import torch
 
 
-def optimizer_to_tensors(optimizer: torch.optim.Optimizer,
-                         rng_state: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+def optimizer_to_tensors(
+    optimizer: torch.optim.Optimizer, rng_state: torch.Tensor | None = None
+) -> dict[str, torch.Tensor]:
     """Flatten `optimizer.state_dict()["state"]` to {"<param index>.<name>": tensor}; hyper-parameters are
     re-set by the trainer every step, so param_groups need not be stored. `rng_state` (the run's generator)
     is kept beside them as "rng.torch", so a resumed run draws the same dropout masks."""

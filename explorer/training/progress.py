@@ -26,20 +26,31 @@ class ProgressBar(TrainingCallback):
         self.log_seconds, self.last_line = log_seconds, 0.0
 
     def on_start(self, trainer: Trainer) -> None:
-        self.bar = tqdm(total=trainer.config.steps, initial=trainer.step, unit="step", dynamic_ncols=True,
-                        file=sys.stderr, mininterval=1.0, disable=not self.interactive)
+        self.bar = tqdm(
+            total=trainer.config.steps,
+            initial=trainer.step,
+            unit="step",
+            dynamic_ncols=True,
+            file=sys.stderr,
+            mininterval=1.0,
+            disable=not self.interactive,
+        )
 
     def on_step(self, event: StepEvent) -> None:
         assert self.bar is not None
         if self.interactive:
             self.bar.update(event.step - self.bar.n)
-            self.bar.set_postfix(loss=f"{event.loss:.3f}", lr=f"{event.learning_rate:.2e}",
-                                 tok_s=f"{event.tokens_per_s:,.0f}")
+            self.bar.set_postfix(
+                loss=f"{event.loss:.3f}", lr=f"{event.learning_rate:.2e}", tok_s=f"{event.tokens_per_s:,.0f}"
+            )
         elif time.monotonic() - self.last_line >= self.log_seconds:
             self.last_line = time.monotonic()
-            print(f"step {event.step}/{event.total_steps} epoch {event.epoch} loss {event.loss:.3f} "
-                  f"lr {event.learning_rate:.2e} {event.tokens_per_s:,.0f} tok/s {event.elapsed_s / 60:.1f} min",
-                  file=sys.stderr, flush=True)
+            print(
+                f"step {event.step}/{event.total_steps} epoch {event.epoch} loss {event.loss:.3f} "
+                f"lr {event.learning_rate:.2e} {event.tokens_per_s:,.0f} tok/s {event.elapsed_s / 60:.1f} min",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def on_eval(self, event: EvalEvent) -> None:
         bleu = "" if math.isnan(event.val_bleu) else f", BLEU {event.val_bleu:.2f}"

@@ -74,15 +74,28 @@ class FolderReporter(TrainingCallback):
         total = trainer.config.steps
         eta = (total - trainer.step) * session / done if done > 0 and total > trainer.step else None
         rates = trainer.history.get("tokens_per_s", [])
-        rf.write_json(self.run_dir / rf.PROGRESS_FILE, {
-            "step": trainer.step, "total_steps": total, "resumed_from": self.resumed_from,
-            "elapsed_s": trainer.elapsed(), "session_s": session, "eta_s": eta,
-            "tokens_per_s": rates[-1] if rates else None, "updated": time.time(),
-            "d_model": trainer.model_config.d_model, "warmup_steps": trainer.config.warmup_steps,
-            "lr_scale": trainer.config.lr_scale, "sample_sentences": list(trainer.config.sample_sentences),
-            "device": str(trainer.device),
-            "history": {key: [None if isinstance(v, float) and math.isnan(v) else v for v in values]
-                        for key, values in trainer.history.items()}})
+        rf.write_json(
+            self.run_dir / rf.PROGRESS_FILE,
+            {
+                "step": trainer.step,
+                "total_steps": total,
+                "resumed_from": self.resumed_from,
+                "elapsed_s": trainer.elapsed(),
+                "session_s": session,
+                "eta_s": eta,
+                "tokens_per_s": rates[-1] if rates else None,
+                "updated": time.time(),
+                "d_model": trainer.model_config.d_model,
+                "warmup_steps": trainer.config.warmup_steps,
+                "lr_scale": trainer.config.lr_scale,
+                "sample_sentences": list(trainer.config.sample_sentences),
+                "device": str(trainer.device),
+                "history": {
+                    key: [None if isinstance(v, float) and math.isnan(v) else v for v in values]
+                    for key, values in trainer.history.items()
+                },
+            },
+        )
         self.last_write = time.perf_counter()
 
     # ---- saving -------------------------------------------------------------------------------------------
@@ -91,10 +104,19 @@ class FolderReporter(TrainingCallback):
         trainer = self.trainer
         assert trainer is not None, "save() before on_start()"
         bleu = [b for b in trainer.history["val_bleu"] if b is not None]
-        path = export_model(trainer.model, trainer.tokenizer, target, training=trainer.training_state(),
-                            metadata={**trainer.metadata, "step": trainer.step, "run": self.name,
-                                      "val_bleu": bleu[-1] if bleu else None},
-                            snapshots=[s for s in self.attention if s.step <= trainer.step])
+        path = export_model(
+            trainer.model,
+            trainer.tokenizer,
+            target,
+            training=trainer.training_state(),
+            metadata={
+                **trainer.metadata,
+                "step": trainer.step,
+                "run": self.name,
+                "val_bleu": bleu[-1] if bleu else None,
+            },
+            snapshots=[s for s in self.attention if s.step <= trainer.step],
+        )
         record_saved(self.run_dir, path, trainer.step)
         return path
 

@@ -54,8 +54,10 @@ def validate_run_name(name: str) -> str:
     """A run name doubles as a folder name under runs/ and checkpoints/: letters, digits, '.', '_', '-'."""
     name = name.strip()
     if not _NAME.match(name):
-        raise JobError(f"run name {name!r} is not usable: use 1 to 64 letters, digits, '.', '_' or '-', "
-                       "starting with a letter or digit")
+        raise JobError(
+            f"run name {name!r} is not usable: use 1 to 64 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
     return name
 
 
@@ -86,8 +88,9 @@ def create_run_folder(root: Path, name: str, *, unique: bool = False) -> Path:
             return root / candidate
         except FileExistsError:
             if not unique:
-                raise JobError(f"a run named {candidate!r} already exists in {root}; resume it, discard it, or "
-                               "choose another name") from None
+                raise JobError(
+                    f"a run named {candidate!r} already exists in {root}; resume it, discard it, or choose another name"
+                ) from None
             n += 1
 
 
@@ -106,8 +109,10 @@ def require_run_data(run_dir: Path) -> Path:
     """The run's `data/` folder; JobError when the run was not started from the app (no corpus copy)."""
     data = Path(run_dir) / DATA_DIR
     if not (data / "train.src").is_file():
-        raise JobError(f"{run_dir} has no {DATA_DIR}/ folder: it was not started from the train page; resume it "
-                       "with `explorer train --resume` instead")
+        raise JobError(
+            f"{run_dir} has no {DATA_DIR}/ folder: it was not started from the train page; resume it "
+            "with `explorer train --resume` instead"
+        )
     return data
 
 
@@ -211,8 +216,11 @@ class RunStatus:
         """One line for a list: "crashed at step 120 of 600, can be resumed from step 100"."""
         text = f"{self.status} at step {self.step:,} of {self.total_steps:,}"
         if self.status == "crashed":
-            text += (f", can be resumed from step {self.checkpoint_step:,}" if self.checkpoint_step is not None
-                     else ", before its first checkpoint")
+            text += (
+                f", can be resumed from step {self.checkpoint_step:,}"
+                if self.checkpoint_step is not None
+                else ", before its first checkpoint"
+            )
         return text
 
 
@@ -251,9 +259,13 @@ def read_run(run_dir: Path) -> RunStatus | None:
     latest = latest_dir(run_dir)
     training = read_json(latest / "training.json", {}) if latest is not None else {}
     spec = read_json(run_dir / SPEC_FILE, {}) or {}
-    total = int(state.get("total_steps") or progress.get("total_steps") or
-                (training or {}).get("train_config", {}).get("steps") or spec.get("train_config", {}).get("steps")
-                or 0)
+    total = int(
+        state.get("total_steps")
+        or progress.get("total_steps")
+        or (training or {}).get("train_config", {}).get("steps")
+        or spec.get("train_config", {}).get("steps")
+        or 0
+    )
     step = int(progress.get("step", saved_step or 0))
     pid = state.get("pid") or read_pid(run_dir)
     status = state.get("status")
@@ -274,8 +286,17 @@ def read_run(run_dir: Path) -> RunStatus | None:
             status = "stopping" if (run_dir / STOP_FILE).exists() else "running"
     if status == "stopped" and saved_step is None:
         status = "crashed"
-    return RunStatus(str(info.get("name", run_dir.name)), run_dir, str(status), step, total, saved_step,
-                     float(info.get("created", 0.0)), error, pid)
+    return RunStatus(
+        str(info.get("name", run_dir.name)),
+        run_dir,
+        str(status),
+        step,
+        total,
+        saved_step,
+        float(info.get("created", 0.0)),
+        error,
+        pid,
+    )
 
 
 def list_runs(root: str | Path) -> list[RunStatus]:
@@ -283,8 +304,12 @@ def list_runs(root: str | Path) -> list[RunStatus]:
     root = Path(root)
     if not root.is_dir():
         return []
-    runs = [run for path in root.iterdir() if path.is_dir() and not path.name.startswith(".")
-            if (run := read_run(path)) is not None]
+    runs = [
+        run
+        for path in root.iterdir()
+        if path.is_dir() and not path.name.startswith(".")
+        if (run := read_run(path)) is not None
+    ]
     return sorted(runs, key=lambda r: (-r.created, r.name))
 
 
@@ -348,10 +373,15 @@ def read_snapshot(run_dir: Path) -> RunSnapshot | None:
         training = read_json(latest / "training.json", {}) or {}
         config = training.get("train_config", {})
         model = (read_json(latest / "config.json", {}) or {}).get("model", {})
-        progress = {"history": training.get("history", {}), "elapsed_s": training.get("elapsed_s", 0.0),
-                    "resumed_from": run.checkpoint_step, "d_model": model.get("d_model"),
-                    "warmup_steps": config.get("warmup_steps"), "lr_scale": config.get("lr_scale", 1.0),
-                    "sample_sentences": config.get("sample_sentences", [])}
+        progress = {
+            "history": training.get("history", {}),
+            "elapsed_s": training.get("elapsed_s", 0.0),
+            "resumed_from": run.checkpoint_step,
+            "d_model": model.get("d_model"),
+            "warmup_steps": config.get("warmup_steps"),
+            "lr_scale": config.get("lr_scale", 1.0),
+            "sample_sentences": config.get("sample_sentences", []),
+        }
     history = progress.get("history", {})
     try:
         attention = tuple(s for s in _snapshots(run_dir) if s.step <= run.step)
@@ -360,12 +390,25 @@ def read_snapshot(run_dir: Path) -> RunSnapshot | None:
     saved = tuple((str(p), int(s)) for p, s in read_json(run_dir / SAVED_FILE, []) or [])
     show_log = run.status in ("crashed", "failed")
     return RunSnapshot(
-        name=run.name, status=run.status, run_dir=run_dir, step=run.step, total_steps=run.total_steps,
-        resumed_from=int(progress.get("resumed_from", 0)), elapsed_s=float(progress.get("elapsed_s", 0.0)),
-        history={key: tuple(history.get(key, ())) for key in HISTORY_KEYS}, attention=attention, saved=saved,
-        error=run.error, d_model=progress.get("d_model"), warmup_steps=progress.get("warmup_steps"),
-        lr_scale=float(progress.get("lr_scale", 1.0)), sample_sentences=tuple(progress.get("sample_sentences", ())),
-        checkpoint_step=run.checkpoint_step, eta=progress.get("eta_s"), log=log_tail(run_dir) if show_log else "")
+        name=run.name,
+        status=run.status,
+        run_dir=run_dir,
+        step=run.step,
+        total_steps=run.total_steps,
+        resumed_from=int(progress.get("resumed_from", 0)),
+        elapsed_s=float(progress.get("elapsed_s", 0.0)),
+        history={key: tuple(history.get(key, ())) for key in HISTORY_KEYS},
+        attention=attention,
+        saved=saved,
+        error=run.error,
+        d_model=progress.get("d_model"),
+        warmup_steps=progress.get("warmup_steps"),
+        lr_scale=float(progress.get("lr_scale", 1.0)),
+        sample_sentences=tuple(progress.get("sample_sentences", ())),
+        checkpoint_step=run.checkpoint_step,
+        eta=progress.get("eta_s"),
+        log=log_tail(run_dir) if show_log else "",
+    )
 
 
 def _snapshots(run_dir: Path) -> list[AttentionSnapshot]:

@@ -13,10 +13,11 @@ def noam_learning_rate(step: int, d_model: int, warmup_steps: int, scale: float 
     Rises linearly for `warmup_steps` steps, then decays with the inverse square root of the step.
     """
     step = max(step, 1)
-    return scale * d_model ** -0.5 * min(step ** -0.5, step * warmup_steps ** -1.5)
+    return scale * d_model**-0.5 * min(step**-0.5, step * warmup_steps**-1.5)
 
 
-def make_optimizer(parameters: Iterable[torch.nn.Parameter], betas: tuple[float, float] = (0.9, 0.98),
-                   eps: float = 1e-9) -> torch.optim.Adam:
+def make_optimizer(
+    parameters: Iterable[torch.nn.Parameter], betas: tuple[float, float] = (0.9, 0.98), eps: float = 1e-9
+) -> torch.optim.Adam:
     """Adam with β1 = 0.9, β2 = 0.98, ε = 1e-9 (Section 5.3); the rate is set every step by the schedule."""
     return torch.optim.Adam(parameters, lr=0.0, betas=betas, eps=eps)

@@ -50,16 +50,28 @@ def snapshot_files(snapshots: Sequence[AttentionSnapshot]) -> dict[str, bytes]:
         for i, sample in enumerate(snap.samples):
             key = f"step{snap.step}_sentence{i}"
             arrays[key] = np.asarray(sample.cross_attention, dtype=np.float16)
-            samples.append({"key": key, "source": sample.source, "output": sample.output,
-                            "source_pieces": list(sample.source_pieces), "output_pieces": list(sample.output_pieces)})
+            samples.append(
+                {
+                    "key": key,
+                    "source": sample.source,
+                    "output": sample.output,
+                    "source_pieces": list(sample.source_pieces),
+                    "output_pieces": list(sample.output_pieces),
+                }
+            )
         entries.append({"step": snap.step, "samples": samples})
     buffer = io.BytesIO()
     np.savez_compressed(buffer, **arrays)  # type: ignore[arg-type]  # numpy's stub reads a key as allow_pickle
-    labels = {"format": SNAPSHOT_FORMAT, "version": 1,
-              "attention": "cross-attention, array shape (layers, heads, output pieces, source pieces)",
-              "snapshots": entries}
-    return {SNAPSHOT_NPZ: buffer.getvalue(),
-            SNAPSHOT_JSON: (json.dumps(labels, ensure_ascii=False, indent=1) + "\n").encode("utf-8")}
+    labels = {
+        "format": SNAPSHOT_FORMAT,
+        "version": 1,
+        "attention": "cross-attention, array shape (layers, heads, output pieces, source pieces)",
+        "snapshots": entries,
+    }
+    return {
+        SNAPSHOT_NPZ: buffer.getvalue(),
+        SNAPSHOT_JSON: (json.dumps(labels, ensure_ascii=False, indent=1) + "\n").encode("utf-8"),
+    }
 
 
 def save_snapshots(folder: str | Path, snapshots: Sequence[AttentionSnapshot]) -> None:
@@ -89,9 +101,12 @@ def load_snapshots(folder: str | Path) -> list[AttentionSnapshot]:
     snapshots = []
     for entry in labels.get("snapshots", []):
         samples = tuple(
-            SampleTranslation(s["source"], s["output"], list(s["source_pieces"]), list(s["output_pieces"]),
-                              found[s["key"]])
-            for s in entry["samples"] if s["key"] in found)
+            SampleTranslation(
+                s["source"], s["output"], list(s["source_pieces"]), list(s["output_pieces"]), found[s["key"]]
+            )
+            for s in entry["samples"]
+            if s["key"] in found
+        )
         snapshots.append(AttentionSnapshot(int(entry["step"]), samples))
     return snapshots
 

@@ -59,12 +59,22 @@ def _rank_and_world() -> tuple[int, int]:
 class Trainer:
     """Trains a `Transformer` on a parallel corpus; checkpoints go to `run_dir` (`latest/`, `step-N/`, `best/`)."""
 
-    def __init__(self, model_config: ModelConfig, train_config: TrainConfig, tokenizer: Tokenizer,
-                 train_corpus: ParallelCorpus, val_corpus: ParallelCorpus | None, run_dir: str | Path | None,
-                 callbacks: Sequence[TrainingCallback] = (), *, metadata: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        model_config: ModelConfig,
+        train_config: TrainConfig,
+        tokenizer: Tokenizer,
+        train_corpus: ParallelCorpus,
+        val_corpus: ParallelCorpus | None,
+        run_dir: str | Path | None,
+        callbacks: Sequence[TrainingCallback] = (),
+        *,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
         if tokenizer.vocab_size != model_config.vocab_size:
-            raise ValueError(f"tokenizer has {tokenizer.vocab_size} pieces but the model config says "
-                             f"{model_config.vocab_size}")
+            raise ValueError(
+                f"tokenizer has {tokenizer.vocab_size} pieces but the model config says {model_config.vocab_size}"
+            )
         if len(train_corpus) == 0:
             raise ValueError(f"training corpus {train_corpus.name!r} is empty")
         self.model_config, self.config, self.tokenizer = model_config, train_config, tokenizer
@@ -79,16 +89,27 @@ class Trainer:
         self._cuda_rng: torch.Tensor | None = None
         with self.own_rng():
             self.model = Transformer(model_config).to(self.device)
-        self.optimizer = make_optimizer(self.model.parameters(), (train_config.adam_beta1, train_config.adam_beta2),
-                                        train_config.adam_eps)
+        self.optimizer = make_optimizer(
+            self.model.parameters(), (train_config.adam_beta1, train_config.adam_beta2), train_config.adam_eps
+        )
         self.train_ids = encode_pairs(tokenizer, train_corpus, train_config.max_len)
         self.val_corpus = val_corpus
-        self.val_ids = (encode_pairs(tokenizer, val_corpus, train_config.max_len)
-                        if val_corpus is not None and len(val_corpus) > 0 else None)
+        self.val_ids = (
+            encode_pairs(tokenizer, val_corpus, train_config.max_len)
+            if val_corpus is not None and len(val_corpus) > 0
+            else None
+        )
         self.step = 0
         self.epoch, self.batch_in_epoch = 0, 0
-        self.history: dict[str, list[Any]] = {"step": [], "loss": [], "lr": [], "tokens_per_s": [], "eval_step": [],
-                                         "val_loss": [], "val_bleu": []}
+        self.history: dict[str, list[Any]] = {
+            "step": [],
+            "loss": [],
+            "lr": [],
+            "tokens_per_s": [],
+            "eval_step": [],
+            "val_loss": [],
+            "val_bleu": [],
+        }
         self.best_bleu = -1.0
         self.started = time.perf_counter()
         self.elapsed_before = 0.0
@@ -118,15 +139,20 @@ class Trainer:
     # ---- data -------------------------------------------------------------------------------------------
     def _epoch_batches(self, epoch: int) -> list[list[int]]:
         src, tgt = self.train_ids
-        return token_budget_batches(batch_lengths(src), batch_lengths(tgt),
-                                    self.config.batch_tokens * self.world, shuffle=True,
-                                    seed=self.config.seed * 100003 + epoch)
+        return token_budget_batches(
+            batch_lengths(src),
+            batch_lengths(tgt),
+            self.config.batch_tokens * self.world,
+            shuffle=True,
+            seed=self.config.seed * 100003 + epoch,
+        )
 
     def _batch(self, indices: Sequence[int], ids: tuple[list[list[int]], list[list[int]]]) -> Batch:
         src = [ids[0][i] + [self.model_config.eos_id] for i in indices]
         tgt = [ids[1][i] for i in indices]
-        return collate(src, tgt, pad_id=self.model_config.pad_id, bos_id=self.model_config.bos_id,
-                       eos_id=self.model_config.eos_id).to(self.device)
+        return collate(
+            src, tgt, pad_id=self.model_config.pad_id, bos_id=self.model_config.bos_id, eos_id=self.model_config.eos_id
+        ).to(self.device)
 
     # ---- resume -----------------------------------------------------------------------------------------
     def restore(self, checkpoint_dir: str | Path) -> None:
@@ -172,7 +198,7 @@ class Trainer:
                 self.batch_in_epoch += 1
                 # Each rank takes an interleaved share of the global batch; the loss is normalised by the
                 # global token count, so the averaged gradient equals one process on the whole batch.
-                local = global_indices[self.rank::self.world] or global_indices[:1]
+                local = global_indices[self.rank :: self.world] or global_indices[:1]
                 batch = self._batch(local, self.train_ids)
                 # The global target-token count, as a Python int: on one process it needs no device tensor,
                 # so a CUDA step runs without a host-device sync (a .item() or a blocking copy per step).
@@ -192,8 +218,7 @@ class Trainer:
                             logits = model(batch.src, batch.tgt_in).logits
                     else:
                         logits = model(batch.src, batch.tgt_in).logits
-                    loss_sum = label_smoothed_loss(logits, batch.tgt_out, smoothing=cfg.label_smoothing,
-                                                   pad_id=pad_id)
+                    loss_sum = label_smoothed_loss(logits, batch.tgt_out, smoothing=cfg.label_smoothing, pad_id=pad_id)
                     loss = loss_sum * self.world / tokens
                     self.optimizer.zero_grad(set_to_none=True)
                     loss.backward()
@@ -209,8 +234,9 @@ class Trainer:
                     mean_loss = float(global_loss / tokens)
                     for key, value in (("step", self.step), ("loss", mean_loss), ("lr", lr), ("tokens_per_s", rate)):
                         self.history[key].append(value)
-                    self._emit("on_step", StepEvent(self.step, cfg.steps, mean_loss, lr, rate, self.epoch,
-                                                    self.elapsed()))
+                    self._emit(
+                        "on_step", StepEvent(self.step, cfg.steps, mean_loss, lr, rate, self.epoch, self.elapsed())
+                    )
                 if cfg.eval_every and self.step % cfg.eval_every == 0:
                     self._evaluate()
                 if cfg.save_every and self.step % cfg.save_every == 0:
@@ -238,8 +264,9 @@ class Trainer:
         self.model.eval()
         src, tgt = self.val_ids
         total, count = 0.0, 0
-        for indices in token_budget_batches(batch_lengths(src), batch_lengths(tgt),
-                                            self.config.batch_tokens, shuffle=False, seed=0):
+        for indices in token_budget_batches(
+            batch_lengths(src), batch_lengths(tgt), self.config.batch_tokens, shuffle=False, seed=0
+        ):
             batch = self._batch(indices, self.val_ids)
             logits = self.model(batch.src, batch.tgt_in).logits
             total += float(token_nll(logits, batch.tgt_out, pad_id=self.model_config.pad_id))
@@ -263,8 +290,9 @@ class Trainer:
         if self.config.sample_sentences:
             for t in translate(self.model, self.tokenizer, list(self.config.sample_sentences), with_attention=True):
                 assert t.attention is not None
-                samples.append(SampleTranslation(t.source, t.output, t.source_pieces, t.target_output_pieces,
-                                                 t.attention.cross))
+                samples.append(
+                    SampleTranslation(t.source, t.output, t.source_pieces, t.target_output_pieces, t.attention.cross)
+                )
         self.history["eval_step"].append(self.step)
         self.history["val_loss"].append(val_loss)
         self.history["val_bleu"].append(None if math.isnan(bleu) else bleu)
@@ -275,18 +303,32 @@ class Trainer:
 
     # ---- saving -----------------------------------------------------------------------------------------
     def training_state(self) -> dict[str, Any]:
-        return {"step": self.step, "epoch": self.epoch, "batch_in_epoch": self.batch_in_epoch,
-                "history": self.history, "best_bleu": self.best_bleu, "elapsed_s": self.elapsed(),
-                "train_config": self.config.to_dict(), "device": str(self.device), "world_size": self.world}
+        return {
+            "step": self.step,
+            "epoch": self.epoch,
+            "batch_in_epoch": self.batch_in_epoch,
+            "history": self.history,
+            "best_bleu": self.best_bleu,
+            "elapsed_s": self.elapsed(),
+            "train_config": self.config.to_dict(),
+            "device": str(self.device),
+            "world_size": self.world,
+        }
 
     def _save(self, name: str, *, with_optimizer: bool = False) -> Path | None:
         if self.rank != 0 or self.run_dir is None:
             return None
         metadata = {**self.metadata, "step": self.step, "val_bleu": self.history["val_bleu"][-1:] or None}
-        path = save_checkpoint(self.run_dir / name, self.model, self.tokenizer, metadata=metadata,
-                               training=self.training_state(),
-                               optimizer_tensors=optimizer_to_tensors(self.optimizer, self.generator.get_state())
-                               if with_optimizer else None)
+        path = save_checkpoint(
+            self.run_dir / name,
+            self.model,
+            self.tokenizer,
+            metadata=metadata,
+            training=self.training_state(),
+            optimizer_tensors=optimizer_to_tensors(self.optimizer, self.generator.get_state())
+            if with_optimizer
+            else None,
+        )
         self._emit("on_checkpoint", path, self.step)
         return path
 
@@ -300,8 +342,13 @@ class Trainer:
             shutil.rmtree(old, ignore_errors=True)
 
 
-def resume_trainer(run_dir: str | Path, tokenizer_corpus: tuple[ParallelCorpus, ParallelCorpus | None],
-                   callbacks: Sequence[TrainingCallback] = (), *, steps: int | None = None) -> Trainer:
+def resume_trainer(
+    run_dir: str | Path,
+    tokenizer_corpus: tuple[ParallelCorpus, ParallelCorpus | None],
+    callbacks: Sequence[TrainingCallback] = (),
+    *,
+    steps: int | None = None,
+) -> Trainer:
     """Rebuild a Trainer from `run_dir/latest` (its configs, tokenizer, weights and optimizer)."""
     latest = Path(run_dir) / "latest"
     checkpoint = load_checkpoint(latest)
@@ -309,8 +356,16 @@ def resume_trainer(run_dir: str | Path, tokenizer_corpus: tuple[ParallelCorpus, 
     train_config = TrainConfig.from_dict(state.get("train_config", {}))
     if steps is not None:
         train_config = dataclasses.replace(train_config, steps=steps)
-    trainer = Trainer(checkpoint.config, train_config, checkpoint.tokenizer, tokenizer_corpus[0],
-                      tokenizer_corpus[1], run_dir, callbacks, metadata=checkpoint.metadata)
+    trainer = Trainer(
+        checkpoint.config,
+        train_config,
+        checkpoint.tokenizer,
+        tokenizer_corpus[0],
+        tokenizer_corpus[1],
+        run_dir,
+        callbacks,
+        metadata=checkpoint.metadata,
+    )
     trainer.restore(latest)
     return trainer
 

@@ -115,8 +115,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         status = train(run_dir, args.steps, stop, state)
     except Exception as error:  # the page shows it; the traceback goes to log.txt
         traceback.print_exc()
-        rf.write_json(run_dir / rf.STATE_FILE, {**state, "status": "failed", "ended": time.time(),
-                                                "error": f"{type(error).__name__}: {error}"})
+        rf.write_json(
+            run_dir / rf.STATE_FILE,
+            {**state, "status": "failed", "ended": time.time(), "error": f"{type(error).__name__}: {error}"},
+        )
         return 1
     return 0 if status != "failed" else 1
 
@@ -144,8 +146,16 @@ def train(run_dir: Path, steps: int | None, stop: StopFile, state: dict[str, Any
         if steps is not None:
             train_config = TrainConfig.from_dict({**train_config.to_dict(), "steps": steps})
         tokenizer = Tokenizer.load(run_dir / rf.TOKENIZER_FILE)
-        trainer = Trainer(ModelConfig.from_dict(spec["model_config"]), train_config, tokenizer, corpora[0],
-                          corpora[1], run_dir, [reporter], metadata=spec.get("metadata", {}))
+        trainer = Trainer(
+            ModelConfig.from_dict(spec["model_config"]),
+            train_config,
+            tokenizer,
+            corpora[0],
+            corpora[1],
+            run_dir,
+            [reporter],
+            metadata=spec.get("metadata", {}),
+        )
     device = resolve_device(trainer.config.device)
     state.update(device=str(device), total_steps=trainer.config.steps)
     lock = None
@@ -181,15 +191,22 @@ def run_here(trainer: Trainer) -> TrainResult:
     run_dir = trainer.run_dir
     run_dir.mkdir(parents=True, exist_ok=True)
     trainer.callbacks.append(FolderReporter(run_dir, run_dir.name))
-    state: dict[str, Any] = {"status": "running", "pid": os.getpid(), "started": time.time(),
-                             "total_steps": trainer.config.steps, "device": str(trainer.device)}
+    state: dict[str, Any] = {
+        "status": "running",
+        "pid": os.getpid(),
+        "started": time.time(),
+        "total_steps": trainer.config.steps,
+        "device": str(trainer.device),
+    }
     rf.write_json(run_dir / rf.STATE_FILE, state)
     (run_dir / rf.STOP_FILE).unlink(missing_ok=True)
     try:
         result = trainer.run(stop=StopFile(run_dir / rf.STOP_FILE))
     except BaseException as error:
-        rf.write_json(run_dir / rf.STATE_FILE, {**state, "status": "failed", "ended": time.time(),
-                                                "error": f"{type(error).__name__}: {error}"})
+        rf.write_json(
+            run_dir / rf.STATE_FILE,
+            {**state, "status": "failed", "ended": time.time(), "error": f"{type(error).__name__}: {error}"},
+        )
         raise
     status = "stopped" if result.stopped_early else "finished"
     rf.write_json(run_dir / rf.STATE_FILE, {**state, "status": status, "step": result.step, "ended": time.time()})
