@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, Protocol
+from typing import Final, Literal, Protocol
 
 import torch
 
@@ -89,8 +89,6 @@ class Hypothesis:
     token_log_probs: tuple[float, ...]
     score: float  # log_prob / length_penalty(len(tokens), alpha)
     finished: bool  # ended with EOS (False: cut at max_len)
-    # Attached by the caller after the search: (layers, heads, tgt, src) numpy array.
-    cross_attention: Any = field(default=None, compare=False, repr=False)
 
 
 @dataclass
