@@ -68,7 +68,7 @@ sync_to_url("c_compare", "c_scale", "c_units")
 def panel(translation: Translation, family: str, layer: int, head: int, prefix: str = "") -> tuple[Panel, str]:
     """One head as a figure panel, plus the caption that says what it does."""
     view = attention_view(translation, family, units)
-    info = head_summary(view.weights[layer - 1 : layer, head - 1 : head])[0]
+    info = head_summary(view.weights[layer - 1 : layer, head - 1 : head], current_language())[0]
     title = f"{prefix}{t(FAMILY_SHORT[family])} · {t('layer')} {layer} · {t('head')} {head}"
     return (
         Panel(
@@ -79,7 +79,7 @@ def panel(translation: Translation, family: str, layer: int, head: int, prefix: 
             view.query_title,
             view.key_title,
         ),
-        f"**{title}** {info['caption'].removeprefix('Layer 1, head 1 ')}",
+        f"**{title}** {info['behaviour']}",
     )
 
 

@@ -178,7 +178,7 @@ def attention_section(translation: Translation, mode: str, units: str, stretch: 
     with pickers:
         family = family_picker("family")
     view = attention_view(translation, family, units, current_language())
-    summary = head_summary(view.weights)
+    summary = head_summary(view.weights, current_language())
     title = t(view.title)
 
     if mode == "grid":

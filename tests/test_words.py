@@ -113,3 +113,12 @@ def test_head_statistics_on_known_patterns():
     assert summary[0]["max_weight"] == pytest.approx(1.0)
     assert summary[3]["max_weight"] == pytest.approx(1.0 / n)
     assert summary[1]["caption"].startswith("Layer 1, head 2 mostly attends to the previous token")
+
+
+def test_head_captions_speak_the_session_language():
+    # The Translate and Compare pages show this sentence under the figure; in Korean it must be Korean.
+    w = np.eye(4)[None, None]  # (1 layer, 1 head, 4, 4): every query attends to itself
+    english, korean = head_summary(w)[0], head_summary(w, "ko")[0]
+    assert english["caption"] == "Layer 1, head 1 mostly attends to itself (100% of its attention)."
+    assert english["behaviour"] == "mostly attends to itself (100% of its attention)"
+    assert korean["caption"].startswith("레이어 1, 헤드 1") and "자기 자신" in korean["caption"]

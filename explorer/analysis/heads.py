@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from explorer.i18n import translate
+
 _EPS = 1e-12
 
 # A head is named after a positional pattern when at least this share of its attention follows it.
@@ -66,22 +68,26 @@ def _pattern(w: np.ndarray, entropy: float) -> tuple[str, float]:
     return "content", share
 
 
+# Whole sentences as catalogue messages (explorer/locale/ko/LC_MESSAGES/analysis.po): word order differs in Korean.
 _CAPTIONS = {
-    "first token": "mostly attends to the first token",
-    "last token": "mostly attends to the last token",
-    "diagonal": "mostly attends to itself",
-    "previous token": "mostly attends to the previous token",
-    "next token": "mostly attends to the next token",
+    "first token": "mostly attends to the first token ({share} of its attention)",
+    "last token": "mostly attends to the last token ({share} of its attention)",
+    "diagonal": "mostly attends to itself ({share} of its attention)",
+    "previous token": "mostly attends to the previous token ({share} of its attention)",
+    "next token": "mostly attends to the next token ({share} of its attention)",
+    "broad": "spreads its attention almost evenly",
+    "content": "attends by content (mean distance {distance} tokens)",
 }
 
 
-def head_summary(weights: np.ndarray) -> list[dict[str, Any]]:
+def head_summary(weights: np.ndarray, lang: str = "en") -> list[dict[str, Any]]:
     """One dict per (layer, head) of weights (L, H, q, k), in layer-major order.
 
     Keys: layer, head (1-based, as in the figures' "Layer 1", "Head 1"), entropy (nats, mean over
     queries), mean_distance (positions), max_weight (mean over queries of the row maximum: how peaked),
     pattern ("diagonal", "previous token", "next token", "first token", "last token", "broad" or
-    "content"), pattern_share (mean weight on that pattern's position) and caption (a short sentence).
+    "content"), pattern_share (mean weight on that pattern's position), behaviour (what the head does, in
+    `lang`) and caption (the same sentence naming the layer and head).
     """
     w = np.asarray(weights, dtype=np.float64)
     assert w.ndim == 4, f"expected weights (layers, heads, q, k), got shape {w.shape}"
@@ -93,12 +99,9 @@ def head_summary(weights: np.ndarray) -> list[dict[str, Any]]:
         for head in range(w.shape[1]):
             ent = float(entropy[layer, head])
             pattern, share = _pattern(w[layer, head], ent)
-            if pattern in _CAPTIONS:
-                caption = f"{_CAPTIONS[pattern]} ({share:.0%} of its attention)"
-            elif pattern == "broad":
-                caption = "spreads its attention almost evenly"
-            else:
-                caption = f"attends by content (mean distance {distance[layer, head]:.1f} tokens)"
+            behaviour = translate(
+                _CAPTIONS[pattern], lang, share=f"{share:.0%}", distance=f"{distance[layer, head]:.1f}"
+            )
             summary.append(
                 dict(
                     layer=layer + 1,
@@ -108,7 +111,14 @@ def head_summary(weights: np.ndarray) -> list[dict[str, Any]]:
                     max_weight=float(peak[layer, head]),
                     pattern=pattern,
                     pattern_share=share,
-                    caption=f"Layer {layer + 1}, head {head + 1} {caption}.",
+                    behaviour=behaviour,
+                    caption=translate(
+                        "Layer {layer}, head {head} {behaviour}.",
+                        lang,
+                        layer=layer + 1,
+                        head=head + 1,
+                        behaviour=behaviour,
+                    ),
                 )
             )
     return summary
