@@ -9,25 +9,23 @@ from typing import Any
 from explorer.cli.errors import UsageError
 
 
-def positive_int(text: str) -> int:
+def _whole_number(text: str, minimum: int, meaning: str = "") -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {value}")
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least {minimum}{meaning}, got {value}")
     return value
+
+
+def positive_int(text: str) -> int:
+    return _whole_number(text, 1)
 
 
 def every_n_steps(text: str) -> int:
     """--eval-every / --save-every: a whole number of steps, 0 meaning never (the trainer skips it)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 0 (0: never), got {value}")
-    return value
+    return _whole_number(text, 0, " (0: never)")
 
 
 def non_negative_float(text: str) -> float:
