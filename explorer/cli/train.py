@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -24,6 +25,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--multi30k-root", default=None, help="folder with Multi30k train/val/test2016 .en/.de files")
     p.add_argument("--out", required=True, help="run directory (latest/, best/, step-N/ are written inside)")
     p.add_argument("--resume", action="store_true", help="continue the run in --out from its latest/ checkpoint")
+    p.add_argument(
+        "--init-from",
+        default=None,
+        help="start from this checkpoint's weights, shape and tokenizer with a fresh optimizer and schedule "
+        "(continue an exported average, or fine-tune); only --dropout may change the model",
+    )
     p.add_argument("--preset", default="tiny", choices=sorted(PRESETS))
     p.add_argument("--vocab", type=positive_int, default=None, help="SentencePiece vocabulary size (joint)")
     # Ranges are checked by ModelConfig itself, before any data is read (see `_model_config`).
@@ -87,10 +94,23 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if not args.resume and (out / "latest").exists():
         raise UsageError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
+    if args.init_from is not None:
+        if args.resume:
+            raise UsageError("--init-from starts a new run; --resume continues one: pass only one of them")
+        shape_flags = ("vocab", "layers", "d_model", "heads", "d_ff", "max_len", "positional", "norm")
+        given = [f"--{name.replace('_', '-')}" for name in shape_flags if getattr(args, name) is not None]
+        if given:
+            raise UsageError(f"--init-from takes the model's shape from the checkpoint; drop {', '.join(given)}")
     if args.label_smoothing >= 1:
         raise UsageError(f"--label-smoothing must be below 1, got {args.label_smoothing}")
     default_vocab = 64 if is_synthetic(args.data) else 8000
-    if not args.resume:
+    initial = None
+    if args.init_from is not None:
+        from explorer.checkpoint import load_checkpoint
+
+        # Loaded (and validated) before the corpus is read: a wrong path fails at once.
+        initial = load_checkpoint(args.init_from)
+    elif not args.resume:
         _model_config(args, args.vocab or default_vocab)
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -104,13 +124,19 @@ def run(args: argparse.Namespace) -> int:
         trainer = resume_trainer(out, (train, val), callbacks, steps=args.steps)
     else:
         started = time.perf_counter()
-        tokenizer = train_tokenizer(train, args.vocab or default_vocab, synthetic=is_synthetic(args.data))
+        if initial is not None:
+            tokenizer = initial.tokenizer
+            model_config = initial.config
+            if args.dropout is not None:
+                model_config = dataclasses.replace(model_config, dropout=args.dropout)
+        else:
+            tokenizer = train_tokenizer(train, args.vocab or default_vocab, synthetic=is_synthetic(args.data))
+            model_config = _model_config(args, tokenizer.vocab_size)
         print(
             f"tokenizer: {tokenizer.vocab_size} pieces in {time.perf_counter() - started:.1f}s; "
             f"{len(train)} training pairs, {len(val)} validation pairs",
             file=sys.stderr,
         )
-        model_config = _model_config(args, tokenizer.vocab_size)
         train_config = TrainConfig(
             steps=args.steps,
             batch_tokens=args.batch_tokens,
@@ -126,8 +152,12 @@ def run(args: argparse.Namespace) -> int:
             device=args.device,
             max_len=model_config.max_len,
         )
-        metadata = {"data": args.data, "command": "explorer " + " ".join(sys.argv[1:])}
+        metadata: dict[str, object] = {"data": args.data, "command": "explorer " + " ".join(sys.argv[1:])}
+        if initial is not None:
+            metadata["initialised_from"] = {"path": str(args.init_from), "metadata": initial.metadata}
         trainer = Trainer(model_config, train_config, tokenizer, train, val, out, callbacks, metadata=metadata)
+        if initial is not None:
+            trainer.load_initial_weights(initial.model)
     from explorer.training.worker import run_here
 
     result = run_here(trainer)  # listed by `explorer runs`, stoppable by `explorer stop`

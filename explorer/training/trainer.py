@@ -155,6 +155,12 @@ class Trainer:
         ).to(self.device)
 
     # ---- resume -----------------------------------------------------------------------------------------
+    def load_initial_weights(self, model: Transformer) -> None:
+        """Start from another model's weights (same shape; dropout may differ), keeping a fresh optimizer and step 0."""
+        if dataclasses.replace(model.config, dropout=0.0) != dataclasses.replace(self.model_config, dropout=0.0):
+            raise ValueError("the initial weights come from a model of a different shape")
+        self.model.load_state_dict(model.state_dict())
+
     def restore(self, checkpoint_dir: str | Path) -> None:
         """Continue from a checkpoint written by this trainer: weights, Adam moments, step, data position."""
         checkpoint = load_checkpoint(checkpoint_dir, self.device, with_optimizer=True)
