@@ -6,6 +6,9 @@ import argparse
 import json
 from pathlib import Path
 
+from explorer.cli.arguments import non_negative_float, positive_int
+from explorer.cli.errors import UsageError
+
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     p = subparsers.add_parser("export", help="ship a run: average its last saves, store half precision, no optimizer")
@@ -13,6 +16,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--to", required=True, help="target checkpoint directory, e.g. checkpoints/my-model")
     p.add_argument("--average", type=int, default=1, help="average the last N step-N/ saves (Section 6.1)")
     p.add_argument("--half", action="store_true", help="store float16 weights (loaded back as float32)")
+    p.add_argument("--beam", type=positive_int, default=None, help="store this beam width as the model's default")
+    p.add_argument(
+        "--alpha", type=non_negative_float, default=None, help="store this length penalty α as the model's default"
+    )
     return p
 
 
@@ -21,6 +28,8 @@ def run(args: argparse.Namespace) -> int:
 
     from explorer.checkpoint import average_weights, is_checkpoint, load_checkpoint, load_weights_into, save_checkpoint
 
+    if (args.beam is None) != (args.alpha is None):
+        raise UsageError("--beam and --alpha are stored together (the pair chosen on validation): give both or neither")
     run_dir = Path(args.run)
     saves = sorted(p for p in run_dir.glob("step-*") if is_checkpoint(p))
     sources = (
@@ -36,6 +45,11 @@ def run(args: argparse.Namespace) -> int:
         "exported_from": [str(p) for p in sources],
         "training": {k: v for k, v in (checkpoint.training or {}).items() if k != "history"},
     }
+    if args.beam is not None:
+        from explorer.checkpoint import decoding_settings
+
+        metadata["decoding"] = {"beam": args.beam, "alpha": args.alpha}
+        decoding_settings(metadata, "--beam/--alpha")  # the loader's own check, before anything is written
     save_checkpoint(
         args.to, checkpoint.model, checkpoint.tokenizer, metadata=metadata, dtype=torch.float16 if args.half else None
     )
