@@ -16,6 +16,10 @@ class Scores:
     bleu_signature: str
     chrf_signature: str
     n_sentences: int
+    # Lower-cased BLEU (13a tokenizer), the casing most published Multi30k figures use; reported beside, never
+    # instead of, the cased score.
+    bleu_lowercase: float = float("nan")
+    bleu_lowercase_signature: str = ""
 
     def as_dict(self) -> dict[str, float | int | str]:
         return {
@@ -24,6 +28,8 @@ class Scores:
             "sentences": self.n_sentences,
             "bleu_signature": self.bleu_signature,
             "chrf_signature": self.chrf_signature,
+            "bleu_lowercase": round(self.bleu_lowercase, 2),
+            "bleu_lowercase_signature": self.bleu_lowercase_signature,
         }
 
 
@@ -36,6 +42,14 @@ def corpus_scores(hypotheses: Sequence[str], references: Sequence[str]) -> Score
     chrf = sacrebleu.metrics.CHRF()
     bleu_score = bleu.corpus_score(list(hypotheses), [list(references)])
     chrf_score = chrf.corpus_score(list(hypotheses), [list(references)])
+    lowercase = sacrebleu.metrics.BLEU(lowercase=True)
+    lowercase_score = lowercase.corpus_score(list(hypotheses), [list(references)])
     return Scores(
-        bleu_score.score, chrf_score.score, str(bleu.get_signature()), str(chrf.get_signature()), len(hypotheses)
+        bleu_score.score,
+        chrf_score.score,
+        str(bleu.get_signature()),
+        str(chrf.get_signature()),
+        len(hypotheses),
+        lowercase_score.score,
+        str(lowercase.get_signature()),
     )

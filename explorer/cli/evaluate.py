@@ -35,7 +35,8 @@ def run(args: argparse.Namespace) -> int:
 
     references = _read_lines(args.reference)[: args.limit]
     started = time.perf_counter()
-    beam = None
+    beam: int | None = None
+    alpha: float | None = None
     if args.hypotheses:
         hypotheses = _read_lines(args.hypotheses)[: args.limit]
     else:
@@ -56,5 +57,10 @@ def run(args: argparse.Namespace) -> int:
     if args.output:
         Path(args.output).write_text("\n".join(hypotheses) + "\n", encoding="utf-8")
     scores = corpus_scores(hypotheses, references)
-    print(json.dumps({**scores.as_dict(), "beam": beam, "seconds": round(time.perf_counter() - started, 1)}, indent=2))
+    print(
+        json.dumps(
+            {**scores.as_dict(), "beam": beam, "alpha": alpha, "seconds": round(time.perf_counter() - started, 1)},
+            indent=2,
+        )
+    )
     return 0
