@@ -14,6 +14,7 @@ from ui.figures import show_figure
 from ui.heads_ablation import ablation_expander
 from ui.i18n import current_language, t
 from ui.layout import controls, fit_height, page_header
+from ui.linked_heads import show_linked_heads
 from ui.model_cache import current_model, require_model, translate_for
 from ui.model_picker import MODEL_KEY, Selection, checkpoint_choices, weights_version
 from ui.presenter import step_buttons, stepper
@@ -63,6 +64,17 @@ units = side.segmented_control(
     help=t("Sub-word pieces, or whole words (summed over a word's pieces as keys, averaged as queries)."),
 )
 sync_to_url("c_compare", "c_scale", "c_units")
+note_link_value("c_linked", lambda raw: raw.lower() in ("true", "false"), "true")
+linked = side.toggle(
+    t("Link the heads on hover"),
+    value=True,
+    key="c_linked",
+    bind="query-params",
+    help=t(
+        "On: pointing at a query's row in one head highlights the same query in every head (in the browser, "
+        "no rerun). Off: the plotly figure, with PNG and SVG downloads."
+    ),
+)
 
 
 def panel(translation: Translation, family: str, layer: int, head: int, prefix: str = "") -> tuple[Panel, str]:
@@ -94,8 +106,12 @@ def layers_of(family: str, n_encoder: int, n_decoder: int) -> int:
 
 
 def show(panels: list[tuple[Panel, str]], name: str) -> None:
-    figure = compare_heads([p for p, _ in panels], zmax=1.0 if scale == "fixed" else None, lang=current_language())
-    show_figure(fit_height(figure, width=900), name, key="compare_figure")
+    zmax = 1.0 if scale == "fixed" else None
+    if linked:
+        show_linked_heads([p for p, _ in panels], key="compare_linked", zmax=zmax)
+    else:
+        figure = compare_heads([p for p, _ in panels], zmax=zmax, lang=current_language())
+        show_figure(fit_height(figure, width=900), name, key="compare_figure")
     for _, caption in panels:
         st.markdown(caption)
 

@@ -10,6 +10,7 @@ import pytest
 
 from explorer.checkpoint import load_checkpoint
 from explorer.figures.compare import Panel, compare_heads, panel_grid, shared_zmax
+from explorer.figures.linked_heads import SELECTION
 from explorer.inference import translate
 from tests.apptest_helpers import open_page, plotly_array, query_value
 
@@ -20,6 +21,18 @@ SENTENCE = "a small child sees the red dog ."
 def figure(at) -> dict:
     (chart,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart") if c.key == "compare_figure"]
     return chart
+
+
+def linked_chart(at) -> tuple[dict, list]:
+    """The page's one Vega-Lite chart: its spec and, per view in order, its data (Streamlit sends the datasets
+    as Arrow, named as the views' `data.name`)."""
+    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
+    charts = [e.proto for e in at.get("vega_lite_chart")]
+    assert len(charts) == 1, f"expected one linked chart, found {len(charts)}"
+    spec = json.loads(charts[0].spec)
+    data = {d.name: convert_arrow_bytes_to_pandas_df(d.data.data) for d in charts[0].datasets}
+    return spec, [data[view["data"]["name"]] for view in spec["concat"]]
 
 
 def attention(checkpoint_dir: Path, sentence: str):
@@ -65,6 +78,7 @@ def test_heads_side_by_side_from_url(checkpoint_root, words_checkpoint):
         PAGE,
         model="words-fixture",
         c_compare="heads",
+        c_linked="false",
         c_sentence=SENTENCE,
         c_n="3",
         c_f0="encoder_self",
@@ -104,6 +118,7 @@ def test_same_head_in_two_checkpoints(checkpoint_root, reverse_checkpoint, words
         PAGE,
         model="reverse-fixture",
         c_compare="checkpoints",
+        c_linked="false",
         c_model2="words-fixture",
         c_sentence=sentence,
         c_family="encoder_self",
@@ -128,6 +143,7 @@ def test_same_head_on_two_sentences_and_empty_input(checkpoint_root, reverse_che
         PAGE,
         model="reverse-fixture",
         c_compare="sentences",
+        c_linked="false",
         c_sentence="a b c",
         c_sentence2="d e f g h",
         c_family="cross",
@@ -143,3 +159,77 @@ def test_same_head_on_two_sentences_and_empty_input(checkpoint_root, reverse_che
     at.text_input(key="c_sentence2").set_value("").run()
     assert not at.exception
     assert any("Type both sentences" in i.value for i in at.info)
+
+
+# --- synchronized heads (issue 15.6): the linked Altair chart is the page's default view -------------------------
+
+
+def test_linked_chart_shows_the_heads_compared_on_one_scale(checkpoint_root, words_checkpoint):
+    at = open_page(
+        PAGE,
+        model="words-fixture",
+        c_compare="heads",
+        c_sentence=SENTENCE,
+        c_n="3",
+        c_f0="encoder_self",
+        c_l0="1",
+        c_h0="2",
+        c_f1="encoder_self",
+        c_l1="2",
+        c_h1="1",
+        c_f2="cross",
+        c_l2="2",
+        c_h2="2",
+    )
+    assert not at.get("plotly_chart"), "the linked view replaces the plotly figure"
+    spec, data = linked_chart(at)
+    views = spec["concat"]
+    assert [v["title"]["text"] for v in views] == [
+        "Encoder self \u00b7 layer 1 \u00b7 head 2",
+        "Encoder self \u00b7 layer 2 \u00b7 head 1",
+        "Cross \u00b7 layer 2 \u00b7 head 2",
+    ]
+    (param,) = spec["params"]
+    assert param["name"] == SELECTION and param["select"]["fields"] == ["query"]
+    assert sorted(param["views"]) == sorted(v["name"] for v in views), "every head shares the hover selection"
+    t = attention(words_checkpoint, SENTENCE)
+    for frame, expected in zip(
+        data, (t.attention.encoder_self[0, 1], t.attention.encoder_self[1, 0], t.attention.cross[1, 1]), strict=True
+    ):
+        frame = frame.sort_values(["query", "key"])
+        np.testing.assert_allclose(frame["weight"].to_numpy().reshape(expected.shape), expected, atol=1e-5)
+    assert {json.dumps(v["encoding"]["color"]["scale"]) for v in views} == {
+        json.dumps(views[0]["encoding"]["color"]["scale"])
+    }
+    assert views[0]["encoding"]["color"]["scale"]["domain"] == [0.0, 1.0]
+    assert any("same query token lights up in every head" in c.value for c in at.caption)
+
+    at.segmented_control(key="c_scale").set_value("shared").run()
+    spec, _ = linked_chart(at)
+    top = max(t.attention.encoder_self[0, 1].max(), t.attention.encoder_self[1, 0].max(), t.attention.cross[1, 1].max())
+    assert spec["concat"][0]["encoding"]["color"]["scale"]["domain"] == pytest.approx([0.0, float(top)], abs=1e-5)
+
+    at.toggle(key="c_linked").set_value(False).run()
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 1  # the plotly figure, with its PNG/SVG downloads
+
+
+def test_linked_chart_in_korean(checkpoint_root, reverse_checkpoint):
+    at = open_page(
+        PAGE,
+        model="reverse-fixture",
+        lang="ko",
+        c_compare="sentences",
+        c_sentence="a b c",
+        c_sentence2="d e f g h",
+        c_family="cross",
+        c_layer="1",
+        c_head="2",
+    )
+    spec, data = linked_chart(at)
+    assert [len(frame) for frame in data] == [
+        attention(reverse_checkpoint, s).attention.cross[0, 1].size for s in ("a b c", "d e f g h")
+    ]
+    view = spec["concat"][0]
+    assert "쿼리" in view["encoding"]["y"]["axis"]["title"]  # "생성한 타깃 (쿼리)": the produced target's tokens
+    assert view["encoding"]["color"]["legend"]["title"] == "가중치"

@@ -1,0 +1,348 @@
+"""Synchronized heads (issue 15.6): attention heads as one Vega-Lite (Altair) chart in which hovering a query
+token's row in any head highlights the same query row in every head shown, and dims the rest.
+
+Why Vega-Lite and not plotly: Streamlit does not send plotly hover events back to Python (only clicks and
+box/lasso selections), and a round trip through the script per mouse move would be far too slow anyway.
+A Vega-Lite selection parameter lives in the browser: every head's view declares the same point selection
+on the `query` field, so the highlight follows the pointer without a rerun and needs no network (Streamlit
+bundles Vega).
+
+Two builders, pure (arrays and labels in, an Altair chart out):
+
+- `linked_heads(panels)`: two to four heads side by side (the Compare page), each with its own tokens,
+  one row for up to three, 2 x 2 for four.
+- `linked_grid(weights, ...)`: every head of every layer (layers, heads, q, k) as a facet grid, Layer 1 the
+  top row and Head 1 the left column.
+
+Both use one colour scale for every head: by default the fixed domain [0, 1], the whole range a softmax
+weight can take, so a colour means the same weight in every head, on every sentence and in every layer
+(`zmax=None` uses the largest weight shown instead, which brings out heads that spread their attention).
+Rows are queries from the top, columns are keys, both by position; the token text is the axis label where
+it fits at a readable size (14 px or more), otherwise it is on hover only.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import altair as alt
+import numpy as np
+import pandas as pd  # type: ignore[import-untyped]  # no pandas-stubs in the lint tools
+
+from explorer.figures.attention import _check
+from explorer.figures.compare import Panel, panel_grid
+from explorer.figures.theme import (
+    FONT_FAMILY,
+    FONT_SIZE,
+    MIN_TEXT_SIZE,
+    PAGE_COLORS,
+    TICK_SIZE,
+    TITLE_SIZE,
+    text_width_px,
+)
+from explorer.i18n import translate
+
+SELECTION = "query_hover"  # the shared point selection: which query position the pointer is on
+DIMMED_OPACITY = 0.25  # the other rows while a query is hovered: still there, clearly behind
+# Room the layout needs besides the heatmaps, in px at text scale 1: the colour legend with its title and
+# numbers, one axis title, the gap between views. Sized generously: Vega-Lite cannot shrink a compound chart
+# to its container, so an estimate that is too small would push the chart past the column.
+_LEGEND_PX = 95
+_AXIS_TITLE_PX = 28
+_GAP_PX = 12
+_HEADER_PX = 30  # a panel title or a facet header line
+
+
+@dataclass(frozen=True)
+class _Axis:
+    """How one axis of a panel is drawn: band step in px, label size (None: labels on hover only), angle."""
+
+    step: float
+    size: float | None
+    angle: int = 0
+
+
+def _label_size(step: float, scale: float) -> float | None:
+    """The largest readable label size (16 px, else 14 px, times `scale`) whose line fits a band of `step`
+    px; None when not even 14 px fits (the labels are then left out and shown on hover)."""
+    for size in (TICK_SIZE * scale, MIN_TEXT_SIZE * scale):
+        if step >= 1.15 * size:
+            return size
+    return None
+
+
+def _widest(labels: Sequence[str], size: float) -> float:
+    return max((text_width_px(str(label), size) for label in labels), default=0.0)
+
+
+def _key_axis(labels: Sequence[str], step: float, scale: float) -> _Axis:
+    """Key labels run across when the widest fits its column, else upright (-90 degrees), else on hover."""
+    size = _label_size(step, scale)
+    if size is None:
+        return _Axis(step, None)
+    return _Axis(step, size, 0 if _widest(labels, size) + 6 <= step else -90)
+
+
+def _label_expr(labels: Sequence[str]) -> str:
+    """A Vega expression that turns a position into its token: ["a", "b"][datum.value]."""
+    return f"{json.dumps([str(label) for label in labels], ensure_ascii=False)}[datum.value]"
+
+
+def _axis(labels: Sequence[str], title: str | None, axis: _Axis, scale: float) -> alt.Axis:
+    shown = axis.size is not None
+    return alt.Axis(
+        title=title,
+        labels=shown,
+        labelExpr=_label_expr(labels) if shown else alt.Undefined,
+        labelFontSize=alt.Undefined if axis.size is None else axis.size,
+        labelAngle=axis.angle,
+        labelLimit=0,  # never cut a token to "…": the layout made room for the widest
+        labelOverlap=False,
+        ticks=shown,
+        domain=False,
+        titleFontSize=FONT_SIZE * scale,
+    )
+
+
+def _long(weights: np.ndarray, query_labels: Sequence[str], key_labels: Sequence[str]) -> pd.DataFrame:
+    """(q, k) weights as one row per cell: query and key positions, their tokens, the weight."""
+    q, k = weights.shape
+    rows, cols = np.meshgrid(np.arange(q), np.arange(k), indexing="ij")
+    return pd.DataFrame(
+        {
+            "query": rows.ravel(),
+            "key": cols.ravel(),
+            "query_token": np.asarray([str(s) for s in query_labels], dtype=object)[rows.ravel()],
+            "key_token": np.asarray([str(s) for s in key_labels], dtype=object)[cols.ravel()],
+            "weight": weights.astype(float).ravel(),
+        }
+    )
+
+
+def query_selection() -> Any:
+    """The point selection every head shares: the `query` field under the pointer, cleared when it leaves.
+
+    One selection (one name) declared in every view, resolved globally: hovering a cell in any head sets it,
+    and every head tests its own cells against the same query position.
+    """
+    return alt.selection_point(name=SELECTION, on="pointerover", clear="pointerout", fields=["query"])
+
+
+def _heat(
+    data: pd.DataFrame,
+    *,
+    top: float,
+    lang: str,
+    x_axis: alt.Axis,
+    y_axis: alt.Axis,
+    text: str,
+    scale: float,
+    hover: Any,
+    extra_tooltip: Sequence[alt.Tooltip] = (),
+) -> alt.Chart:
+    """One head's heatmap with the shared selection: the hovered query row full strength and outlined,
+    the other rows dimmed; nothing hovered, everything full strength."""
+    return (
+        alt.Chart(data)
+        .mark_rect(strokeWidth=2 * scale)
+        .encode(
+            x=alt.X("key:O", axis=x_axis, sort="ascending"),
+            y=alt.Y("query:O", axis=y_axis, sort="ascending"),
+            color=alt.Color(
+                "weight:Q",
+                scale=alt.Scale(scheme="viridis", domain=[0.0, top], clamp=True),
+                legend=alt.Legend(
+                    title=translate("weight", lang),
+                    orient="right",
+                    gradientLength=160 * scale,
+                    labelFontSize=TICK_SIZE * scale,
+                    titleFontSize=FONT_SIZE * scale,
+                ),
+            ),
+            opacity=alt.when(hover).then(alt.value(1.0)).otherwise(alt.value(DIMMED_OPACITY)),
+            stroke=alt.when(hover, empty=False).then(alt.value(text)).otherwise(alt.value(None)),
+            tooltip=[
+                *extra_tooltip,
+                alt.Tooltip("query_token:N", title=translate("query", lang)),
+                alt.Tooltip("key_token:N", title=translate("key", lang)),
+                alt.Tooltip("weight:Q", title=translate("weight", lang), format=".4f"),
+            ],
+        )
+        .add_params(hover)
+    )
+
+
+def _config(chart: Any, theme: str, scale: float, title: str | None) -> Any:
+    """The lecture look (explorer/figures/theme.py) in Vega-Lite: sizes, font, the page theme's text colour
+    on a transparent background, SVG rendering (crisp on a projector; one element per cell)."""
+    assert theme in PAGE_COLORS, f"expected a theme in {tuple(PAGE_COLORS)}, got {theme!r}"
+    text = PAGE_COLORS[theme]["text"]
+    if title:
+        chart = chart.properties(title=alt.Title(title, fontSize=TITLE_SIZE * scale, anchor="start"))
+    chart = chart.properties(usermeta={"embedOptions": {"renderer": "svg", "actions": False}})
+    return (
+        chart.configure(background="transparent", font=FONT_FAMILY)
+        .configure_view(stroke=None)
+        .configure_axis(labelColor=text, titleColor=text, labelFontSize=TICK_SIZE * scale, labelPadding=4)
+        .configure_header(
+            labelColor=text, titleColor=text, labelFontSize=FONT_SIZE * scale, titleFontSize=FONT_SIZE * scale
+        )
+        .configure_legend(labelColor=text, titleColor=text)
+        .configure_title(color=text, fontSize=TITLE_SIZE * scale)
+    )
+
+
+def shared_top(weights: Sequence[np.ndarray], zmax: float | None) -> float:
+    """The top of the one colour scale: `zmax`, or the largest weight over every head shown when None."""
+    if zmax is not None:
+        return float(zmax)
+    return float(max(float(np.max(w)) for w in weights)) or 1.0
+
+
+def linked_heads(
+    panels: Sequence[Panel],
+    *,
+    zmax: float | None = 1.0,
+    title: str | None = None,
+    lang: str = "en",
+    theme: str = "light",
+    width: int = 640,
+    height: int = 440,
+    text_scale: float = 1.0,
+) -> alt.ConcatChart:
+    """Two to four heads, each `Panel` weights (q, k) with its own tokens, linked by the hovered query.
+
+    Laid out like `explorer.figures.compare.compare_heads` (one row up to three, 2 x 2 for four), in about
+    `width` x `height` px. A panel whose query tokens are those of the panel to its left leaves out its row
+    labels (the rows line up). Always a vconcat of hconcat rows, so the spec's shape does not depend on the
+    panel count; the views sit in panel order.
+    """
+    assert 1 <= len(panels) <= 4, f"expected 1 to 4 panels, got {len(panels)}"
+    weights = [_check(p.weights, 2, p.query_labels, p.key_labels, "(q, k)") for p in panels]
+    rows, cols = panel_grid(len(panels))
+    top = shared_top(weights, zmax)
+    text = PAGE_COLORS[theme]["text"] if theme in PAGE_COLORS else PAGE_COLORS["light"]["text"]
+    s = text_scale
+    repeats = [
+        i % cols > 0
+        and list(panels[i - 1].query_labels) == list(p.query_labels)
+        and panels[i - 1].query_title == p.query_title
+        for i, p in enumerate(panels)
+    ]
+    # Width: per column the row labels (unless repeated) and an axis title; then the legend.
+    label_px = [
+        0.0 if repeats[i] else _widest(p.query_labels, TICK_SIZE * s) + 8 + _AXIS_TITLE_PX * s
+        for i, p in enumerate(panels)
+    ]
+    side = max(sum(label_px[r * cols : (r + 1) * cols]) for r in range(rows))
+    plot_w = max(40.0, (width - side - _LEGEND_PX * s - _GAP_PX * (cols - 1)) / cols)
+    # Height: per row the panel title, key labels (upright when they do not fit across) and an axis title.
+    longest_key = max(_widest(p.key_labels, TICK_SIZE * s) for p in panels)
+    below = _HEADER_PX * s + _AXIS_TITLE_PX * s + longest_key + 8
+    plot_h = max(40.0, (height - (_HEADER_PX * s if title else 0) - below * rows - _GAP_PX * (rows - 1)) / rows)
+
+    hover = query_selection()  # one object for every view: Altair lifts it to the top with the views' names
+    views = []
+    for i, (panel, w) in enumerate(zip(panels, weights, strict=True)):
+        q, k = w.shape
+        y = _Axis(plot_h / q, _label_size(plot_h / q, s))
+        x = _key_axis(panel.key_labels, plot_w / k, s)
+        data = _long(w, panel.query_labels, panel.key_labels)
+        data["panel"] = panel.title
+        views.append(
+            _heat(
+                data,
+                top=top,
+                lang=lang,
+                x_axis=_axis(panel.key_labels, translate(panel.key_title, lang), x, s),
+                y_axis=_axis(
+                    panel.query_labels,
+                    None if repeats[i] else translate(panel.query_title, lang),
+                    _Axis(y.step, None) if repeats[i] else y,
+                    s,
+                ),
+                text=text,
+                scale=s,
+                hover=hover,
+                extra_tooltip=[alt.Tooltip("panel:N", title=translate("head", lang))],
+            ).properties(
+                width=round(plot_w), height=round(plot_h), title=alt.Title(panel.title, fontSize=FONT_SIZE * s)
+            )
+        )
+    with warnings.catch_warnings():
+        # Altair 6 warns whenever one selection appears in several views ("deduplicated"): here sharing it is
+        # the point, and the spec has the one parameter with every view's name, as intended.
+        warnings.filterwarnings("ignore", "Automatically deduplicated selection parameter", UserWarning)
+        grid = alt.concat(*views, columns=cols, spacing=_GAP_PX).resolve_scale(color="shared")
+    return _config(grid, theme, s, title)
+
+
+def linked_grid(
+    weights: np.ndarray,
+    query_labels: Sequence[str],
+    key_labels: Sequence[str],
+    *,
+    zmax: float | None = 1.0,
+    title: str | None = None,
+    lang: str = "en",
+    theme: str = "light",
+    width: int = 640,
+    height: int = 440,
+    text_scale: float = 1.0,
+) -> alt.FacetChart:
+    """Every head of every layer, weights (L, H, q, k), as an L x H facet grid linked by the hovered query.
+
+    Layer 1 is the top row, Head 1 the left column (Section 3.2.2: h heads run in parallel in each of the
+    N layers); the headers say "Layer 1" and "Head 1", counted from 1 as everywhere in the app. The tokens
+    label the left column's rows and the bottom row's columns where they fit, and every cell's hover names
+    "Layer l · Head h", the query, the key and the weight.
+    """
+    w = _check(weights, 4, query_labels, key_labels, "(layers, heads, q, k)")
+    n_layers, n_heads, q, k = w.shape
+    s = text_scale
+    top = shared_top([w], zmax)
+    text = PAGE_COLORS[theme]["text"] if theme in PAGE_COLORS else PAGE_COLORS["light"]["text"]
+    layer_names = [translate("Layer {n}", lang, n=layer + 1) for layer in range(n_layers)]
+    head_names = [translate("Head {n}", lang, n=head + 1) for head in range(n_heads)]
+
+    cell = _long(w[0, 0], query_labels, key_labels)
+    frames = []
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            frame = cell.copy()
+            frame["weight"] = w[layer, head].astype(float).ravel()
+            frame["layer"] = layer_names[layer]
+            frame["head"] = head_names[head]
+            frame["name"] = translate("Layer {layer} · Head {head}", lang, layer=layer + 1, head=head + 1)
+            frames.append(frame)
+    data = pd.concat(frames, ignore_index=True)
+
+    row_label_px = _widest(query_labels, TICK_SIZE * s) + 8 + _AXIS_TITLE_PX * s
+    row_header_px = _widest(layer_names, FONT_SIZE * s) + 12
+    plot_w = max(16.0, (width - row_label_px - row_header_px - _LEGEND_PX * s - 4 * (n_heads - 1)) / n_heads)
+    below = _AXIS_TITLE_PX * s + _widest(key_labels, TICK_SIZE * s) + 8 + _HEADER_PX * s
+    plot_h = max(16.0, (height - (_HEADER_PX * s if title else 0) - below - 4 * (n_layers - 1)) / n_layers)
+    y = _Axis(plot_h / q, _label_size(plot_h / q, s))
+    x = _key_axis(key_labels, plot_w / k, s)
+
+    heat = _heat(
+        data,
+        top=top,
+        lang=lang,
+        x_axis=_axis(key_labels, translate("key", lang), x, s),
+        y_axis=_axis(query_labels, translate("query", lang), y, s),
+        text=text,
+        scale=s,
+        hover=query_selection(),
+        extra_tooltip=[alt.Tooltip("name:N", title=translate("head", lang))],
+    ).properties(width=round(plot_w), height=round(plot_h))
+    grid = heat.facet(
+        row=alt.Row("layer:N", sort=layer_names, header=alt.Header(title=None, labelAngle=0, labelAlign="left")),
+        column=alt.Column("head:N", sort=head_names, header=alt.Header(title=None)),
+        spacing=4,
+    )
+    return _config(grid, theme, s, title)

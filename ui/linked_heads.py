@@ -1,0 +1,69 @@
+"""Synchronized heads on a page (issue 15.6): the Altair charts of `explorer.figures.linked_heads`, drawn in
+the page's language, light or dark theme and presenter text size.
+
+The hover highlight runs in the browser (a Vega-Lite selection), so moving the pointer never reruns the
+script. Vega-Lite cannot shrink a multi-view chart to its column, so the chart is built for the narrowest
+main column (the 1024 px window beside the sidebar), or the whole width when presenter mode hides the sidebar.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import streamlit as st
+
+from explorer.figures.compare import Panel
+from explorer.figures.linked_heads import linked_grid, linked_heads
+from explorer.figures.theme import NARROW_FIGURE_WIDTH
+from ui.figures import page_theme
+from ui.i18n import current_language, t
+from ui.layout import FIRST_SCREEN_FIGURE_PX
+from ui.presenter import font_scale, presenter_on
+
+PRESENTER_WIDTH = 940  # a 1024 px projector less the page's padding, no sidebar
+
+
+def _size() -> dict[str, float]:
+    return dict(
+        width=PRESENTER_WIDTH if presenter_on() else NARROW_FIGURE_WIDTH,
+        height=FIRST_SCREEN_FIGURE_PX,
+        text_scale=font_scale(),
+    )
+
+
+def hover_hint() -> None:
+    st.caption(t("Point at a row in any head: the same query token lights up in every head, on one colour scale."))
+
+
+def show_linked_heads(panels: Sequence[Panel], *, key: str, zmax: float | None = 1.0, title: str | None = None) -> None:
+    """Two to four heads (`Panel`s, weights (q, k)) side by side, linked by the hovered query."""
+    chart = linked_heads(panels, zmax=zmax, title=title, lang=current_language(), theme=page_theme(), **_size())
+    # theme=None: the chart carries the app's own look (text colour of the page theme, 16 px ticks);
+    # Streamlit's chart theme would draw axis text in a grey under 4.5:1 on white.
+    st.altair_chart(chart, theme=None, key=key, width="content")
+    hover_hint()
+
+
+def show_linked_grid(
+    weights: np.ndarray,
+    query_labels: Sequence[str],
+    key_labels: Sequence[str],
+    *,
+    key: str,
+    zmax: float | None = 1.0,
+    title: str | None = None,
+) -> None:
+    """Every head of every layer, weights (layers, heads, q, k), linked by the hovered query."""
+    chart = linked_grid(
+        weights,
+        query_labels,
+        key_labels,
+        zmax=zmax,
+        title=title,
+        lang=current_language(),
+        theme=page_theme(),
+        **_size(),
+    )
+    st.altair_chart(chart, theme=None, key=key, width="content")
+    hover_hint()
