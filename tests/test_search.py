@@ -277,3 +277,96 @@ def test_trace_serializes_to_json() -> None:
 def test_trace_is_none_unless_asked() -> None:
     (result,) = beam_search(table_scorer(GREEDY_TRAP), 1, 2, BOS, EOS, max_len=5)
     assert result.trace is None
+
+
+# --- the no-repeat-n-gram constraint (issue 16, item 5) -------------------------------------------------------
+
+
+def looping_scorer(batch_size: int = 1) -> PrefixScorer:
+    """A model stuck in a loop: after A comes B, after B comes A (p = .6 each); C is the way out."""
+    after = {
+        None: {A: 0.6, B: 0.3, C: 0.05, EOS: 0.05},
+        A: {B: 0.6, C: 0.25, EOS: 0.15},
+        B: {A: 0.6, C: 0.25, EOS: 0.15},
+        C: {EOS: 0.7, A: 0.3},
+    }
+
+    def probs(s: int, prefix: tuple[int, ...]) -> np.ndarray:
+        p = np.full(VOCAB, 1e-9)
+        for token, value in after[prefix[-1] if prefix else None].items():
+            p[token] = value
+        return p / p.sum()
+
+    return PrefixScorer(probs, batch_size)
+
+
+def ngrams(tokens: tuple[int, ...], n: int) -> list[tuple[int, ...]]:
+    return [tokens[i : i + n] for i in range(len(tokens) - n + 1)]
+
+
+def test_no_repeat_ngram_breaks_a_greedy_loop() -> None:
+    (looped,) = greedy_search(looping_scorer(), 1, BOS, EOS, max_len=10)
+    assert looped.tokens == (A, B) * 5 and not looped.finished
+    (constrained,) = greedy_search(looping_scorer(), 1, BOS, EOS, max_len=10, no_repeat_ngram=2)
+    # After A B A, the 2-gram (A, B) would repeat: B is banned, C (.25) beats EOS (.15); after C, EOS.
+    assert constrained.tokens == (A, B, A, C, EOS) and constrained.finished
+    assert constrained.token_log_probs[3] == approx(math.log(0.25 / (1 + 1e-9 * 2)))
+
+
+def test_no_repeat_ngram_three_allows_a_2gram_twice() -> None:
+    (constrained,) = greedy_search(looping_scorer(), 1, BOS, EOS, max_len=10, no_repeat_ngram=3)
+    # After A B A the only 3-gram is (A, B, A), so B (completing (B, A, B)) is free; after A B A B, A would
+    # complete (A, B, A) a second time: banned.
+    assert constrained.tokens[:4] == (A, B, A, B) and constrained.tokens[4] != A
+    assert all(ngrams(constrained.tokens, 3).count(g) == 1 for g in ngrams(constrained.tokens, 3))
+
+
+@pytest.mark.parametrize("beam_size", [1, 2, 3])
+def test_no_repeat_ngram_in_beam_search(beam_size: int) -> None:
+    (plain,) = beam_search(looping_scorer(), 1, beam_size, BOS, EOS, max_len=10, n_best=beam_size)
+    (result,) = beam_search(
+        looping_scorer(), 1, beam_size, BOS, EOS, max_len=10, n_best=beam_size, trace=True, no_repeat_ngram=2
+    )
+    assert plain.hypotheses != result.hypotheses
+    for h in result.hypotheses:
+        grams = ngrams(h.tokens, 2)
+        assert len(grams) == len(set(grams)), f"{h.tokens} repeats a 2-gram"
+    assert result.trace is not None
+    for step in result.trace.steps:  # banned continuations never even become candidates
+        for c in step.candidates:
+            prefix = step.live[c.parent].tokens
+            assert prefix[-1:] + (c.token,) not in ngrams(prefix, 2)
+    if beam_size == 1:
+        (greedy,) = greedy_search(looping_scorer(), 1, BOS, EOS, max_len=10, no_repeat_ngram=2)
+        assert result.hypotheses == [greedy]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_no_repeat_ngram_batched_equals_one_sentence_at_a_time(seed: int) -> None:
+    """Each row is masked by its own history: batching (rows of other sentences and beams) changes nothing."""
+    max_lens = [6, 12, 9]
+    for beam_size in (1, 3):
+        batched_scorer = random_scorer(seed, 3, vocab=4)
+        batched = beam_search(batched_scorer, 3, beam_size, BOS, EOS, max_lens, n_best=beam_size, no_repeat_ngram=2)
+        greedy = greedy_search(random_scorer(seed, 3, vocab=4), 3, BOS, EOS, max_lens, no_repeat_ngram=2)
+        for s in range(3):
+            one = PrefixScorer(lambda _, prefix, s=s, probs=batched_scorer.probs: probs(s, prefix), 1)
+            (alone,) = beam_search(one, 1, beam_size, BOS, EOS, max_lens[s], n_best=beam_size, no_repeat_ngram=2)
+            assert alone.hypotheses == batched[s].hypotheses
+            for h in alone.hypotheses:
+                assert len(set(ngrams(h.tokens, 2))) == len(ngrams(h.tokens, 2))
+            if beam_size == 1:
+                assert batched[s].hypotheses == [greedy[s]]
+
+
+def test_no_repeat_ngram_unset_leaves_the_search_as_it_was() -> None:
+    """None is the default, and the default never touches the scores (bitwise, hypotheses and trace)."""
+    for seed in range(3):
+        default = beam_search(random_scorer(seed, 3, vocab=4), 3, 3, BOS, EOS, 12, trace=True)
+        unset = beam_search(random_scorer(seed, 3, vocab=4), 3, 3, BOS, EOS, 12, trace=True, no_repeat_ngram=None)
+        assert [dataclasses.asdict(r) for r in default] == [dataclasses.asdict(r) for r in unset]
+        assert greedy_search(random_scorer(seed, 3, vocab=4), 3, BOS, EOS, 12) == greedy_search(
+            random_scorer(seed, 3, vocab=4), 3, BOS, EOS, 12, no_repeat_ngram=None
+        )
+    with pytest.raises(AssertionError, match="no_repeat_ngram must be >= 1"):
+        greedy_search(random_scorer(0, 1), 1, BOS, EOS, 5, no_repeat_ngram=0)

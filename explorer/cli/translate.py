@@ -2,6 +2,13 @@
 
 Output line N is the translation of input line N (a blank line gives a blank line), written and flushed
 batch by batch, so a 200,000-line file needs the memory of one batch, and a pipe sees results as they come.
+A line of several sentences is split into sentences (explorer/text/sentences.py), which are translated one
+by one, all in the batch, and joined with a space; `--no-split` translates each line as it stands.
+
+With `--json`, each line's object has the keys of one translation (for a line of several sentences: pieces
+concatenated, `log_prob` summed, `score` their mean, `finished` all, `truncated` any, n-best lists only per
+sentence), `repeated` (an n-gram of n >= 2 words said three or more times in a row, a decoding loop), and
+`sentences`: one such object per sentence.
 """
 
 from __future__ import annotations
@@ -9,11 +16,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from explorer.cli.arguments import add_decoding_arguments, check_utf8_arguments, positive_int, resolve_decoding
 from explorer.cli.errors import UsageError
+from explorer.text.sentences import join_sentences, split_lines
 
 if TYPE_CHECKING:
     from explorer.inference import Translation
@@ -28,6 +36,18 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--checkpoint", "-c", required=True)
     p.add_argument("--input", "-i", help="read sentences from this UTF-8 file, one per line ('-' for stdin)")
     add_decoding_arguments(p)
+    p.add_argument(
+        "--no-repeat-ngram",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="forbid the search to repeat any N-gram of pieces within a sentence's output (default: off)",
+    )
+    p.add_argument(
+        "--no-split",
+        action="store_true",
+        help="translate each line as one sentence (default: split lines into sentences and join the translations)",
+    )
     p.add_argument("--n-best", type=positive_int, default=1)
     p.add_argument("--json", action="store_true", help="one JSON object per line with pieces and scores")
     p.add_argument("--batch-lines", type=positive_int, default=BATCH_LINES, help=argparse.SUPPRESS)
@@ -78,7 +98,9 @@ def _input_lines(args: argparse.Namespace) -> Iterator[str]:
             yield from iter_lines(buffer, "standard input")
 
 
-def _json_row(t: Translation, tokenizer: Tokenizer) -> dict[str, Any]:
+def _sentence_row(t: Translation, tokenizer: Tokenizer) -> dict[str, Any]:
+    from explorer.decoding.repetition import is_repetitive
+
     return {
         "source": t.source,
         "translation": t.output,
@@ -88,6 +110,7 @@ def _json_row(t: Translation, tokenizer: Tokenizer) -> dict[str, Any]:
         "log_prob": t.log_prob,
         "finished": t.finished,
         "truncated": t.truncated,
+        "repeated": is_repetitive(t.output.split()),
         "nbest": [
             {
                 "translation": tokenizer.decode(h.tokens),
@@ -100,18 +123,37 @@ def _json_row(t: Translation, tokenizer: Tokenizer) -> dict[str, Any]:
     }
 
 
-def _blank_row(source: str) -> dict[str, Any]:
-    """A blank input line in --json mode: same keys, nothing translated."""
+def _json_row(source: str, parts: Sequence[Translation], tokenizer: Tokenizer) -> dict[str, Any]:
+    """One input line: its one sentence's row, or the rows of its sentences combined (module doc)."""
+    sentences = [_sentence_row(t, tokenizer) for t in parts]
+    if len(sentences) == 1:
+        return {**sentences[0], "source": source, "sentences": sentences}
+    if not sentences:  # a blank line: same keys, nothing translated
+        return {
+            "source": source,
+            "translation": "",
+            "source_pieces": [],
+            "output_pieces": [],
+            "score": None,
+            "log_prob": None,
+            "finished": True,
+            "truncated": False,
+            "repeated": False,
+            "nbest": [],
+            "sentences": [],
+        }
     return {
         "source": source,
-        "translation": "",
-        "source_pieces": [],
-        "output_pieces": [],
-        "score": None,
-        "log_prob": None,
-        "finished": True,
-        "truncated": False,
+        "translation": join_sentences(t.output for t in parts),
+        "source_pieces": [piece for row in sentences for piece in row["source_pieces"]],
+        "output_pieces": [piece for row in sentences for piece in row["output_pieces"]],
+        "score": sum(t.score for t in parts) / len(parts),
+        "log_prob": sum(t.log_prob for t in parts),
+        "finished": all(t.finished for t in parts),
+        "truncated": any(t.truncated for t in parts),
+        "repeated": any(row["repeated"] for row in sentences),
         "nbest": [],
+        "sentences": sentences,
     }
 
 
@@ -125,6 +167,9 @@ def run(args: argparse.Namespace) -> int:
     # The checkpoint first: a bad one is reported before anyone types or pipes sentences in.
     checkpoint = load_checkpoint(args.checkpoint, resolve_device(args.device))
     beam, alpha = resolve_decoding(args, checkpoint.metadata)
+    options: dict[str, Any] = {"beam_size": beam, "alpha": alpha, "n_best": args.n_best}
+    if args.no_repeat_ngram is not None:  # left out when off, so the search runs exactly as without the flag
+        options["no_repeat_ngram"] = args.no_repeat_ngram
     model = checkpoint.model
     if args.int8:
         if model.embedding.weight.device.type != "cpu":
@@ -142,32 +187,20 @@ def run(args: argparse.Namespace) -> int:
         disable=not sys.stderr.isatty(),
     ) as bar:
         for batch in _batches(_input_lines(args), args.batch_lines):
-            wanted = [i for i, line in enumerate(batch) if line.strip()]
-            done = (
-                translate(
-                    model,
-                    checkpoint.tokenizer,
-                    [batch[i] for i in wanted],
-                    beam_size=beam,
-                    alpha=alpha,
-                    n_best=args.n_best,
-                )
-                if wanted
-                else []
-            )
-            results = dict(zip(wanted, done, strict=True))
-            for i, source in enumerate(batch, start=line_number + 1):
-                t = results.get(i - line_number - 1)
-                if t is not None and t.truncated:
-                    print(
-                        f"warning: line {i} cut to {checkpoint.config.max_len} pieces: {t.source[:60]!r}",
-                        file=sys.stderr,
-                    )
+            # Every sentence of every line of the batch in one call: they share the batched search.
+            split = split_lines(batch, split=not args.no_split)
+            done = translate(model, checkpoint.tokenizer, split.sentences, **options) if split.sentences else []
+            for i, (source, parts) in enumerate(zip(batch, split.regroup(done), strict=True), start=line_number + 1):
+                for t in parts:
+                    if t.truncated:
+                        print(
+                            f"warning: line {i} cut to {checkpoint.config.max_len} pieces: {t.source[:60]!r}",
+                            file=sys.stderr,
+                        )
                 if args.json:
-                    row = _json_row(t, checkpoint.tokenizer) if t is not None else _blank_row(source)
-                    out.write(json.dumps(row, ensure_ascii=False) + "\n")
+                    out.write(json.dumps(_json_row(source, parts, checkpoint.tokenizer), ensure_ascii=False) + "\n")
                 else:
-                    out.write((t.output if t is not None else "") + "\n")
+                    out.write(join_sentences(t.output for t in parts) + "\n")
             out.flush()
             line_number += len(batch)
             bar.update(len(batch))

@@ -1,5 +1,7 @@
-"""Decoding: greedy and beam search over any `StepScorer` (Section 6.1), with a beam trace as plain data."""
+"""Decoding: greedy and beam search over any `StepScorer` (Section 6.1), with a beam trace as plain data, and
+repeated phrases: finding them and the no-repeat-n-gram constraint."""
 
+from explorer.decoding.repetition import Repeat, ban_repeated_ngrams, is_repetitive, repeated_ngram
 from explorer.decoding.search import (
     BeamResult,
     BeamTrace,
@@ -21,13 +23,17 @@ __all__ = [
     "BeamTrace",
     "Candidate",
     "Hypothesis",
+    "Repeat",
     "StepScorer",
     "TraceNode",
     "TraceStep",
+    "ban_repeated_ngrams",
     "beam_search",
     "greedy_search",
+    "is_repetitive",
     "length_penalty",
     "normalized_score",
+    "repeated_ngram",
     "select_candidates",
     "stop_reason",
 ]

@@ -27,6 +27,10 @@ Stopping rule (`stop_reason`), checked after every step of a sentence:
   * Always: stop when no live hypothesis is left, or at max_len tokens; at max_len the live hypotheses are
     finalized with ``finished=False``.
 The n-best list ranks finished hypotheses first, then those cut at max_len, each by score.
+
+No-repeat constraint (off by default: ``no_repeat_ngram=None``): before each step's selection, every live
+row's log-probabilities are masked so that no token completes an n-gram the row already holds
+(`explorer.decoding.repetition.ban_repeated_ngrams`). Left unset, the search does not touch the scores at all.
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ from dataclasses import dataclass, field
 from typing import Final, Literal, Protocol
 
 import torch
+
+from explorer.decoding.repetition import ban_repeated_ngrams
 
 Status = Literal["kept", "pruned", "finished"]
 KEPT: Final = "kept"
@@ -196,11 +202,14 @@ def greedy_search(
     eos_id: int,
     max_len: int | Sequence[int],
     alpha: float = 0.6,
+    no_repeat_ngram: int | None = None,
 ) -> list[Hypothesis]:
     """Most probable next token at every step, for a batch; one hypothesis per sentence.
 
     `alpha` only sets the reported `score`. Sentences that end are dropped from the scorer's rows.
+    `no_repeat_ngram` = n forbids any token that would repeat an n-gram of the row's own output.
     """
+    _check_no_repeat(no_repeat_ngram)
     limits = torch.tensor(_max_lens(max_len, batch_size), dtype=torch.long)
     longest = int(limits.max())
     # Per sentence, as tensors over all rows at once: no per-sentence Python inside the step loop.
@@ -214,6 +223,8 @@ def greedy_search(
     step = 0
     while active.numel():
         log_probs = _checked(scorer.step(last, step), active.numel())
+        if no_repeat_ngram is not None:
+            log_probs = ban_repeated_ngrams(log_probs, tokens[active, :step], no_repeat_ngram)
         best_lp, best_token = log_probs.max(dim=-1)  # (N,), (N,); to float64 after: the same maximum, exactly
         best_lp, best_token = best_lp.cpu().double(), best_token.cpu()
         tokens[active, step] = best_token
@@ -283,13 +294,16 @@ def beam_search(
     n_best: int | None = None,
     trace: bool = False,
     early_stopping: bool = True,
+    no_repeat_ngram: int | None = None,
 ) -> list[BeamResult]:
     """Beam search with GNMT's length penalty (Section 6.1: k = 4, α = 0.6), one result per sentence.
 
     The scorer is called once per step on all live rows of all unfinished sentences; selection, finishing
     and stopping are per sentence (module doc). `n_best` (default `beam_size`) hypotheses come back per
-    sentence, best first; with `trace=True` each result also carries the `BeamTrace`.
+    sentence, best first; with `trace=True` each result also carries the `BeamTrace`. `no_repeat_ngram` = n
+    forbids, in every live row, any token that would repeat an n-gram of that hypothesis (module doc).
     """
+    _check_no_repeat(no_repeat_ngram)
     assert beam_size >= 1, f"beam_size must be >= 1, got {beam_size}"
     n_best = beam_size if n_best is None else n_best
     assert n_best >= 1, f"n_best must be >= 1, got {n_best}"
@@ -304,6 +318,10 @@ def beam_search(
     while active:
         n_rows = sum(len(sentences[s].live) for s in active)
         log_probs = _checked(scorer.step(last, step), n_rows)  # (N, V)
+        if no_repeat_ngram is not None and step >= no_repeat_ngram:
+            # Every live hypothesis holds `step` tokens; rows in the scorer's order.
+            history = torch.tensor([h.tokens for s in active for h in sentences[s].live], dtype=torch.long)
+            log_probs = ban_repeated_ngrams(log_probs, history, no_repeat_ngram)
         ranked = _top_candidates(log_probs, [sentences[s].live for s in active], beam_size)
         next_rows: list[int] = []
         next_tokens: list[int] = []
@@ -439,6 +457,10 @@ def _max_lens(max_len: int | Sequence[int], batch_size: int) -> list[int]:
     assert len(limits) == batch_size, f"expected {batch_size} max_len values, got {len(limits)}"
     assert all(m >= 1 for m in limits), f"max_len must be >= 1, got {limits}"
     return limits
+
+
+def _check_no_repeat(no_repeat_ngram: int | None) -> None:
+    assert no_repeat_ngram is None or no_repeat_ngram >= 1, f"no_repeat_ngram must be >= 1, got {no_repeat_ngram}"
 
 
 def _checked(log_probs: torch.Tensor, n_rows: int) -> torch.Tensor:

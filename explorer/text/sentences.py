@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-import sentencex
+import sentencex  # type: ignore[import-untyped]  # ships no py.typed
 
 T = TypeVar("T")
 
