@@ -58,13 +58,15 @@ class ModelScorer:
 
 
 class PackedScorer:
-    """The same steps as `ModelScorer` through the packed decoder (fewer operations; no head mask)."""
+    """The same steps as `ModelScorer` through the packed decoder (fewer operations, the same head mask)."""
 
-    def __init__(self, decoder: PackedDecoder, cache: PackedCache) -> None:
-        self.decoder, self.cache = decoder, cache
+    def __init__(self, decoder: PackedDecoder, cache: PackedCache, head_mask: HeadMask | None = None) -> None:
+        self.decoder, self.cache, self.head_mask = decoder, cache, head_mask
 
     def step(self, last_tokens: torch.Tensor, step: int) -> torch.Tensor:
-        log_probs, self.cache = self.decoder.step(last_tokens.to(self.cache.src_mask.device), self.cache)
+        log_probs, self.cache = self.decoder.step(
+            last_tokens.to(self.cache.src_mask.device), self.cache, head_mask=self.head_mask
+        )
         return log_probs
 
     def reorder(self, rows: torch.Tensor) -> None:
@@ -72,11 +74,12 @@ class PackedScorer:
 
 
 def scorer_for(model: Transformer, src: torch.Tensor, head_mask: HeadMask | None = None) -> ModelScorer | PackedScorer:
-    """Encode `src` (batch, src) and return the scorer that decodes it: packed unless heads are masked."""
+    """Encode `src` (batch, src) and return the scorer that decodes it: packed whenever the model allows,
+    with heads masked or not (a masked re-decode costs what the plain one does, issue 18.2)."""
     encoded = model.encode(src, head_mask=head_mask)
-    if head_mask is None and supports_packed(model):
+    if supports_packed(model):
         decoder = packed_decoder(model)
-        return PackedScorer(decoder, decoder.start(encoded))
+        return PackedScorer(decoder, decoder.start(encoded), head_mask)
     return ModelScorer(model, model.start_decoding(encoded), head_mask)
 
 

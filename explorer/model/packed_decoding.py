@@ -11,8 +11,10 @@ path does the step's work in fewer, larger operations:
 
 Same arithmetic, same kernels (the fused attention kernel, LayerNorm, the tied output projection), so the
 outputs equal `decode_step`'s; `tests/test_perf_search_identical.py` holds the search's outputs to the
-old ones on 200 test2016 sentences. The explicit path with attention weights and head masks stays in
-`transformer.py`: this one is only for decoding without them.
+old ones on 200 test2016 sentences. A head mask (`HeadMask`, Michel et al. 2019) is an argument of `step`,
+as of `decode_step`: the switched-off heads' outputs are gated before W^O by the same `HeadSelection.apply`,
+so a masked re-decode takes this path too, with the general path's outputs for the same mask. The explicit path
+with attention weights stays in `transformer.py`: this one is only for decoding without them.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from explorer.model.head_mask import HeadMask, HeadSelection
 from explorer.model.transformer import EncoderOutput, Transformer
 
 
@@ -139,6 +142,7 @@ class PackedDecoder:
             kv_weights += [c.w_k.weight, c.w_v.weight]
             kv_biases += [c.w_k.bias, c.w_v.bias]
         self.layers = tuple(layers)
+        self.ungated: _Gates = ((None, None),) * len(layers)  # what a step without a head mask gates: nothing
         self.cross_kv = (torch.cat(kv_weights).detach(), torch.cat(kv_biases).detach())  # (layers·2·d, d)
         final = model.decoder_norm
         self.final_norm = norm(final) if self.pre_norm and isinstance(final, torch.nn.LayerNorm) else None
@@ -157,8 +161,15 @@ class PackedDecoder:
         mask.masked_fill_(~encoded.src_mask, -math.inf)
         return PackedCache(None, cross.contiguous(), mask, 0)
 
-    def step(self, tokens: torch.Tensor, cache: PackedCache) -> tuple[torch.Tensor, PackedCache]:
-        """tokens (rows,) -> (log-probabilities (rows, vocab), grown cache), as `Transformer.decode_step`."""
+    def step(
+        self, tokens: torch.Tensor, cache: PackedCache, *, head_mask: HeadMask | None = None
+    ) -> tuple[torch.Tensor, PackedCache]:
+        """tokens (rows,) -> (log-probabilities (rows, vocab), grown cache), as `Transformer.decode_step`.
+
+        head_mask must be the one the cache's encoder memory was encoded with (`encode(head_mask=...)`);
+        only its `dec` and `cross` gates act here. None, or a mask with every decoder head kept, runs exactly
+        the unmasked operations.
+        """
         model = self.model_ref()
         assert model is not None, "the model of this packed decoder is gone"
         position = cache.position
@@ -176,7 +187,8 @@ class PackedDecoder:
         length = position + 1
         y = F.embedding(tokens, self.embedding) * self.embedding_scale + self.positions[position]  # (rows, d)
         cross_kv, src_mask = cache.cross_kv, cache.src_mask
-        for index, layer in enumerate(self.layers):
+        gates = self.ungated if head_mask is None else _gates(head_mask, len(self.layers))
+        for index, (layer, (self_gate, cross_gate)) in enumerate(zip(self.layers, gates, strict=True)):
             norm_self, norm_cross, norm_ffn = layer.norms
             h = _layer_norm(y, norm_self) if pre_norm else y
             qkv = torch.addmm(layer.qkv[1], h, layer.qkv[0]).view(rows, 3, heads, d_k)
@@ -184,12 +196,16 @@ class PackedDecoder:
             kv = buffer[:length, index].permute(1, 2, 3, 0, 4)  # (rows, 2, heads, length, d_k)
             # (rows, heads, 1, d_k)
             attended = F.scaled_dot_product_attention(qkv[:, 0].unsqueeze(2), kv[:, 0], kv[:, 1])
+            if self_gate is not None:
+                attended = self_gate.apply(attended)  # Concat(ξ_1 head_1, …) before W^O
             out = torch.addmm(layer.self_out[1], attended.transpose(1, 2).reshape(rows, width), layer.self_out[0])
             y = y + out if pre_norm else _layer_norm(y + out, norm_self)
             h = _layer_norm(y, norm_cross) if pre_norm else y
             # The rows of a group (a sentence's beam) are the queries of one attention over its memory.
             q = torch.addmm(layer.cross_q[1], h, layer.cross_q[0]).view(groups, size, heads, d_k).transpose(1, 2)
             attended = F.scaled_dot_product_attention(q, cross_kv[index, 0], cross_kv[index, 1], attn_mask=src_mask)
+            if cross_gate is not None:
+                attended = cross_gate.apply(attended)  # (groups, heads, size, d_k): a head is dim 1 still
             out = torch.addmm(layer.cross_out[1], attended.transpose(1, 2).reshape(rows, width), layer.cross_out[0])
             y = y + out if pre_norm else _layer_norm(y + out, norm_cross)
             h = _layer_norm(y, norm_ffn) if pre_norm else y
@@ -199,6 +215,14 @@ class PackedDecoder:
             y = _layer_norm(y, self.final_norm)
         logits = model._logits(y)
         return (torch.log_softmax(logits.float(), dim=-1), PackedCache(buffer, cross_kv, src_mask, length, size))
+
+
+_Gates = tuple[tuple[HeadSelection | None, HeadSelection | None], ...]
+
+
+def _gates(mask: HeadMask, layers: int) -> _Gates:
+    """Per decoder layer, the (self, cross) selection; None where every head of that module is kept."""
+    return tuple((mask.layer("dec", index), mask.layer("cross", index)) for index in range(layers))
 
 
 def _layer_norm(x: torch.Tensor, norm: tuple[torch.Tensor, torch.Tensor, float]) -> torch.Tensor:
