@@ -1,6 +1,7 @@
 """The train page through the app's frame: train the reverse task from the page (in a process of its own) and
 use the saved model; one run through reruns, page switches and a second session, stopped from that session;
-a crashed run shown with its log; bad uploads rejected; and the page's figure builders."""
+a crashed run shown with its log; the whole run's time estimate before Start; bad uploads rejected; and the
+page's figure builders."""
 
 from __future__ import annotations
 
@@ -94,7 +95,7 @@ def test_train_reverse_from_the_page_and_use_the_model(folders):
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Training pairs"] == "5,000" and metrics["Validation pairs"] == "500"
     assert "Reverse the sequence" in texts(at)
-    assert "pieces" in texts(at) and "measured: one real forward + backward" in texts(at)
+    assert "pieces" in texts(at) and "training: 600 steps ×" in texts(at) and "start-up:" in texts(at)
     set_widgets(at, TINY)
     at.run()
     tiny_params = {m.label: m.value for m in at.metric}["Parameters"]
@@ -210,7 +211,73 @@ def test_multi30k_is_offered_from_the_local_copy(folders, multi30k_root, monkeyp
     tokenizer_line = next(m.value for m in at.markdown if " pieces**" in m.value)  # "**7,998 pieces**, ..."
     vocab = int(tokenizer_line.split("**")[1].split()[0].replace(",", ""))
     assert metrics["Parameters"] == f"{count_parameters(PRESETS['small'].replace(vocab_size=vocab)):,}"
-    assert at.button(key="train_time_step").label == "Time one step"  # a 7M-parameter model is timed on request
+    # A 7M-parameter model's run is timed on request (its steps take seconds on a CPU).
+    assert at.button(key="train_estimate").label == "Estimate the run's time"
+    assert "Estimated time" not in metrics
+
+
+@pytest.fixture
+def fresh_estimates():
+    """No measurement cached by an earlier test (the cache is the server's, shared by every session), and none
+    of this test's left behind."""
+    from ui.train_setup import run_costs
+
+    run_costs.clear()
+    yield
+    run_costs.clear()
+
+
+def moved(at) -> list[str]:
+    return [w.value for w in at.warning if "load has changed" in w.value]
+
+
+def test_the_estimate_before_start_is_the_whole_measured_run(folders, fresh_estimates, monkeypatch):
+    """The page shows `measure_run`'s costs multiplied by the plan: with every step timed at 250 ms, a process
+    start-up of 3 s and every other part (evaluations, checkpoints, encoding) timed at zero, 600 steps are
+    2 min 30 s of training and 2 min 33 s in all. A longer plan is re-planned without timing again; a moved
+    load says so and offers to measure again."""
+    import ui.train_setup as train_setup
+    from explorer.training import estimates
+
+    step_s = {"now": 0.25}
+    load = {"now": 1.0}
+    timed = []
+
+    def step(self, rows, ids, *, whole=False) -> float:
+        timed.append(len(rows))
+        return step_s["now"]
+
+    monkeypatch.setattr(estimates._Stepper, "step", step)
+    monkeypatch.setattr(estimates, "_clocked", lambda work: (0.0, work()))
+    monkeypatch.setattr(estimates, "process_startup_s", lambda: 3.0)
+    monkeypatch.setattr(estimates, "load_average", lambda: load["now"])  # when measured
+    monkeypatch.setattr(train_setup, "load_average", lambda: load["now"])  # when shown
+    at = open_app()
+    at.segmented_control(key="train_view").set_value("new").run()
+    assert not at.exception, at.exception
+    assert at.session_state["train_steps"] == 600 and at.session_state["train_save"]
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Estimated time"] == "≈ 2 min 33 s"
+    assert metrics["Time per step"] == "250 ms" and metrics["600 steps"] == "≈ 2 min 30 s"
+    assert "start-up: 3.0 s" in texts(at) and "evaluations: 6 × 0.0 s" in texts(at)
+    assert "An estimate, measured on this machine" in texts(at) and "at a load average of 1.0:" in texts(at)
+    assert not moved(at), moved(at)
+
+    before = len(timed)
+    set_widgets(at, {"train_steps": 1200})
+    at.run()
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Estimated time"] == "≈ 5 min 03 s" and metrics["1,200 steps"] == "≈ 5 min 00 s"
+    assert len(timed) == before, "a longer run is the same run's costs, not a new measurement"
+
+    load["now"], step_s["now"] = 3.0, 0.5
+    at.run()
+    assert "load average 1.0 then, 3.0 now" in moved(at)[0]
+    assert {m.label: m.value for m in at.metric}["Estimated time"] == "≈ 5 min 03 s"  # still the cached one
+    at.button(key="train_estimate_again").click().run()
+    assert not at.exception, at.exception
+    assert {m.label: m.value for m in at.metric}["Estimated time"] == "≈ 10 min 03 s"
+    assert not moved(at) and len(timed) > before
 
 
 BAD_UPLOADS = [
@@ -289,5 +356,6 @@ def test_the_page_speaks_korean(folders):
     at.segmented_control(key="train_view").set_value("new").run()
     assert not at.exception, at.exception
     assert at.title[0].value == "Transformer 학습하기"
-    assert "학습 문장 쌍" in {m.label for m in at.metric}
+    assert {"학습 문장 쌍", "예상 시간"} <= {m.label for m in at.metric}
+    assert any("시작:" in c.value and "학습:" in c.value for c in at.caption), [c.value for c in at.caption]
     assert at.button(key="train_start").label == "학습 시작"

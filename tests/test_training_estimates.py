@@ -1,4 +1,5 @@
-"""The Train page's estimate before Start times the run's own batches of its corpus (shapes, not stopwatches)."""
+"""The Train page's estimate before Start times the run's own batches of its corpus (shapes, not stopwatches),
+robustly to a burst of other work while it times, and one measurement serves every plan of the same run."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ from explorer.training.datasets import train_tokenizer
 from explorer.training.estimates import (
     corpus_batches,
     estimate_run,
-    measure_like_a_run,
+    measure_run,
     padded_positions,
     spread_sample,
+    timing_plan,
 )
 from explorer.training.train_config import TrainConfig
 
@@ -151,14 +153,69 @@ def test_evaluations_checkpoints_and_start_up_are_counted(tokenizer):
         + found.final_s
     )
     assert math.isclose(found.total_s, parts)
-    assert "3 evaluations" in found.describe() and "2 checkpoints" in found.describe()
+    assert "evaluations: 3 ×" in found.describe() and "checkpoints: 2 ×" in found.describe()
     quiet = estimate_run(config, plan(steps=25), tokenizer, train, val, startup=False, time_budget_s=0.05)
     assert quiet.evals == 0 and quiet.saves == 0 and quiet.eval_s == 0
 
 
-def test_the_page_call_keeps_its_signature_and_can_time_the_corpus(tokenizer):
+def test_a_burst_of_other_work_while_timing_does_not_move_the_step_time(monkeypatch, tokenizer):
+    """Each sampled batch is timed three times, round by round, and its median counts: a burst of other work
+    that slows one round's steps tenfold leaves the estimate where the undisturbed steps put it."""
+    config = tiny_config(tokenizer.vocab_size)
+    train, _ = corpus_of(4, 24)
+    calls = []
+
+    def step(self, rows, ids, *, whole=False) -> float:
+        calls.append(len(rows))
+        return 0.020 if 8 <= len(calls) < 14 else 0.002  # six steps of the first round interrupted
+
+    monkeypatch.setattr(estimates._Stepper, "step", step)
+    found = estimate_run(config, plan(), tokenizer, train, startup=False, time_budget_s=1.5)
+    assert found.step.repeats == 3 and found.step.timed_batches >= 6
+    assert len(calls) == 2 + 3 * found.step.timed_batches  # the warm-up, then three rounds
+    assert found.step.seconds == pytest.approx(0.002)
+    assert found.warmup_s == pytest.approx(0.0)
+
+
+def test_one_measurement_serves_every_plan_of_the_same_run(tokenizer):
+    config = tiny_config(tokenizer.vocab_size)
+    train, val = corpus_of(4, 8)
+    short = plan(steps=20, eval_every=10, save_every=10, bleu_sentences=8, keep_last=2)
+    long = plan(steps=1000, eval_every=300, save_every=250, bleu_sentences=16, keep_last=2, warmup_steps=100)
+    assert timing_plan(short) == timing_plan(long)
+    costs = measure_run(config, timing_plan(short), tokenizer, train, val, startup=False, time_budget_s=0.05)
+    a, b = costs.estimate(short, save_to=True), costs.estimate(long)
+    assert (a.steps, a.evals, a.saves) == (20, 2, 2) and (b.steps, b.evals, b.saves) == (1000, 4, 4)
+    assert a.step == b.step and b.bleu_s == pytest.approx(2 * a.bleu_s)  # BLEU on 16 sentences, not 8
+    # Fifty times the steps, each at least as dear (a longer history in every progress.json rewrite).
+    assert b.training_s - b.warmup_s >= 50 * (a.training_s - a.warmup_s)
+    # Costs timed without evaluations cannot plan a run that evaluates: that would leave them out silently.
+    bare = measure_run(config, plan(steps=20), tokenizer, train, val, startup=False, time_budget_s=0.05)
+    assert bare.estimate(plan(steps=50)).evals == 0
+    with pytest.raises(ValueError, match="without evaluations"):
+        bare.estimate(short)
+
+
+def test_a_measurement_knows_when_the_load_has_moved(tokenizer):
     config = tiny_config(tokenizer.vocab_size)
     train, _ = corpus_of(4, 5)
-    assert measure_like_a_run(config, BATCH_TOKENS, "cpu").source == "synthetic"
-    timing = measure_like_a_run(config, BATCH_TOKENS, "cpu", tokenizer=tokenizer, corpus=train)
-    assert timing.source == "corpus" and timing.seconds > 0 and timing.batch_tokens == BATCH_TOKENS
+    costs = measure_run(config, plan(), tokenizer, train, startup=False, time_budget_s=0.05)
+    then = costs.load_average
+    if then is None:
+        pytest.skip("no load average on this system")
+    assert (
+        not costs.stale(then + 0.5) and costs.stale(then + 1.5) and costs.stale(max(0.0, then - 1.5)) == (then >= 1.5)
+    )
+    assert not costs.stale(None)
+
+
+def test_the_parts_read_in_korean(tokenizer):
+    config = tiny_config(tokenizer.vocab_size)
+    train, val = corpus_of(4, 8)
+    cfg = plan(steps=25, eval_every=10, save_every=10, bleu_sentences=8)
+    found = estimate_run(config, cfg, tokenizer, train, val, startup=False, time_budget_s=0.05)
+    english, korean = found.parts(), found.parts("ko")
+    assert len(english) == len(korean) and english[0].startswith("training: 25 steps")
+    for line in korean:
+        assert not any(word in line for word in ("training", "evaluations", "checkpoints", "start-up")), line
+        assert any("\uac00" <= ch <= "\ud7a3" for ch in line), line  # Hangul

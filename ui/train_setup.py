@@ -1,4 +1,4 @@
-"""The train page's setup form: data, tokenizer, model and training knobs, the cost estimate, and Start.
+"""The train page's setup form: data, tokenizer, model and training knobs, the run's time estimate, and Start.
 
 Each section reads its widgets and returns what the next one needs (a corpus, a tokenizer, a model config,
 a training config), or None after a message saying why it cannot go on, so the page script stays a short
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from dataclasses import dataclass
 
 import streamlit as st
@@ -19,16 +20,17 @@ from explorer.data.corpus import parallel_from_bytes, tsv_from_bytes
 from explorer.devices import available_devices
 from explorer.tokenizer import Tokenizer
 from explorer.training.datasets import SYNTHETIC_VAL_PAIRS, load_corpora, split_off_validation, train_tokenizer
-from explorer.training.estimates import StepTiming, batches_per_epoch, measure_like_a_run
+from explorer.training.estimates import RunCosts, batches_per_epoch, load_average, measure_run, timing_plan
 from explorer.training.launcher import JobError
 from explorer.training.run_folder import validate_run_name
 from explorer.training.train_config import TrainConfig
-from ui.i18n import t
+from ui.i18n import current_language, t
 from ui.train_runs import checkpoint_target, duration, manager, runs_root
 
 UPLOAD_LIMIT_BYTES = 20 * 1024 * 1024  # per file
 MAX_SAMPLES = 4  # sentences whose attention is watched
 AUTO_TIMING_PARAMETERS = 3_000_000  # larger models are timed on request (a step takes seconds on a CPU)
+ESTIMATE_TTL_S = 15 * 60  # a measured estimate is timed again after this: the machine's load moves
 
 
 def data_sources() -> dict[str, str]:
@@ -344,14 +346,6 @@ def tokenizer_section(choice: DataChoice) -> Tokenizer | None:
 
 
 # -------------------------------------------------------------------------------------------------- model
-@st.cache_data(show_spinner=False, max_entries=64)
-def step_timing(config_json: str, batch_tokens: int, device: str) -> StepTiming:
-    """Seconds per step of the model in `config_json` (a string, so the cache can hash it) on `device`, with
-    the torch threads and priority of its training process (a fresh process would be closer still, but costs
-    seconds of torch import per knob change on a busy machine)."""
-    return measure_like_a_run(ModelConfig.from_dict(json.loads(config_json)), batch_tokens, device)
-
-
 def model_section(vocab_size: int) -> ModelConfig | None:
     st.subheader(t("3 · Model"))
     presets = preset_labels()
@@ -384,60 +378,15 @@ def model_section(vocab_size: int) -> ModelConfig | None:
     except ValueError as error:
         st.error(t("Not a valid model: {error}", error=error), icon=":material/error:")
         return None
-    return config
-
-
-def estimate_section(config: ModelConfig, batch_tokens: int, device: str, steps: int) -> None:
-    """Parameter count (exact, closed form) and the time per step, measured as the run will train."""
-    params = count_parameters(config)
-    left, middle, right = st.columns(3)
-    left.metric(
+    st.metric(
         t("Parameters"),
-        f"{params:,}",
+        f"{count_parameters(config):,}",
         help=t(
             "Counted exactly from the configuration (the paper's base "
             "model: 65 million with a 37,000-piece vocabulary)."
         ),
     )
-    key = (config.to_json(), batch_tokens, device)
-    timed = st.session_state.setdefault("train_timed", set())
-    if params > AUTO_TIMING_PARAMETERS and key not in timed:
-        middle.metric(t("Time per step"), "—")
-        right.button(
-            t("Time one step"),
-            icon=":material/timer:",
-            key="train_time_step",
-            on_click=timed.add,
-            args=(key,),
-            help=t(
-                "Runs real training steps of this model on a synthetic batch, with the "
-                "run's number of threads (some seconds)."
-            ),
-        )
-        return
-    timed.add(key)
-    try:
-        with st.spinner(t("Timing one training step of this model…")):
-            timing = step_timing(*key)
-    except (RuntimeError, OSError) as error:
-        middle.metric(t("Time per step"), "—")
-        st.caption(t("The step could not be timed: {error}", error=error))
-        return
-    middle.metric(
-        t("Time per step"),
-        t("{ms} ms", ms=f"{timing.seconds * 1000:,.0f}") if timing.seconds < 2 else duration(timing.seconds),
-    )
-    right.metric(
-        t("{steps} steps", steps=f"{steps:,}"),
-        f"≈ {duration(timing.seconds * steps)}",
-        help=t("Training steps only; evaluations and checkpoints add to it."),
-    )
-    note = (
-        t(" Another run is training on this machine right now, so this is slower than usual.")
-        if manager().live_names()
-        else ""
-    )
-    st.caption(t("Time per step: {how}.", how=timing.describe()) + note)
+    return config
 
 
 # ----------------------------------------------------------------------------------------------- training
@@ -533,7 +482,6 @@ def training_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConf
                 help=t("A periodic checkpoint the run can be resumed from if its process stops."),
             )
         )
-    estimate_section(config, batch_tokens, device, steps)
     if st.session_state.get("train_samples_for") != choice.key:
         st.session_state["train_samples"] = "\n".join(choice.val.source[:2])
         st.session_state["train_samples_for"] = choice.key
@@ -562,6 +510,120 @@ def training_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConf
         device=device,
         sample_sentences=samples,
     )
+
+
+# ----------------------------------------------------------------------------------------------- estimate
+@st.cache_data(show_spinner=False, max_entries=32, ttl=ESTIMATE_TTL_S)
+def run_costs(
+    data_key: str,
+    tokenizer_key: str,
+    config_json: str,
+    plan_json: str,
+    _tokenizer: Tokenizer,
+    _train: ParallelCorpus,
+    _val: ParallelCorpus,
+) -> RunCosts:
+    """What each part of a run costs on this machine (`measure_run`): once per corpus (`data_key`), tokenizer,
+    model and timing plan (strings, so the cache hashes them and not the corpus), shared by every session, and
+    timed again after `ESTIMATE_TTL_S` because the machine's load moves. Changing the run's length or its
+    evaluation and save intervals re-plans these costs without timing again."""
+    return measure_run(
+        ModelConfig.from_dict(json.loads(config_json)),
+        TrainConfig.from_dict(json.loads(plan_json)),
+        _tokenizer,
+        _train,
+        _val,
+    )
+
+
+def forget_costs(key: tuple[str, str, str, str]) -> None:
+    """The "Measure again" button: drop this run's measurement, so the page times it at today's load."""
+    run_costs.clear(*key, None, None, None)
+
+
+def estimate_section(
+    choice: DataChoice, tokenizer: Tokenizer, config: ModelConfig, train_config: TrainConfig, save: bool
+) -> None:
+    """The whole run's time, measured as its process will run it (its own batches of this corpus, its threads
+    and priority, evaluations, checkpoints and start-up), with its parts; timed on request for large models."""
+    plan = json.dumps(timing_plan(train_config).to_dict(), sort_keys=True)
+    digest = hashlib.sha256(tokenizer.to_bytes()).hexdigest()[:16]
+    key = (choice.key, digest, config.to_json(), plan)
+    wanted = st.session_state.setdefault("train_timed", set())
+    if count_parameters(config) > AUTO_TIMING_PARAMETERS and key not in wanted:
+        st.button(
+            t("Estimate the run's time"),
+            icon=":material/timer:",
+            key="train_estimate",
+            on_click=wanted.add,
+            args=(key,),
+            help=t(
+                "Times real training steps of this model on batches of this corpus, one evaluation and one "
+                "checkpoint, as the run's process will run them (from seconds to a minute)."
+            ),
+        )
+        return
+    wanted.add(key)
+    try:
+        with st.spinner(t("Timing this run's steps, evaluation and checkpoint on this machine…")):
+            costs = run_costs(*key, tokenizer, choice.train, choice.val)
+    except (RuntimeError, OSError, ValueError) as error:
+        st.caption(t("The run could not be timed: {error}", error=error))
+        return
+    estimate = costs.estimate(train_config, save_to=save)
+    per_step = estimate.step.seconds
+    cols = st.columns(3)
+    cols[0].metric(
+        t("Estimated time"),
+        f"≈ {duration(estimate.total_s)}",
+        help=t("From Start until the run has finished and saved: training, evaluations, checkpoints and start-up."),
+    )
+    cols[1].metric(
+        t("Time per step"), t("{ms} ms", ms=f"{per_step * 1000:,.0f}") if per_step < 2 else duration(per_step)
+    )
+    cols[2].metric(
+        t("{steps} steps", steps=f"{estimate.steps:,}"),
+        f"≈ {duration(estimate.training_s)}",
+        help=t("Training steps only; evaluations and checkpoints add to it."),
+    )
+    st.caption("\n".join(f"- {part}" for part in estimate.parts(current_language())))
+    age = max(0.0, time.time() - costs.measured_at)
+    when = t("just now") if age < 5 else t("{ago} ago", ago=duration(age))
+    note = (
+        t(
+            "An estimate, measured on this machine {when} at a load average of {load}: other work on the "
+            "machine (another run, many people using the app) changes it.",
+            when=when,
+            load=f"{costs.load_average:.1f}",
+        )
+        if costs.load_average is not None
+        else t(
+            "An estimate, measured on this machine {when}: other work on the machine (another run, many "
+            "people using the app) changes it.",
+            when=when,
+        )
+    )
+    if manager().live_names():
+        note += t(" Another run is training on this machine right now, so this is slower than usual.")
+    st.caption(note)
+    now = load_average()
+    if costs.stale(now):
+        left, right = st.columns((3, 1))
+        left.warning(
+            t(
+                "The machine's load has changed since this was measured (load average {then} then, {now} now).",
+                then=f"{costs.load_average:.1f}",
+                now=f"{now:.1f}",
+            ),
+            icon=":material/speed:",
+        )
+        right.button(
+            t("Measure again"),
+            icon=":material/refresh:",
+            key="train_estimate_again",
+            on_click=forget_costs,
+            args=(key,),
+        )
 
 
 def start_run(
@@ -610,6 +672,7 @@ def start_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConfig,
     save = right.checkbox(
         t("When finished, save the model to the checkpoint list (every page's picker)"), key="train_save"
     )
+    estimate_section(choice, tokenizer, config, train_config, save)
     problems = []
     try:
         validate_run_name(name)

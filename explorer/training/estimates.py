@@ -1,19 +1,25 @@
-"""What a planned run will cost and do, before it starts: the time per optimizer step (measured, not guessed),
+"""What a planned run will cost and do, before it starts: its time on this machine (measured, not guessed),
 the number of steps in one epoch, and the learning rate Eq. 3 will follow.
 
 The train page shows these next to its knobs so a lecturer can size a run for the time at hand. Measuring
 beats a formula: the same model trains at very different speeds on different CPUs and GPUs.
 
-`estimate_run` times a whole run before it starts, as its process will run it: the trainer's own batches of
+`measure_run` times a run's parts before it starts, as its process will run them: the trainer's own batches of
 the corpus (their real lengths: a corpus of 5-symbol sentences steps differently from one of 25-word
 sentences with the same token budget), its first steps as warm-up, its torch threads and priority, the
-worker's per-step checks and progress writes, its evaluations (validation loss, BLEU, watched sentences),
-checkpoints, and the process's start (torch import). `python -m benchmarks.while_training --estimates`
-checks it against real runs.
+worker's per-step checks and progress writes, one evaluation (validation loss, BLEU, watched sentences), a
+checkpoint, and the process's start (torch import). `RunCosts.estimate` multiplies them by a plan (steps,
+evaluation and save intervals), so a page re-plans without timing again; `estimate_run` does both.
+`python -m benchmarks.while_training --estimates` checks the estimate against real runs.
+
+The estimate is of this machine at the moment it is measured: other work that starts or stops before the run
+(another run, a class opening pages) changes the run's pace, and `RunCosts` keeps the load average it was
+measured at so a page can say when that has moved.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import subprocess
@@ -34,6 +40,7 @@ from explorer.config import ModelConfig, count_parameters
 from explorer.data.batching import Batch, collate, token_budget_batches
 from explorer.data.corpus import ParallelCorpus
 from explorer.devices import resolve_device
+from explorer.i18n import translate
 from explorer.model import Transformer
 from explorer.tokenizer import Tokenizer
 from explorer.training.batches import batch_lengths, encode_pairs
@@ -53,6 +60,7 @@ class StepTiming:
     source: str = "synthetic"  # "corpus": real batches of the corpus the run will train on
     timed_batches: int = 1
     first_step_s: float | None = None  # the run's first step (warm-up), timed apart
+    repeats: int = 1  # timings of each timed batch (their median counts)
 
     @property
     def scaled(self) -> bool:
@@ -62,9 +70,10 @@ class StepTiming:
     def describe(self) -> str:
         if self.source == "corpus":
             return (
-                f"measured: the mean of real forward + backward + Adam steps of this model on {self.timed_batches} "
-                f"of the run's own batches of this corpus ({self.batch_tokens:,} tokens each, short and long "
-                f"sentences alike) on {self.device}, after its first steps as warm-up"
+                f"measured: real forward + backward + Adam steps of this model on {self.timed_batches} of the run's "
+                f"own batches of this corpus ({self.batch_tokens:,} tokens each, short and long sentences alike; "
+                f"the median of {self.repeats} timing{'s' if self.repeats != 1 else ''} of each) on {self.device}, "
+                "after its first steps as warm-up"
                 + (
                     " (batches too big to time whole: timed on part of their rows, scaled as two whole ones scale)"
                     if self.scaled
@@ -127,35 +136,10 @@ def in_niced_thread(work: Callable[[], T], nice: int) -> T:
     return found["value"]
 
 
-def measure_like_a_run(
-    config: ModelConfig,
-    batch_tokens: int,
-    device: str = "cpu",
-    *,
-    tokenizer: Tokenizer | None = None,
-    corpus: ParallelCorpus | None = None,
-    max_len: int | None = None,
-    seed: int = 0,
-) -> StepTiming:
-    """`measure_step_time` as a training process will step: its number of torch threads and its priority.
-
-    Given the `tokenizer` and training `corpus`, the steps timed are the run's own batches of that corpus
-    (see `estimate_run`); without them, a synthetic batch of length-24 sentences.
-    """
+def measure_like_a_run(config: ModelConfig, batch_tokens: int, device: str = "cpu") -> StepTiming:
+    """`measure_step_time` on a synthetic batch as a training process will step: its number of torch threads
+    and its priority. The Train page times a run on its own corpus instead (`measure_run`)."""
     from explorer.training.worker import DEFAULT_NICE, default_threads
-
-    if corpus is not None and tokenizer is not None:
-        plan = TrainConfig(
-            steps=1,
-            batch_tokens=batch_tokens,
-            max_len=max_len or config.max_len,
-            seed=seed,
-            eval_every=0,
-            save_every=0,
-            bleu_sentences=0,
-            device=device,
-        )
-        return estimate_run(config, plan, tokenizer, corpus, startup=False).step
 
     threads = default_threads()
     return in_niced_thread(
@@ -233,6 +217,19 @@ def batches_per_epoch(tokenizer: Tokenizer, corpus: ParallelCorpus, batch_tokens
 # ---- a whole run, from the corpus it will train on ----------------------------------------------------------
 EVAL_SAMPLE = 64  # validation sentences greedy-decoded to time BLEU (the trainer decodes in chunks of 64)
 STARTUP_FALLBACK_S = 5.0  # a training process's start when it cannot be timed (torch import, spawn)
+MAX_TIMED_STEPS = 48  # steps timed after the warm-up, at most (within `time_budget_s`)
+MAX_STRATA = 16  # batches of the epoch timed, one per size stratum
+REPEATS = 3  # timings of each timed batch when steps are fast (see _pace)
+PROGRESS_EVERY_S = 1.0  # the worker rewrites progress.json at most once a second (explorer.training.reporter)
+LOAD_CHANGED = 1.0  # a change of the load average by this much (one busy core) makes a measurement stale
+
+
+def load_average() -> float | None:
+    """The machine's 1-minute load average (processes running or waiting for a core); None where unknown."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
 
 
 def corpus_batches(
@@ -259,6 +256,23 @@ def spread_sample(batches: list[list[int]], ids: tuple[list[list[int]], list[lis
     order = sorted(range(len(batches)), key=lambda b: (padded_positions(batches[b], ids), b))
     k = max(1, min(k, len(order)))
     return [order[int((j + 0.5) * len(order) / k)] for j in range(k)]
+
+
+def timing_plan(cfg: TrainConfig) -> TrainConfig:
+    """`cfg` with what only multiplies measured costs set to one value: the run's length, its evaluation and
+    save intervals, checkpoints kept, BLEU's sentence count, logging and the learning rate. Plans with the same
+    timing plan share one `measure_run`, so a page can change the number of steps without timing again."""
+    return dataclasses.replace(
+        cfg,
+        steps=1,
+        warmup_steps=1,
+        lr_scale=1.0,
+        log_every=1,
+        eval_every=1 if cfg.eval_every else 0,
+        save_every=0,
+        keep_last=0,
+        bleu_sentences=EVAL_SAMPLE if cfg.bleu_sentences > 0 else 0,
+    )
 
 
 @dataclass(frozen=True)
@@ -292,20 +306,133 @@ class RunEstimate:
         """From Start until the run has finished and saved."""
         return self.startup_s + self.training_s + self.extras_s
 
-    def describe(self) -> str:
-        parts = [
-            f"{self.steps:,} steps × {self.step.seconds * 1000:,.1f} ms (timed on {self.step.timed_batches} "
-            f"real batches of this corpus, {self.step.device}, the run's threads and priority)"
-        ]
-        if self.evals:
-            parts.append(
-                f"{self.evals} evaluation{'s' if self.evals != 1 else ''} × {self.eval_s:.1f} s "
-                f"(BLEU decoding {self.bleu_s:.1f} s of it, at reference length)"
+    def parts(self, lang: str = "en") -> list[str]:
+        """One line per part of the total, in `lang`."""
+        step = self.step
+        fields = dict(
+            steps=f"{self.steps:,}",
+            ms=f"{step.seconds * 1000:,.1f}",
+            batches=step.timed_batches,
+            repeats=step.repeats,
+            device=step.device,
+        )
+        if step.repeats > 1:
+            training = translate(
+                "training: {steps} steps × {ms} ms (the median of {repeats} timings of each of {batches} of the "
+                "run's own batches of this corpus, on {device}, with the run's threads and priority)",
+                lang,
+                **fields,
             )
+        else:
+            training = translate(
+                "training: {steps} steps × {ms} ms (timed on {batches} of the run's own batches of this corpus, "
+                "on {device}, with the run's threads and priority)",
+                lang,
+                **fields,
+            )
+        found = [training]
+        if self.warmup_s >= 0.05:
+            found.append(translate("the first steps' warm-up: {s} s", lang, s=f"{self.warmup_s:.1f}"))
+        if self.evals and self.bleu_s:
+            found.append(
+                translate(
+                    "evaluations: {n} × {s} s (greedy BLEU decoding {bleu} s of each)",
+                    lang,
+                    n=self.evals,
+                    s=f"{self.eval_s:.1f}",
+                    bleu=f"{self.bleu_s:.1f}",
+                )
+            )
+        elif self.evals:
+            found.append(translate("evaluations: {n} × {s} s", lang, n=self.evals, s=f"{self.eval_s:.1f}"))
         if self.saves:
-            parts.append(f"{self.saves} checkpoint{'s' if self.saves != 1 else ''} × {self.save_s:.1f} s")
-        parts.append(f"start-up {self.startup_s:.1f} s")
-        return "; ".join(parts)
+            found.append(translate("checkpoints: {n} × {s} s", lang, n=self.saves, s=f"{self.save_s:.1f}"))
+        found.append(
+            translate(
+                "the watched sentences at step 0 and the final save: {s} s",
+                lang,
+                s=f"{self.first_samples_s + self.final_s:.1f}",
+            )
+        )
+        found.append(
+            translate(
+                "start-up: {s} s (a new process, torch, encoding the corpus, building the model)",
+                lang,
+                s=f"{self.startup_s:.1f}",
+            )
+        )
+        return found
+
+    def describe(self, lang: str = "en") -> str:
+        return "; ".join(self.parts(lang))
+
+
+@dataclass(frozen=True)
+class RunCosts:
+    """What each part of a run costs on this machine, timed once by `measure_run` (seconds). A plan (its
+    steps, evaluation and save intervals, BLEU sentences) multiplies them into a `RunEstimate`."""
+
+    step: StepTiming
+    warmup_s: float
+    startup_s: float
+    check_s: float  # the worker's stop and request checks, each step
+    progress_s: float  # one progress.json rewrite, its history aside
+    progress_entry_s: float  # what each logged step in its history adds to a rewrite
+    checkpoint_s: float  # the model and tokenizer written once
+    first_samples_s: float
+    val_loss_s: float  # validation loss over the whole validation set
+    bleu_sentence_s: float  # greedy decoding of one validation sentence
+    val_sentences: int
+    samples_s: float  # the watched sentences at an evaluation
+    evaluations: bool  # timed with evaluations (validation loss, BLEU when asked, the watched sentences)
+    bleu: bool
+    load_average: float | None = None  # the machine's, when the timing ended
+    measured_at: float = 0.0  # time.time()
+
+    def estimate(self, cfg: TrainConfig, *, save_to: bool = False) -> RunEstimate:
+        """The run `cfg` plans (`save_to`: exported to the checkpoint list when done), from these costs; `cfg`
+        must have the `timing_plan` these were measured with."""
+        if cfg.eval_every and not self.evaluations:
+            raise ValueError("these costs were measured without evaluations; measure with the plan's timing_plan")
+        with_bleu = bool(cfg.eval_every and cfg.bleu_sentences > 0 and self.val_sentences)
+        if with_bleu and not self.bleu:
+            raise ValueError("these costs were measured without BLEU; measure with the plan's timing_plan")
+        steps = cfg.steps
+        evals = -(-steps // cfg.eval_every) if cfg.eval_every else 0  # each eval_every steps, and at the end
+        progress_s = self.progress_s + self.progress_entry_s * max(1, steps // max(cfg.log_every, 1))
+        bleu_s = self.bleu_sentence_s * min(cfg.bleu_sentences, self.val_sentences) if with_bleu else 0.0
+        eval_s = 0.0
+        if evals:
+            eval_s = self.val_loss_s + bleu_s + self.samples_s
+            if with_bleu:
+                eval_s += self.checkpoint_s + progress_s  # best/ (when BLEU rose) and progress.json
+        with_adam = 3 * self.checkpoint_s  # the model plus Adam's two moments, as big as the model each
+        saves = steps // cfg.save_every if cfg.save_every else 0
+        keep = 1 if cfg.keep_last else 0
+        save_s = with_adam + keep * self.checkpoint_s + progress_s * (1 + keep)
+        final_s = with_adam + progress_s * 2 + (self.checkpoint_s if save_to else 0.0)
+        # progress.json is rewritten at most once a second, so a fast step pays a fraction of a rewrite.
+        overhead = self.check_s + progress_s * min(1.0, self.step.seconds / PROGRESS_EVERY_S)
+        return RunEstimate(
+            self.step,
+            steps,
+            self.warmup_s,
+            overhead,
+            self.startup_s,
+            self.first_samples_s,
+            eval_s,
+            bleu_s,
+            evals,
+            save_s,
+            saves,
+            final_s,
+        )
+
+    def stale(self, load_now: float | None) -> bool:
+        """Whether the machine's load has moved by a busy core or more since these were measured."""
+        if load_now is None or self.load_average is None:
+            return False
+        return abs(load_now - self.load_average) >= LOAD_CHANGED
 
 
 def _worker_setup() -> tuple[int, int]:
@@ -355,18 +482,45 @@ def estimate_run(
     flop_budget: float | None = None,
     startup: bool = True,
 ) -> RunEstimate:
-    """Time the run as its process will run it: the trainer's own batches of `train` (a spread sample of
-    epoch 0, after the run's first batches as warm-up), with the worker's torch threads and priority, plus
-    its evaluations, checkpoints and start-up, each measured here once."""
+    """Time the run as its process will run it (`measure_run`) and multiply by its plan: the trainer's own
+    batches of `train`, with the worker's torch threads and priority, plus its evaluations, checkpoints and
+    start-up. `save_to`: the run is exported to the checkpoint list when done."""
+    costs = measure_run(
+        config,
+        train_config,
+        tokenizer,
+        train,
+        val,
+        time_budget_s=time_budget_s,
+        flop_budget=flop_budget,
+        startup=startup,
+    )
+    return costs.estimate(train_config, save_to=save_to)
+
+
+def measure_run(
+    config: ModelConfig,
+    train_config: TrainConfig,
+    tokenizer: Tokenizer,
+    train: ParallelCorpus,
+    val: ParallelCorpus | None = None,
+    *,
+    time_budget_s: float = 1.5,
+    flop_budget: float | None = None,
+    startup: bool = True,
+) -> RunCosts:
+    """Time each part of the run `train_config` plans, as its process will run it: the trainer's own batches
+    of `train` (a spread sample of epoch 0, after the run's first batches as warm-up) in a thread with the
+    worker's torch threads and priority, one evaluation, one checkpoint, the process's start-up. Only
+    `timing_plan(train_config)` matters: `RunCosts.estimate` applies the rest."""
     threads, nice = _worker_setup()
     return in_niced_thread(
-        lambda: _estimate_run(
+        lambda: _measure_run(
             config,
             train_config,
             tokenizer,
             train,
             val,
-            save_to=save_to,
             time_budget_s=time_budget_s,
             flop_budget=flop_budget,
             threads=threads,
@@ -376,27 +530,47 @@ def estimate_run(
     )
 
 
-def _estimate_run(
+def _pace(
+    stepper: _Stepper,
+    batches: list[list[int]],
+    ids: tuple[list[list[int]], list[list[int]]],
+    chosen: list[int],
+    repeats: int,
+    calibration: float,
+) -> float:
+    """Seconds per step over the epoch: the mean over the `chosen` size strata of each batch's median timing.
+
+    Each batch is timed `repeats` times, round by round, so a burst of other work on the machine lands in one
+    round and the median drops it; the mean over strata keeps what short and long batches each cost. Slow steps
+    are timed once: a burst shorter than a step only adds a fraction of it.
+    """
+    rounds = [
+        [stepper.step(batches[b], ids) * (calibration if stepper.too_big(batches[b], ids) else 1.0) for b in chosen]
+        for _ in range(repeats)
+    ]
+    return float(np.mean(np.median(np.asarray(rounds), axis=0)))
+
+
+def _measure_run(
     config: ModelConfig,
     cfg: TrainConfig,
     tokenizer: Tokenizer,
     train: ParallelCorpus,
     val: ParallelCorpus | None,
     *,
-    save_to: bool,
     time_budget_s: float,
     flop_budget: float | None,
     threads: int | None,
     startup: bool,
-) -> RunEstimate:
+) -> RunCosts:
     from explorer.checkpoint import save_checkpoint
     from explorer.training import run_folder as rf
 
     target = resolve_device(cfg.device)
-    started = time.perf_counter()
-    ids, batches = corpus_batches(tokenizer, train, cfg.batch_tokens, cfg.max_len, seed=cfg.seed)
+    encode_s, (ids, batches) = _clocked(
+        lambda: corpus_batches(tokenizer, train, cfg.batch_tokens, cfg.max_len, seed=cfg.seed)
+    )
     val_ids = encode_pairs(tokenizer, val, cfg.max_len) if val is not None and len(val) else None
-    encode_s = time.perf_counter() - started
     with (
         torch.enable_grad(),
         torch_threads(threads),
@@ -406,10 +580,7 @@ def _estimate_run(
         # Adam's first construction in a process imports torch's compiler stack: process_startup_s counts
         # that for the run's process, so this process pays it untimed.
         make_optimizer([torch.nn.Parameter(torch.zeros(1))])
-        built = time.perf_counter()
-        model = Transformer(config).to(target).train()
-        optimizer = make_optimizer(model.parameters(), (cfg.adam_beta1, cfg.adam_beta2), cfg.adam_eps)
-        build_s = time.perf_counter() - built
+        build_s, (model, optimizer) = _clocked(lambda: _build(config, cfg, target))
         stepper = _Stepper(model, optimizer, config, cfg, target, flop_budget)
         first_samples_s = 0.0
         if cfg.sample_sentences:  # on_start: the untrained model's attention, decoded to its length limit
@@ -424,61 +595,45 @@ def _estimate_run(
             # Once more whole, now that its shapes have been allocated for, then on part of its rows.
             pace = stepper.step(batches[1 % len(batches)], ids, whole=True)
             calibration = pace / stepper.step(batches[1 % len(batches)], ids)
-        k = max(3, min(24, int(time_budget_s / max(pace, 1e-3)))) if pace < time_budget_s else 3
-        chosen = spread_sample(batches, ids, k)
-        timed = [
-            stepper.step(batches[b], ids) * (calibration if stepper.too_big(batches[b], ids) else 1.0) for b in chosen
-        ]
-        seconds = float(np.mean(timed))
+        affordable = max(3, min(MAX_TIMED_STEPS, int(time_budget_s / max(pace, 1e-3))))
+        repeats = REPEATS if affordable >= 3 * REPEATS else 1
+        chosen = spread_sample(batches, ids, min(MAX_STRATA, max(3, affordable // repeats)))
+        seconds = _pace(stepper, batches, ids, chosen, repeats, calibration)
         warmup_s = max(0.0, sum(first) - len(first) * seconds)
-        evals = 0
-        eval_s = bleu_s = 0.0
+        val_loss_s = bleu_sentence_s = samples_s = 0.0
+        val_sentences = len(val) if val is not None else 0
+        bleu = bool(cfg.eval_every and cfg.bleu_sentences > 0 and val_sentences)
         if cfg.eval_every:
-            evals = cfg.steps // cfg.eval_every + (1 if cfg.steps % cfg.eval_every else 0)
-        if evals:
             model.eval()
-            val_loss_s = 0.0
             if val_ids is not None:
                 val_batches = token_budget_batches(
                     batch_lengths(val_ids[0]), batch_lengths(val_ids[1]), cfg.batch_tokens, shuffle=False, seed=0
                 )
-                per = []
-                for b in spread_sample(val_batches, val_ids, 3):
-                    start = time.perf_counter()
-                    stepper.forward(val_batches[b], val_ids)
-                    per.append(time.perf_counter() - start)
+                per = [
+                    _timed(functools.partial(stepper.forward, val_batches[b], val_ids))
+                    for b in spread_sample(val_batches, val_ids, 3)
+                ]
                 val_loss_s = float(np.mean(per)) * len(val_batches)
-            if val is not None and len(val) and cfg.bleu_sentences > 0:
-                n = min(cfg.bleu_sentences, len(val))
-                sample = list(val.source[: min(n, EVAL_SAMPLE)])
+            if bleu and val is not None:
+                sample = list(val.source[: min(val_sentences, EVAL_SAMPLE)])
                 # An untrained model never stops early, so decoding to the source's length (no extra tokens)
                 # times a model that writes sentences about as long as its input, as a trained one does.
-                bleu_s = _timed(lambda: _decode(model, tokenizer, sample, attention=False)) * n / len(sample)
-            samples_s = (
-                _timed(lambda: _decode(model, tokenizer, list(cfg.sample_sentences), attention=True, extra=0))
-                if cfg.sample_sentences
-                else 0.0
-            )
+                bleu_sentence_s = _timed(lambda: _decode(model, tokenizer, sample, attention=False)) / len(sample)
+            if cfg.sample_sentences:
+                samples_s = _timed(
+                    lambda: _decode(model, tokenizer, list(cfg.sample_sentences), attention=True, extra=0)
+                )
             model.train()
-            eval_s = val_loss_s + bleu_s + samples_s
     with tempfile.TemporaryDirectory(prefix="estimate-save-") as folder:
         checkpoint_s = _timed(lambda: save_checkpoint(Path(folder) / "c", model, tokenizer))
-        progress = {
-            "history": {
-                key: [0.0] * max(1, cfg.steps // max(cfg.log_every, 1))
-                for key in ("step", "loss", "lr", "tokens_per_s")
-            }
-        }
-        progress_s = _timed(lambda: rf.write_json(Path(folder) / "progress.json", progress))
+        # A rewrite with a short and with a long history: its fixed part, and what a logged step adds.
+        keys = ("step", "loss", "lr", "tokens_per_s")
+        short, long = 1, 5000
+        short_s = _timed(lambda: rf.write_json(Path(folder) / "p.json", {"history": {k: [0.0] * short for k in keys}}))
+        long_s = _timed(lambda: rf.write_json(Path(folder) / "p.json", {"history": {k: [0.0] * long for k in keys}}))
+        entry_s = max(0.0, (long_s - short_s) / (long - short))
         stop_file = Path(folder) / "stop"
         check_s = _timed(lambda: [stop_file.exists() or (Path(folder) / "requests").is_dir() for _ in range(100)]) / 100
-    with_adam = 3 * checkpoint_s  # the model plus Adam's two moments, as big as the model each
-    if evals and val is not None and len(val) and cfg.bleu_sentences > 0:
-        eval_s += checkpoint_s + progress_s  # best/ (BLEU rose) and progress.json
-    saves = cfg.steps // cfg.save_every if cfg.save_every else 0
-    save_s = with_adam + (checkpoint_s if cfg.keep_last else 0.0) + progress_s * (2 if cfg.keep_last else 1)
-    final_s = with_adam + progress_s * 2 + (checkpoint_s if save_to else 0.0)
-    overhead = check_s + progress_s * min(1.0, seconds / 1.0)  # progress.json at most once a second
     startup_s = (process_startup_s() if startup else 0.0) + encode_s + build_s
     timing = StepTiming(
         seconds,
@@ -486,18 +641,44 @@ def _estimate_run(
         cfg.batch_tokens,
         str(target),
         source="corpus",
-        timed_batches=len(timed),
+        timed_batches=len(chosen),
         first_step_s=first[0] if first else None,
+        repeats=repeats,
     )
-    return RunEstimate(
-        timing, cfg.steps, warmup_s, overhead, startup_s, first_samples_s, eval_s, bleu_s, evals, save_s, saves, final_s
+    return RunCosts(
+        step=timing,
+        warmup_s=warmup_s,
+        startup_s=startup_s,
+        check_s=check_s,
+        progress_s=max(0.0, short_s - entry_s * short),
+        progress_entry_s=entry_s,
+        checkpoint_s=checkpoint_s,
+        first_samples_s=first_samples_s,
+        val_loss_s=val_loss_s,
+        bleu_sentence_s=bleu_sentence_s,
+        val_sentences=val_sentences,
+        samples_s=samples_s,
+        evaluations=bool(cfg.eval_every),
+        bleu=bleu,
+        load_average=load_average(),
+        measured_at=time.time(),
     )
+
+
+def _build(config: ModelConfig, cfg: TrainConfig, target: torch.device) -> tuple[Transformer, torch.optim.Optimizer]:
+    model = Transformer(config).to(target).train()
+    return model, make_optimizer(model.parameters(), (cfg.adam_beta1, cfg.adam_beta2), cfg.adam_eps)
+
+
+def _clocked(work: Callable[[], T]) -> tuple[float, T]:
+    """(seconds `work()` took, what it returned): every part of an estimate is timed through here."""
+    start = time.perf_counter()
+    value = work()
+    return time.perf_counter() - start, value
 
 
 def _timed(work: Callable[[], object]) -> float:
-    start = time.perf_counter()
-    work()
-    return time.perf_counter() - start
+    return _clocked(work)[0]
 
 
 def _decode(
