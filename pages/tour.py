@@ -33,11 +33,23 @@ translation = tour_translation(selection, sentence)
 exercises = tour_exercises(selection, sentence)
 committed = guesses(exercises)
 
-# The paper's formulas at body-text size, so they fit the text column at 1280 px beside the sidebar; a formula
-# that still does not fit scrolls instead of being cut.
+# The stop's layout on a projector (issue 15): the paper's formulas at body-text size, with room above and below
+# for fractions and tall brackets (a formula box that scrolls sideways also cuts what rises above its line).
+# Where the text column is too narrow for them (the tour body under ~840 px: 1024 px beside the sidebar),
+# the two columns stack, the figure first, so the figure keeps the first screen and every formula its width.
+# The buttons to the neighbouring stops wrap their titles rather than cut them.
 st.html(
     "<style>.st-key-tour_formulas .katex { font-size: 1em; } "
-    ".st-key-tour_formulas .katex-display { overflow-x: auto; overflow-y: hidden; }</style>"
+    ".st-key-tour_formulas .katex-display { overflow-x: auto; overflow-y: hidden; padding: 0.4em 0.2em; "
+    "margin: 0.4em 0; } "
+    ".st-key-tour_body { container-type: inline-size; } "
+    "@container (max-width: 840px) { "
+    ".st-key-tour_body > [data-testid='stLayoutWrapper'] > [data-testid='stHorizontalBlock'] { "
+    "flex-direction: column-reverse; } "
+    ".st-key-tour_body > [data-testid='stLayoutWrapper'] > [data-testid='stHorizontalBlock'] > "
+    "[data-testid='stColumn'] { width: 100%; flex: 1 1 auto; } } "
+    ":is(.st-key-tour_prev, .st-key-tour_next) :is(.stMarkdownEllipsis, p) { "
+    "white-space: normal; overflow: visible; text-overflow: clip; }</style>"
 )
 
 header, pager = st.columns((3, 2), vertical_alignment="center")
@@ -50,7 +62,8 @@ st.caption(
     + (f" \u00b7 {t('Score {right}/{answered}', right=right, answered=answered)}" if answered else "")
 )
 
-text_column, figure_column = st.columns((2, 3), gap="medium")
+with st.container(key="tour_body"):
+    text_column, figure_column = st.columns((2, 3), gap="medium")
 context = TourContext(selection, checkpoint, sentence, translation, lang)
 with figure_column:
     layer, head = STOP_VIEWS[stop.key](context)
@@ -67,7 +80,7 @@ with text_column:
     for exercise in (e for e in exercises if e.stop == stop.number):
         show_exercise(exercise, committed)
 
-previous, _, following = st.columns((1, 2, 1))
+previous, following = st.columns(2)
 if number > 1:
     previous.button(
         f"\u2190 {t(STOPS[number - 2].title)}", key="tour_prev", on_click=go_to, args=(number - 1,), width="stretch"

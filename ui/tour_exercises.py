@@ -46,7 +46,8 @@ def show_exercise(exercise: Exercise, guesses: dict[str, str | float]) -> None:
             return
         widget_key = f"guess_{exercise.key}"
         if exercise.kind == CHOICE:
-            guess = st.segmented_control(
+            # Pills: a sentence's tokens wrap onto several rows, which joined segmented buttons cannot do.
+            guess = st.pills(
                 t("Your answer"),
                 exercise.options,
                 key=widget_key,

@@ -50,6 +50,15 @@ def _pick(label: str, key: str, count: int, default: int = 1) -> int:
     return int(st.segmented_control(label, list(range(1, count + 1)), key=key, required=True))
 
 
+def _layer_and_head(ctx: TourContext, prefix: str) -> tuple[int, int]:
+    """Encoder layer and head pickers side by side where they fit, one under the other where they do not (a
+    horizontal container wraps whole widgets; columns would squeeze a row of head buttons onto two lines)."""
+    with st.container(horizontal=True, gap="large"):
+        layer = _pick(t("Layer"), f"{prefix}_layer", ctx.config.n_encoder_layers)
+        head = _pick(t("Head"), f"{prefix}_head", ctx.config.n_heads)
+    return layer, head
+
+
 def _figure(fig, name: str, stop: str, **kwargs):
     return show_figure(fig, name, key=f"tour_figure_{stop}", **kwargs)
 
@@ -113,11 +122,7 @@ def architecture_view(ctx: TourContext) -> tuple[int | None, int | None]:
 def scaled_dot_product_view(ctx: TourContext) -> tuple[int | None, int | None]:
     slot = st.container()
     scaled = st.toggle(t("Divide by \u221ad_k"), value=True, key="tour_sdp_scaled")
-    left, right = st.columns(2)
-    with left:
-        layer = _pick(t("Layer"), "tour_sdp_layer", ctx.config.n_encoder_layers)
-    with right:
-        head = _pick(t("Head"), "tour_sdp_head", ctx.config.n_heads)
+    layer, head = _layer_and_head(ctx, "tour_sdp")
     head_data = computed(
         "scaled_head",
         ctx.selection,
@@ -179,9 +184,9 @@ def multi_head_view(ctx: TourContext) -> tuple[int | None, int | None]:
     if st.session_state.get("tour_mh_family") not in families:
         # The masked one first: the mask is what is new here, and cross-attention is the exercise's answer.
         st.session_state["tour_mh_family"] = "decoder_self"
-    family = st.segmented_control(
-        t("Use"), list(families), key="tour_mh_family", required=True, format_func=families.get
-    )
+    # Pills, not a segmented control: three long names wrap onto separate rows in a narrow column, and
+    # joined buttons lose their borders when they wrap.
+    family = st.pills(t("Use"), list(families), key="tour_mh_family", required=True, format_func=families.get)
     layer = _pick(t("Layer"), "tour_mh_layer", layers, default=layers)
     tr = ctx.translation
     weights = tr.attention.family(family)[layer - 1]
@@ -504,11 +509,7 @@ def variant_runs(lang: str) -> None:
 
 def beyond_view(ctx: TourContext) -> tuple[int | None, int | None]:
     slot = st.container()
-    left, right = st.columns(2)
-    with left:
-        layer = _pick(t("Layer"), "tour_mask_layer", ctx.config.n_encoder_layers)
-    with right:
-        head = _pick(t("Head"), "tour_mask_head", ctx.config.n_heads)
+    layer, head = _layer_and_head(ctx, "tour_mask")
     both = computed(
         "masks", ctx.selection, ctx.sentence, lambda ck, tr: numbers.mask_comparison(ck.model, tr, layer - 1), layer
     )
