@@ -11,13 +11,13 @@ from explorer.analysis.beam import nbest_rows, node_tokens, step_rows
 from explorer.analysis.words import average_heads
 from explorer.decoding.search import normalized_score
 from explorer.figures.attention import attention_heatmap
-from explorer.figures.beam_tree import beam_tree_figure
+from explorer.figures.beam_tree import beam_tree_figure, stop_reason_text
 from explorer.inference import EXTRA_OUTPUT_TOKENS, attention_for
 from explorer.model.transformer import SentenceAttention
 from ui.attention_controls import number_picker, sentence_input, show_translation
 from ui.figures import show_figure
 from ui.i18n import current_language, t
-from ui.layout import controls, fit_height, page_header
+from ui.layout import controls, page_header
 from ui.markdown import md_escape
 from ui.model_cache import cached, require_model, translate_for
 from ui.model_picker import Selection
@@ -178,13 +178,15 @@ else:
     chosen_tokens = tuple(hypotheses[st.session_state["beam_hyp"]].tokens)
 
 figure = beam_tree_figure(
-    trace, lambda token: tokenizer.pieces([token])[0], upto_step=upto, highlight=chosen_tokens, lang=current_language()
+    trace,
+    lambda token: tokenizer.pieces([token])[0],
+    upto_step=upto,
+    highlight=chosen_tokens,
+    lang=current_language(),
+    max_height=470,
 )
-# The tree's title carries the stop reason and its legend sits right under it: a smaller title rather than a
-# second line, which would run into the legend.
-figure.update_layout(title_font_size=18)
 show_figure(
-    fit_height(figure, 470, width=2000),
+    figure,
     f"Beam search tree k={beam_size}",
     key=TREE_KEY,
     on_select=partial(remember_tree_click, search),
@@ -225,7 +227,13 @@ st.dataframe(
     },
 )
 if upto == last and trace.stop_reason:
-    st.caption(t("The search stopped after step {step}: {reason}.", step=last + 1, reason=trace.stop_reason))
+    st.caption(
+        t(
+            "The search stopped after step {step}: {reason}.",
+            step=last + 1,
+            reason=stop_reason_text(trace.stop_reason, current_language()),
+        )
+    )
 
 # ---- n-best ---------------------------------------------------------------------------------------------
 st.header(t("The {n}-best list", n=len(rows)))

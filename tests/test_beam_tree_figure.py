@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import plotly.graph_objects as go
 import pytest
 import torch
 
 from explorer.decoding import BeamTrace, beam_search
-from explorer.figures.beam_tree import beam_tree_figure
+from explorer.decoding.search import STOP_BEAM_FULL, STOP_BOUND, STOP_MAX_LEN, STOP_NO_LIVE
+from explorer.figures.beam_tree import beam_tree_figure, stop_reason_text
 
 EOS, BOS, A, B, C = 0, 1, 2, 3, 4
 LABELS = ["</s>", "<s>", "a", "b", "c"]
@@ -101,3 +104,65 @@ def test_highlight_marks_one_path(trace: BeamTrace) -> None:
     widths = [w for t in node_traces(fig) for w in t.marker.line.width]
     assert sum(w > 0 for w in widths) == 4
     assert not [t for t in beam_tree_figure(trace, LABELS).data if t.name == "highlight"]
+
+
+# --- what a projector and a Korean reader see (issue 15) -------------------------------------------------------
+
+
+def wide_search() -> tuple[BeamTrace, tuple[int, ...]]:
+    """A search with beam 4 over a flat table: eight candidates a step, so four rows above the middle."""
+
+    class Flat(TableScorer):
+        def step(self, last_tokens: torch.Tensor, step: int) -> torch.Tensor:
+            super().step(last_tokens, step)
+            probs = np.full((len(self.prefixes), len(LABELS)), 0.2, dtype=np.float32)
+            probs[:, EOS] = 0.2 if step >= 2 else 1e-6
+            return torch.from_numpy(probs / probs.sum(1, keepdims=True)).log()
+
+    (result,) = beam_search(Flat(), 1, 4, BOS, EOS, max_len=6, trace=True)
+    assert result.trace is not None
+    return result.trace, tuple(result.hypotheses[0].tokens)
+
+
+@pytest.mark.parametrize("max_height", [470, 360, None])
+def test_the_top_row_labels_have_room_inside_the_plot(max_height: int | None) -> None:
+    """Node labels sit above their markers; the y range leaves the top row's label room inside the plot area,
+    where plotly would otherwise cut it (and above which the legend sits)."""
+    trace, best = wide_search()
+    fig = beam_tree_figure(trace, LABELS, highlight=best, max_height=max_height)
+    if max_height is not None:
+        assert fig.layout.height <= max_height
+    top_row = max(y for t in node_traces(fig) for y in t.y)
+    low, high = fig.layout.yaxis.range
+    plot_px = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+    px_per_unit = plot_px / (high - low)
+    marker_radius = max(max(t.marker.size) for t in node_traces(fig)) / 2
+    label_px = max(t.textfont.size for t in node_traces(fig)) * 1.25  # one line of label text
+    room = (high - top_row) * px_per_unit
+    assert room >= marker_radius + label_px, f"{room:.0f} px above the top row, labels need {marker_radius + label_px}"
+    bottom_row = min(y for t in node_traces(fig) for y in t.y)
+    assert (bottom_row - low) * px_per_unit >= marker_radius, "the bottom row's markers are inside the plot too"
+
+
+def test_the_title_and_legend_fit_the_top_margin(trace: BeamTrace) -> None:
+    fig = beam_tree_figure(trace, LABELS, max_height=470)
+    lines = fig.layout.title.text.split("<br>")
+    assert len(lines) == 2 and "stopped:" in lines[1], "the stop reason on its own line"
+    title_px = len(lines) * 1.3 * fig.layout.title.font.size
+    legend_px = 1.6 * fig.layout.font.size
+    assert fig.layout.margin.t >= title_px + legend_px
+
+
+@pytest.mark.parametrize("reason", [STOP_NO_LIVE, STOP_BEAM_FULL, STOP_BOUND, STOP_MAX_LEN])
+def test_every_stop_reason_has_korean(reason: str) -> None:
+    assert stop_reason_text(reason, "en") == reason
+    korean = stop_reason_text(reason, "ko")
+    assert re.search(r"[\uac00-\ud7a3]", korean), korean
+
+
+def test_the_stop_reason_follows_the_figure_language(trace: BeamTrace) -> None:
+    assert trace.stop_reason
+    english = beam_tree_figure(trace, LABELS, lang="en").layout.title.text
+    korean = beam_tree_figure(trace, LABELS, lang="ko").layout.title.text
+    assert trace.stop_reason in english
+    assert trace.stop_reason not in korean and stop_reason_text(trace.stop_reason, "ko") in korean

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
-from explorer.decoding.search import BeamTrace
-from explorer.figures.theme import FONT_FAMILY, FONT_SIZE, HOVER_SIZE, TITLE_SIZE
+from explorer.decoding.search import STOP_BEAM_FULL, STOP_BOUND, STOP_MAX_LEN, STOP_NO_LIVE, BeamTrace
+from explorer.figures.theme import FONT_FAMILY, FONT_SIZE, HOVER_SIZE
 from explorer.i18n import translate
 
 TokenLabels = Callable[[int], str] | Sequence[str]
@@ -40,7 +40,23 @@ def _legend(status: str, lang: str) -> str:
     return names[status]
 
 
+def stop_reason_text(reason: str, lang: str = "en") -> str:
+    """Why the search stopped (`BeamTrace.stop_reason`, an English constant of the engine), in `lang`."""
+    reasons = {
+        STOP_NO_LIVE: translate("no live hypothesis left", lang),
+        STOP_BEAM_FULL: translate("the beam is full of finished hypotheses", lang),
+        STOP_BOUND: translate("no live hypothesis can beat the finished ones", lang),
+        STOP_MAX_LEN: translate("max_len reached", lang),
+    }
+    return reasons.get(reason, reason)
+
+
 HIGHLIGHT = "#f59e0b"
+# Room for a node's label above it: the largest marker (a finished star on the highlighted path) and a line
+# of label text, with some air; presenter mode draws the text an eighth larger.
+_LABEL_ABOVE_PX = (STYLE["finished"][2] + 6) / 2 + 1.6 * FONT_SIZE
+_MARKER_BELOW_PX = (STYLE["finished"][2] + 6) / 2 + 4
+_MARGIN = {"l": 20, "r": 20, "t": 124, "b": 60}
 EDGE = {"kept": "rgba(59, 130, 246, 0.6)", "finished": "rgba(34, 197, 94, 0.7)", "pruned": "rgba(148, 163, 184, 0.45)"}
 
 
@@ -65,10 +81,14 @@ def beam_tree_figure(
     upto_step: int | None = None,
     highlight: tuple[int, ...] | None = None,
     lang: str = "en",
+    max_height: int | None = None,
 ) -> go.Figure:
     """Draw `trace` as a tree: one node per candidate of steps 0..`upto_step` (all when None; negative:
     only the start node), labeled with its token piece, hover showing log-probabilities and the
-    length-normalized score. `highlight` (a hypothesis' tokens) thickens that hypothesis' path."""
+    length-normalized score. `highlight` (a hypothesis' tokens) thickens that hypothesis' path.
+
+    The figure is at most `max_height` px tall; the y range leaves the top row's labels room inside the plot,
+    so none is cut at the plot's edge or runs into the legend above it."""
     label = _labeler(token_labels)
     nodes = _layout(trace)
     last_step = len(trace.steps) - 1
@@ -106,19 +126,24 @@ def beam_tree_figure(
         fig.add_trace(_markers(group, status, label, on_path, lang))
 
     title = translate("Beam search, beam size {k}, α = {alpha}", lang, k=trace.beam_size, alpha=f"{trace.alpha:g}")
+    # Where the search stands goes on a second line: one line with both runs past a 1024 px window.
     if upto < last_step:
-        title += " — " + translate("step {step} of {steps}", lang, step=upto + 1, steps=last_step + 1)
+        title += "<br>" + translate("step {step} of {steps}", lang, step=upto + 1, steps=last_step + 1)
     elif trace.stop_reason:
-        title += " — " + translate("stopped: {reason}", lang, reason=trace.stop_reason)
+        title += "<br>" + translate("stopped: {reason}", lang, reason=stop_reason_text(trace.stop_reason, lang))
     max_x = last_step + 1
     max_y = max((abs(n.y) for n in nodes), default=0.0)
+    height = int(max(360, 70 * (2 * max_y + 1) + 160))
+    if max_height is not None:
+        height = min(height, max_height)
     fig.update_layout(
-        title={"text": title, "font": {"size": TITLE_SIZE}},
+        # Body-size title: two lines of it and the legend's row fit the top margin.
+        title={"text": title, "font": {"size": FONT_SIZE}},
         font={"size": FONT_SIZE, "family": FONT_FAMILY},
         paper_bgcolor="rgba(0,0,0,0)",
         plot_bgcolor="rgba(0,0,0,0)",
-        height=int(max(360, 70 * (2 * max_y + 1) + 160)),
-        margin={"l": 20, "r": 20, "t": 90, "b": 60},
+        height=height,
+        margin=_MARGIN,
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "left", "x": 0.0},
         hoverlabel={"font": {"size": HOVER_SIZE, "family": FONT_FAMILY}},
         xaxis={
@@ -128,9 +153,20 @@ def beam_tree_figure(
             "gridcolor": "rgba(128, 128, 128, 0.2)",
             "zeroline": False,
         },
-        yaxis={"visible": False, "range": [-max_y - 0.8, max_y + 0.8]},
+        yaxis={"visible": False, "range": y_range(max_y, height - _MARGIN["t"] - _MARGIN["b"])},
     )
     return fig
+
+
+def y_range(max_y: float, plot_px: float) -> list[float]:
+    """The y range for rows at -max_y..max_y in a plot `plot_px` tall, with `_LABEL_ABOVE_PX` free above the
+    top row and `_MARKER_BELOW_PX` below the bottom one. With u px per row the range is
+    [-max_y - below/u, max_y + above/u] and spans plot_px/u rows, so u = (plot_px - above - below) / (2 max_y)."""
+    if max_y <= 0:  # one row (only the start node): in the middle, one unit a pixel
+        return [-plot_px / 2, plot_px / 2]
+    spare = max(plot_px - _LABEL_ABOVE_PX - _MARKER_BELOW_PX, plot_px / 3)  # a tiny plot still shows its rows
+    per_row = spare / (2 * max_y)
+    return [-max_y - _MARKER_BELOW_PX / per_row, max_y + _LABEL_ABOVE_PX / per_row]
 
 
 def _layout(trace: BeamTrace) -> list[_Node]:
