@@ -164,7 +164,7 @@ def check_estimates(steps: dict[str, int], repeats: int = 2) -> list[tuple[str, 
     the wall time from Start (`start_new`) to the run's recorded end. Returns (preset, round, estimated s,
     measured s).
     """
-    from explorer.training.estimates import estimate_run, process_startup_s
+    from explorer.training.estimates import estimate_run, forget_process_startup
 
     began = time.perf_counter()
     data = {name: _estimate_data(name) for name in steps}
@@ -188,7 +188,7 @@ def check_estimates(steps: dict[str, int], repeats: int = 2) -> list[tuple[str, 
                 sample_sentences=tuple(val.source[:2]),
             )
             load_before = os.getloadavg()[0]
-            process_startup_s.cache_clear()  # timed again for each estimate, as a fresh server would
+            forget_process_startup()  # timed again for each estimate, as a fresh server would
             timing = time.perf_counter()
             estimate = estimate_run(config, train_config, tokenizer, train, val, save_to=True)
             timing = time.perf_counter() - timing
@@ -208,12 +208,13 @@ def check_estimates(steps: dict[str, int], repeats: int = 2) -> list[tuple[str, 
                 state = json.loads((Path(folder) / "runs" / run_name / "state.json").read_text())
             assert snap.status == "finished", (snap.error, snap.log)
             measured = float(state.get("ended", time.time())) - start
+            process_up = float(state.get("started", start)) - start  # spawned, niced, torch imported
             found.append((name, round_, estimate.total_s, measured))
             print(
                 f"  round {round_} {name} ({n} steps): estimated {estimate.total_s:.1f} s (timing it took "
-                f"{timing:.1f} s), measured {measured:.1f} s, measured ÷ estimated = "
-                f"{measured / estimate.total_s:.2f}; load average {load_before:.1f} → {os.getloadavg()[0]:.1f}\n"
-                f"    estimate: {estimate.describe()}",
+                f"{timing:.1f} s), measured {measured:.1f} s (its process up with torch after {process_up:.1f} s), "
+                f"measured ÷ estimated = {measured / estimate.total_s:.2f}; load average {load_before:.1f} → "
+                f"{os.getloadavg()[0]:.1f}\n    estimate: {estimate.describe()}",
                 flush=True,
             )
     within = [name for name, _, estimated, measured in found if abs(measured / estimated - 1) <= ESTIMATE_TOLERANCE]

@@ -219,3 +219,17 @@ def test_the_parts_read_in_korean(tokenizer):
     for line in korean:
         assert not any(word in line for word in ("training", "evaluations", "checkpoints", "start-up")), line
         assert any("\uac00" <= ch <= "\ud7a3" for ch in line), line  # Hangul
+
+
+def test_the_process_start_up_is_timed_again_once_old_or_forgotten(monkeypatch):
+    timings = []
+    monkeypatch.setattr(estimates, "_time_process_startup", lambda: timings.append(1) or 2.5)
+    estimates.forget_process_startup()
+    assert estimates.process_startup_s() == estimates.process_startup_s() == 2.5 and len(timings) == 1
+    estimates.forget_process_startup()  # "Measure again" on the page
+    estimates.process_startup_s()
+    assert len(timings) == 2
+    monkeypatch.setattr(estimates, "STARTUP_MAX_AGE_S", 0.0)
+    estimates.process_startup_s()
+    assert len(timings) == 3
+    estimates.forget_process_startup()  # the next test times a real one

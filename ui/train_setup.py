@@ -20,7 +20,14 @@ from explorer.data.corpus import parallel_from_bytes, tsv_from_bytes
 from explorer.devices import available_devices
 from explorer.tokenizer import Tokenizer
 from explorer.training.datasets import SYNTHETIC_VAL_PAIRS, load_corpora, split_off_validation, train_tokenizer
-from explorer.training.estimates import RunCosts, batches_per_epoch, load_average, measure_run, timing_plan
+from explorer.training.estimates import (
+    RunCosts,
+    batches_per_epoch,
+    forget_process_startup,
+    load_average,
+    measure_run,
+    timing_plan,
+)
 from explorer.training.launcher import JobError
 from explorer.training.run_folder import validate_run_name
 from explorer.training.train_config import TrainConfig
@@ -537,8 +544,10 @@ def run_costs(
 
 
 def forget_costs(key: tuple[str, str, str, str]) -> None:
-    """The "Measure again" button: drop this run's measurement, so the page times it at today's load."""
+    """The "Measure again" button: drop this run's measurement and the timed process start-up, so the page
+    times both at the machine's load now."""
     run_costs.clear(*key, None, None, None)
+    forget_process_startup()
 
 
 def estimate_section(

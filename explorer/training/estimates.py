@@ -441,10 +441,30 @@ def _worker_setup() -> tuple[int, int]:
     return default_threads(), DEFAULT_NICE
 
 
-@functools.cache
+STARTUP_MAX_AGE_S = 10 * 60  # a process start-up timed longer ago than this is timed again (the load moves)
+_startup: dict[str, float] = {}  # "seconds" and "at" (time.monotonic()) of the last timing
+_startup_lock = threading.Lock()
+
+
+def forget_process_startup() -> None:
+    """Time the next training process's start-up afresh (the machine's load has moved)."""
+    with _startup_lock:
+        _startup.clear()
+
+
 def process_startup_s() -> float:
-    """Seconds a training process takes to start and import torch and the training loop, timed once per
-    process in a child started as the launcher starts one (its priority and threads)."""
+    """Seconds a training process takes to start and import torch and the training loop, timed in a child
+    started as the launcher starts one (its priority and threads); kept for `STARTUP_MAX_AGE_S`, since each
+    timing costs a torch import."""
+    with _startup_lock:
+        if _startup and time.monotonic() - _startup["at"] < STARTUP_MAX_AGE_S:
+            return _startup["seconds"]
+        seconds = _time_process_startup()
+        _startup.update(seconds=seconds, at=time.monotonic())
+        return seconds
+
+
+def _time_process_startup() -> float:
     threads, nice = _worker_setup()
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "OMP_WAIT_POLICY": "PASSIVE"}
     # What the worker loads before its first step: torch, the loop and its reporter, and Adam, whose first
