@@ -184,7 +184,7 @@ def test_linked_chart_shows_the_heads_compared_on_one_scale(checkpoint_root, wor
     assert not at.get("plotly_chart"), "the linked view replaces the plotly figure"
     spec, data = linked_chart(at)
     views = spec["concat"]
-    assert [v["title"]["text"] for v in views] == [
+    assert [" \u00b7 ".join(v["title"]["text"]) for v in views] == [
         "Encoder self \u00b7 layer 1 \u00b7 head 2",
         "Encoder self \u00b7 layer 2 \u00b7 head 1",
         "Cross \u00b7 layer 2 \u00b7 head 2",

@@ -76,7 +76,7 @@ def test_compare_heads_share_one_hover_selection_and_one_colour_scale():
     _assert_linked(spec, 3)
     views = _views(spec)
     assert spec["columns"] == 3
-    assert [v["title"]["text"] for v in views] == ["A", "B <s>", "C"]
+    assert [" · ".join(v["title"]["text"]) for v in views] == ["A", "B <s>", "C"]  # lines of a wrapped title
     # One colour scale: the same field, scheme and domain in every view, resolved shared, one legend.
     assert spec["resolve"] == {"scale": {"color": "shared"}}
     scales = {json.dumps(v["encoding"]["color"]["scale"], sort_keys=True) for v in views}
@@ -128,6 +128,17 @@ def test_grid_has_one_facet_per_head_with_one_based_labels():
     cell = data[(data["layer"] == "Layer 2") & (data["head"] == "Head 3")].sort_values(["query", "key"])
     np.testing.assert_allclose(cell["weight"].to_numpy().reshape(5, 6), weights[1, 2])
     assert spec["spec"]["encoding"]["color"]["scale"]["domain"] == [0.0, 1.0]
+    titled = linked_grid(weights, [f"q{i}" for i in range(5)], [f"k{j}" for j in range(6)], title="All heads").to_dict()
+    assert titled["title"]["text"] == "All heads" and titled["title"]["subtitle"] == "Rows: queries · columns: keys"
+
+
+def test_grid_too_narrow_for_head_names_numbers_its_columns():
+    weights = np.random.default_rng(5).random((6, 8, 4, 4))
+    spec = linked_grid(weights, list("abcd"), list("wxyz"), width=600).to_dict()
+    column = spec["facet"]["column"]
+    assert column["sort"] == [str(h) for h in range(1, 9)] and column["header"]["title"] == "Head"
+    assert spec["facet"]["row"]["sort"] == [f"Layer {n}" for n in range(1, 7)]
+    assert min(_font_sizes(spec)) >= MIN_TEXT_SIZE
 
 
 def test_korean_titles_and_readable_text():
@@ -136,7 +147,7 @@ def test_korean_titles_and_readable_text():
     assert spec["facet"]["row"]["sort"] == ["레이어 1", "레이어 2"]
     assert spec["facet"]["column"]["sort"] == ["헤드 1", "헤드 2"]
     enc = spec["spec"]["encoding"]
-    assert enc["y"]["axis"]["title"] == "쿼리" and enc["x"]["axis"]["title"] == "키"
+    assert spec["title"]["text"] == "행: 쿼리 · 열: 키"  # one line instead of an axis title per thumbnail
     assert enc["color"]["legend"]["title"] == "가중치"
     assert "레이어 2 · 헤드 1" in set(_data(spec, spec["spec"])["name"])
     assert [t["title"] for t in enc["tooltip"]] == ["헤드", "쿼리", "키", "가중치"]

@@ -15,24 +15,33 @@ import streamlit as st
 
 from explorer.figures.compare import Panel
 from explorer.figures.linked_heads import linked_grid, linked_heads
-from explorer.figures.theme import NARROW_FIGURE_WIDTH
+from explorer.figures.theme import HOVER_SIZE
 from ui.figures import page_theme
 from ui.i18n import current_language, t
 from ui.layout import FIRST_SCREEN_FIGURE_PX
 from ui.presenter import font_scale, presenter_on
 
-PRESENTER_WIDTH = 940  # a 1024 px projector less the page's padding, no sidebar
+# The main column beside the sidebar in a 1024 px window is about 615 px wide (measured); in presenter mode a
+# 1024 px projector less the page's padding, no sidebar.
+NARROW_WIDTH = 600
+PRESENTER_WIDTH = 940
 
 
 def _size() -> dict[str, float]:
     return dict(
-        width=PRESENTER_WIDTH if presenter_on() else NARROW_FIGURE_WIDTH,
+        width=PRESENTER_WIDTH if presenter_on() else NARROW_WIDTH,
         height=FIRST_SCREEN_FIGURE_PX,
         text_scale=font_scale(),
     )
 
 
+# Vega's tooltip (one element per page, drawn by Streamlit) at the figures' hover size: its default 12 px is
+# under the 14 px a projector needs.
+_TOOLTIP_CSS = f"<style>#vg-tooltip-element, #vg-tooltip-element td {{ font-size: {HOVER_SIZE}px; }}</style>"
+
+
 def hover_hint() -> None:
+    st.html(_TOOLTIP_CSS)
     st.caption(t("Point at a row in any head: the same query token lights up in every head, on one colour scale."))
 
 

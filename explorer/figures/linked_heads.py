@@ -87,6 +87,25 @@ def _key_axis(labels: Sequence[str], step: float, scale: float) -> _Axis:
     return _Axis(step, size, 0 if _widest(labels, size) + 6 <= step else -90)
 
 
+def title_lines(title: str, width: float, size: float) -> list[str]:
+    """A panel title broken at " · " into lines no wider than `width` px where it can be: Vega-Lite sizes a
+    view's column to its title, so a title wider than its heatmap would push the next head to the right."""
+    lines: list[str] = []
+    for part in title.split(" \u00b7 "):
+        if lines and text_width_px(f"{lines[-1]} \u00b7 {part}", size) <= width:
+            lines[-1] = f"{lines[-1]} \u00b7 {part}"
+        else:
+            lines.append(part)
+    return lines
+
+
+def _key_band(labels: Sequence[str], axis: _Axis) -> float:
+    """Height in px the key labels take under the heatmap: none, one line, or the widest token upright."""
+    if axis.size is None:
+        return 0.0
+    return (1.3 * axis.size if axis.angle == 0 else _widest(labels, axis.size)) + 8
+
+
 def _label_expr(labels: Sequence[str]) -> str:
     """A Vega expression that turns a position into its token: ["a", "b"][datum.value]."""
     return f"{json.dumps([str(label) for label in labels], ensure_ascii=False)}[datum.value]"
@@ -176,14 +195,29 @@ def _heat(
     )
 
 
-def _config(chart: Any, theme: str, scale: float, title: str | None) -> Any:
+def _config(chart: Any, theme: str, scale: float, title: str | None, subtitle: str | None = None) -> Any:
     """The lecture look (explorer/figures/theme.py) in Vega-Lite: sizes, font, the page theme's text colour
     on a transparent background, SVG rendering (crisp on a projector; one element per cell)."""
     assert theme in PAGE_COLORS, f"expected a theme in {tuple(PAGE_COLORS)}, got {theme!r}"
     text = PAGE_COLORS[theme]["text"]
-    if title:
-        chart = chart.properties(title=alt.Title(title, fontSize=TITLE_SIZE * scale, anchor="start"))
-    chart = chart.properties(usermeta={"embedOptions": {"renderer": "svg", "actions": False}})
+    if title or subtitle:
+        chart = chart.properties(
+            title=alt.Title(
+                title or subtitle or "",
+                subtitle=subtitle if title and subtitle else alt.Undefined,
+                fontSize=(TITLE_SIZE if title else FONT_SIZE) * scale,
+                fontWeight="bold" if title else "normal",
+                subtitleFontSize=FONT_SIZE * scale,
+                subtitleColor=text,
+                anchor="start",
+            )
+        )
+    # SVG: crisp on a projector, and every cell an element (with its aria-label) that a test can find. The
+    # padding keeps the legend's title clear of the right edge when the page font measures wider than Vega's.
+    chart = chart.properties(
+        usermeta={"embedOptions": {"renderer": "svg", "actions": False}},
+        padding={"left": 4, "top": 4, "right": 16, "bottom": 4},
+    )
     return (
         chart.configure(background="transparent", font=FONT_FAMILY)
         .configure_view(stroke=None)
@@ -218,8 +252,7 @@ def linked_heads(
 
     Laid out like `explorer.figures.compare.compare_heads` (one row up to three, 2 x 2 for four), in about
     `width` x `height` px. A panel whose query tokens are those of the panel to its left leaves out its row
-    labels (the rows line up). Always a vconcat of hconcat rows, so the spec's shape does not depend on the
-    panel count; the views sit in panel order.
+    labels (the rows line up). One `concat` with `columns`, the views in panel order.
     """
     assert 1 <= len(panels) <= 4, f"expected 1 to 4 panels, got {len(panels)}"
     weights = [_check(p.weights, 2, p.query_labels, p.key_labels, "(q, k)") for p in panels]
@@ -233,24 +266,31 @@ def linked_heads(
         and panels[i - 1].query_title == p.query_title
         for i, p in enumerate(panels)
     ]
-    # Width: per column the row labels (unless repeated) and an axis title; then the legend.
-    label_px = [
-        0.0 if repeats[i] else _widest(p.query_labels, TICK_SIZE * s) + 8 + _AXIS_TITLE_PX * s
-        for i, p in enumerate(panels)
-    ]
-    side = max(sum(label_px[r * cols : (r + 1) * cols]) for r in range(rows))
-    plot_w = max(40.0, (width - side - _LEGEND_PX * s - _GAP_PX * (cols - 1)) / cols)
-    # Height: per row the panel title, key labels (upright when they do not fit across) and an axis title.
-    longest_key = max(_widest(p.key_labels, TICK_SIZE * s) for p in panels)
-    below = _HEADER_PX * s + _AXIS_TITLE_PX * s + longest_key + 8
-    plot_h = max(40.0, (height - (_HEADER_PX * s if title else 0) - below * rows - _GAP_PX * (rows - 1)) / rows)
+    # Which labels fit depends on the cell size, and the room left for cells on which labels are drawn:
+    # settle it in a few passes, starting from the most room the labels could take.
+    header_lines, keys_px = 1, max(_widest(p.key_labels, TICK_SIZE * s) for p in panels) + 8
+    for _ in range(3):
+        below = _HEADER_PX * s * header_lines + keys_px + _AXIS_TITLE_PX * s
+        plot_h = max(
+            40.0, (height - (1.5 * TITLE_SIZE * s if title else 0) - below * rows - _GAP_PX * (rows - 1)) / rows
+        )
+        ys = [_Axis(plot_h / len(p.query_labels), _label_size(plot_h / len(p.query_labels), s)) for p in panels]
+        ys = [_Axis(y.step, None) if repeats[i] else y for i, y in enumerate(ys)]
+        side_px = [
+            (0.0 if y.size is None else _widest(p.query_labels, y.size) + 12)
+            + (0.0 if repeats[i] else _AXIS_TITLE_PX * s)
+            for i, (p, y) in enumerate(zip(panels, ys, strict=True))
+        ]
+        side = max(sum(side_px[r * cols : (r + 1) * cols]) for r in range(rows))
+        plot_w = max(40.0, (width - side - _LEGEND_PX * s - _GAP_PX * (cols - 1)) / cols)
+        xs = [_key_axis(p.key_labels, plot_w / len(p.key_labels), s) for p in panels]
+        titles = [title_lines(p.title, plot_w, FONT_SIZE * s) for p in panels]
+        header_lines = max(len(lines) for lines in titles)
+        keys_px = max(_key_band(p.key_labels, x) for p, x in zip(panels, xs, strict=True))
 
     hover = query_selection()  # one object for every view: Altair lifts it to the top with the views' names
     views = []
-    for i, (panel, w) in enumerate(zip(panels, weights, strict=True)):
-        q, k = w.shape
-        y = _Axis(plot_h / q, _label_size(plot_h / q, s))
-        x = _key_axis(panel.key_labels, plot_w / k, s)
+    for i, (panel, w, x, y) in enumerate(zip(panels, weights, xs, ys, strict=True)):
         data = _long(w, panel.query_labels, panel.key_labels)
         data["panel"] = panel.title
         views.append(
@@ -259,19 +299,12 @@ def linked_heads(
                 top=top,
                 lang=lang,
                 x_axis=_axis(panel.key_labels, translate(panel.key_title, lang), x, s),
-                y_axis=_axis(
-                    panel.query_labels,
-                    None if repeats[i] else translate(panel.query_title, lang),
-                    _Axis(y.step, None) if repeats[i] else y,
-                    s,
-                ),
+                y_axis=_axis(panel.query_labels, None if repeats[i] else translate(panel.query_title, lang), y, s),
                 text=text,
                 scale=s,
                 hover=hover,
                 extra_tooltip=[alt.Tooltip("panel:N", title=translate("head", lang))],
-            ).properties(
-                width=round(plot_w), height=round(plot_h), title=alt.Title(panel.title, fontSize=FONT_SIZE * s)
-            )
+            ).properties(width=round(plot_w), height=round(plot_h), title=alt.Title(titles[i], fontSize=FONT_SIZE * s))
         )
     with warnings.catch_warnings():
         # Altair 6 warns whenever one selection appears in several views ("deduplicated"): here sharing it is
@@ -308,6 +341,24 @@ def linked_grid(
     text = PAGE_COLORS[theme]["text"] if theme in PAGE_COLORS else PAGE_COLORS["light"]["text"]
     layer_names = [translate("Layer {n}", lang, n=layer + 1) for layer in range(n_layers)]
     head_names = [translate("Head {n}", lang, n=head + 1) for head in range(n_heads)]
+    # Axis titles would repeat in every row and column of thumbnails: one line under the title says it instead.
+    subtitle = translate("Rows: queries · columns: keys", lang)
+
+    # Settle which labels fit in a few passes (see linked_heads). Columns too narrow for "Head 8" are headed
+    # "1".."8" under one "Head" title.
+    row_header_px = _widest(layer_names, FONT_SIZE * s) + 16
+    above = (1.5 * TITLE_SIZE * s if title else 0) + _HEADER_PX * s
+    keys_px, narrow = _widest(key_labels, TICK_SIZE * s) + 8, False
+    for _ in range(3):
+        plot_h = max(16.0, (height - above - _HEADER_PX * s * (2 if narrow else 1) - keys_px - 4 * (n_layers - 1)))
+        plot_h /= n_layers
+        y = _Axis(plot_h / q, _label_size(plot_h / q, s))
+        left = row_header_px + (0.0 if y.size is None else _widest(query_labels, y.size) + 12)
+        plot_w = max(16.0, (width - left - _LEGEND_PX * s - 4 * (n_heads - 1)) / n_heads)
+        x = _key_axis(key_labels, plot_w / k, s)
+        keys_px = _key_band(key_labels, x)
+        narrow = _widest(head_names, FONT_SIZE * s) + 8 > plot_w
+    columns = [str(head + 1) for head in range(n_heads)] if narrow else head_names
 
     cell = _long(w[0, 0], query_labels, key_labels)
     frames = []
@@ -316,25 +367,17 @@ def linked_grid(
             frame = cell.copy()
             frame["weight"] = w[layer, head].astype(float).ravel()
             frame["layer"] = layer_names[layer]
-            frame["head"] = head_names[head]
+            frame["head"] = columns[head]
             frame["name"] = translate("Layer {layer} · Head {head}", lang, layer=layer + 1, head=head + 1)
             frames.append(frame)
     data = pd.concat(frames, ignore_index=True)
-
-    row_label_px = _widest(query_labels, TICK_SIZE * s) + 8 + _AXIS_TITLE_PX * s
-    row_header_px = _widest(layer_names, FONT_SIZE * s) + 12
-    plot_w = max(16.0, (width - row_label_px - row_header_px - _LEGEND_PX * s - 4 * (n_heads - 1)) / n_heads)
-    below = _AXIS_TITLE_PX * s + _widest(key_labels, TICK_SIZE * s) + 8 + _HEADER_PX * s
-    plot_h = max(16.0, (height - (_HEADER_PX * s if title else 0) - below - 4 * (n_layers - 1)) / n_layers)
-    y = _Axis(plot_h / q, _label_size(plot_h / q, s))
-    x = _key_axis(key_labels, plot_w / k, s)
 
     heat = _heat(
         data,
         top=top,
         lang=lang,
-        x_axis=_axis(key_labels, translate("key", lang), x, s),
-        y_axis=_axis(query_labels, translate("query", lang), y, s),
+        x_axis=_axis(key_labels, None, x, s),
+        y_axis=_axis(query_labels, None, y, s),
         text=text,
         scale=s,
         hover=query_selection(),
@@ -342,7 +385,11 @@ def linked_grid(
     ).properties(width=round(plot_w), height=round(plot_h))
     grid = heat.facet(
         row=alt.Row("layer:N", sort=layer_names, header=alt.Header(title=None, labelAngle=0, labelAlign="left")),
-        column=alt.Column("head:N", sort=head_names, header=alt.Header(title=None)),
+        column=alt.Column(
+            "head:N",
+            sort=columns,
+            header=alt.Header(title=translate("Head", lang) if narrow else None, titleFontWeight="normal"),
+        ),
         spacing=4,
     )
-    return _config(grid, theme, s, title)
+    return _config(grid, theme, s, title, subtitle)

@@ -1,0 +1,152 @@
+"""Synchronized heads in a real browser (issue 15.6): on the Compare page, pointing at a cell of one head
+highlights the same query row in every other head (full strength and outlined, the other rows dimmed), all in
+the browser, with no request to any host but the app's own; the chart fits the first screen, its text is
+14 px or more, and nothing of it is cut by its column, at 1280x720 (light) and 1024x768 (dark, Korean).
+
+The chart is drawn as SVG (the builder asks for it), and Vega gives every cell an aria-label that starts with
+its encoded fields ("key: 2; query: 3; weight: ..."), so a cell's head (its view's group) and query row can
+be read from the page itself.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser_helpers import (
+    CHROMIUM_ARGS,
+    RENDER_TIMEOUT_MS,
+    RequestLog,
+    assert_no_exception,
+    chromium_path,
+    first_figure_box,
+    query,
+    start_server,
+    stop_server,
+    wait_for_figure,
+    wait_idle,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+CHART = '[data-testid="stVegaLiteChart"]'
+HOVERED = 3  # the query row pointed at
+
+# Per view (head), per cell: its query row, opacity and outline, read from the SVG.
+_CELLS_JS = """() => {
+  const views = {};
+  for (const group of document.querySelectorAll('[data-testid="stVegaLiteChart"] svg g.mark-rect.role-mark')) {
+    const view = [...group.classList].find(c => c.endsWith('_marks'));
+    views[view] = [...group.querySelectorAll('path')].map(p => {
+      const match = /(?:^|; )query: (\\d+);/.exec(p.getAttribute('aria-label') || '');
+      return {query: match ? Number(match[1]) : null, opacity: Number(p.getAttribute('opacity') ?? 1),
+              outlined: !!p.getAttribute('stroke') && p.getAttribute('stroke') !== 'none'};
+    });
+  }
+  return views;
+}"""
+
+
+@pytest.fixture(scope="module")
+def browser():
+    executable = chromium_path()
+    if executable is None:
+        pytest.skip("Chromium not found: install it (apt-get install chromium) to run browser tests")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("Playwright for Python is not installed (pip install playwright)")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def app(checkpoint_root, tmp_path_factory):
+    logs = tmp_path_factory.mktemp("linked")
+    server, running = start_server(logs / "server.log", checkpoint_root=checkpoint_root, runs=logs / "runs")
+    yield running
+    stop_server(server)
+
+
+def cells(page) -> dict[str, list[dict]]:
+    return page.evaluate(_CELLS_JS)
+
+
+def highlighted(views: dict[str, list[dict]], row: int) -> bool:
+    """Every head shows `row` full strength and outlined, and every other row dimmed without an outline."""
+    return all(
+        (c["opacity"] == 1 and c["outlined"]) if c["query"] == row else (c["opacity"] < 0.5 and not c["outlined"])
+        for view in views.values()
+        for c in view
+    )
+
+
+@pytest.mark.parametrize(
+    ("theme", "size", "lang"), [("light", (1280, 720), "en"), ("dark", (1024, 768), "ko")], ids=["light", "dark-ko"]
+)
+def test_hover_in_one_head_highlights_the_query_in_every_head(app, browser, theme, size, lang):
+    width, height = size
+    context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=theme)
+    context.set_default_timeout(RENDER_TIMEOUT_MS)
+    requests = RequestLog(context)
+    try:
+        page = context.new_page()
+        url = f"{app.url}/compare?" + query(
+            model="words-fixture",
+            lang=lang,
+            c_compare="heads",
+            c_sentence="a man rides a bicycle .",
+            c_n="3",
+            c_f0="encoder_self",
+            c_l0="1",
+            c_h0="1",
+            c_f1="encoder_self",
+            c_l1="1",
+            c_h1="2",
+            c_f2="encoder_self",
+            c_l2="2",
+            c_h2="1",
+        )
+        page.goto(url, timeout=RENDER_TIMEOUT_MS)
+        wait_idle(page)
+        assert_no_exception(page)
+        wait_for_figure(page)
+        page.locator(f"{CHART} svg g.mark-rect.role-mark path").first.wait_for(state="visible")
+
+        before = cells(page)
+        assert len(before) == 3, f"expected three heads, found views {sorted(before)}"
+        rows = {c["query"] for view in before.values() for c in view}
+        assert HOVERED in rows and None not in rows, "every cell names its query row"
+        assert all(c["opacity"] == 1 and not c["outlined"] for view in before.values() for c in view)
+
+        # Point at a cell of the first head's row 3 (its middle), as a reader would.
+        first = sorted(before)[0]
+        cell = page.locator(f"{CHART} svg g.{first} path").nth(
+            next(i for i, c in enumerate(before[first]) if c["query"] == HOVERED)
+        )
+        box = cell.bounding_box()
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.wait_for_function(f"() => ({_CELLS_JS})()['{sorted(before)[-1]}'].some(c => c.outlined)", timeout=10_000)
+        after = cells(page)
+        assert highlighted(after, HOVERED), "the hovered query row is not highlighted in every head"
+
+        # The pointer leaves the chart: every head is back to full strength.
+        page.mouse.move(5, height - 5)
+        page.wait_for_function(f"() => Object.values(({_CELLS_JS})()).flat().every(c => c.opacity === 1)")
+
+        # Readable and whole: in the first screen, inside its column, no text under 14 px.
+        figure = first_figure_box(page)
+        assert figure is not None and figure["y"] >= 0 and figure["y"] + figure["height"] <= height + 1, figure
+        fit = page.evaluate(f"""() => {{
+            const svg = document.querySelector('{CHART} svg').getBoundingClientRect();
+            const main = document.querySelector('[data-testid="stMainBlockContainer"]').getBoundingClientRect();
+            const sizes = [...document.querySelectorAll('{CHART} svg text')].map(t => parseFloat(t.getAttribute('font-size')));
+            return {{svgRight: svg.right, mainRight: main.right, minFont: Math.min(...sizes), texts: sizes.length}};
+        }}""")
+        assert fit["svgRight"] <= fit["mainRight"] + 1, f"the chart runs past its column: {fit}"
+        assert fit["texts"] > 0 and fit["minFont"] >= 14, f"text under 14 px in the chart: {fit}"
+    finally:
+        context.close()
+    assert requests.urls, "the request log recorded nothing"
+    assert not requests.foreign, f"requests left the machine: {requests.foreign}"
