@@ -3,13 +3,17 @@ three attention families the paper's Transformer uses (Section 3.2.3)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 from explorer.analysis.heads import head_summary
 from explorer.analysis.words import average_heads
+from explorer.checkpoint import decoding_settings
 from explorer.figures.attention import attention_grid, attention_heatmap, head_view
 from explorer.inference import Translation
-from ui.attention_controls import family_picker, number_picker, sentence_input, show_translation
+from explorer.text.sentences import join_sentences, split_sentences
+from ui.attention_controls import family_picker, number_picker, sentence_input, sentence_picker, show_translations
 from ui.attention_view import (
     MAX_UPLOAD_BYTES,
     MAX_UPLOAD_LINES,
@@ -26,7 +30,9 @@ from ui.figures import file_stem, show_figure
 from ui.heads_ablation import ablation_expander
 from ui.i18n import current_language, t
 from ui.layout import controls, fit_height, page_header
+from ui.markdown import md_escape
 from ui.model_cache import require_model, translate_for
+from ui.model_picker import decoding_note
 from ui.presenter import step_buttons, stepper
 from ui.urlstate import note_link_value, sync_to_url, url_default
 
@@ -34,9 +40,17 @@ INPUTS = {"type": "Type a sentence", "file": "Upload a text file"}
 MODES = {"head": "One head", "grid": "All layers and heads", "mean": "Mean over heads", "lines": "Head view"}
 BEAM_SIZES = list(range(1, 11))
 ALPHA = 0.6  # Section 6.1: beam size 4, length penalty alpha = 0.6
+ALPHAS = [round(0.1 * i, 1) for i in range(21)]
+NO_REPEAT = (0, 2, 3, 4)  # 0: off, the search as the paper's
 
 selection, checkpoint = require_model()
 config = checkpoint.config
+# The beam and α stored with the model (chosen on its validation set) are the defaults; without them the page
+# starts greedy, the quickest view of the attention.
+stored = decoding_settings(checkpoint.metadata)
+default_beam, default_alpha = (stored.beam, stored.alpha) if stored else (1, ALPHA)
+beam_sizes = sorted({*BEAM_SIZES, default_beam})
+alphas = sorted({*ALPHAS, default_alpha})
 
 page_header(
     t("Translate & attention"),
@@ -48,7 +62,8 @@ page_header(
 )
 
 url_default("input", "type", allowed=tuple(INPUTS))
-note_link_value("beam", [str(b) for b in BEAM_SIZES], 1)
+note_link_value("beam", [str(b) for b in beam_sizes], default_beam)
+note_link_value("alpha", [str(a) for a in alphas], default_alpha)
 side = controls()
 source = side.segmented_control(
     t("Input"), tuple(INPUTS), key="input", required=True, format_func=lambda k: t(INPUTS[k])
@@ -56,8 +71,8 @@ source = side.segmented_control(
 sync_to_url("input")
 beam = side.select_slider(
     t("Beam size"),
-    BEAM_SIZES,
-    value=None if "beam" in st.session_state else 1,
+    beam_sizes,
+    value=None if "beam" in st.session_state else default_beam,
     key="beam",
     bind="query-params",
     help=t(
@@ -65,8 +80,35 @@ beam = side.select_slider(
         alpha=ALPHA,
     ),
 )
-options = dict(beam_size=beam, alpha=ALPHA)
-how = t("greedy decoding") if beam == 1 else t("beam search, {beam} beams, α = {alpha}", beam=beam, alpha=ALPHA)
+alpha = side.select_slider(
+    t("Length penalty α"),
+    alphas,
+    value=None if "alpha" in st.session_state else default_alpha,
+    key="alpha",
+    bind="query-params",
+    disabled=beam == 1,
+    help=t(
+        "Beam search ranks finished translations by log-probability / ((5 + length) / 6)^α (Section 6.1): a "
+        "larger α favours longer outputs. Greedy decoding does not use it."
+    ),
+)
+url_default("no_repeat", 0, int, allowed=NO_REPEAT)  # labelled options: the URL keeps the number (ui/urlstate.py)
+no_repeat = side.segmented_control(
+    t("Forbid repeated phrases"),
+    NO_REPEAT,
+    key="no_repeat",
+    required=True,
+    format_func=lambda n: t("Off") if n == 0 else t("{n} pieces", n=n),
+    help=t(
+        "Off by default. When set to n, the search may not produce any n pieces in a row that the output "
+        "already holds: it cannot loop, but it also cannot repeat a phrase that should repeat."
+    ),
+)
+sync_to_url("no_repeat")
+options: dict[str, Any] = dict(beam_size=beam, alpha=alpha)
+if no_repeat:  # left out when off, so the search (and the cache key) stay as without the constraint
+    options["no_repeat_ngram"] = no_repeat
+how = t("greedy decoding") if beam == 1 else t("beam search, {beam} beams, α = {alpha}", beam=beam, alpha=alpha)
 
 if source == "type":
     examples = checkpoint_examples(checkpoint.path, checkpoint.metadata, current_language())
@@ -94,13 +136,13 @@ else:
     if upload is None:
         st.info(t("Upload a .txt file to translate it as a batch."), icon=":material/upload_file:")
         st.stop()
-    sentences, problem = read_upload(upload.getvalue(), upload.name)
-    if sentences is None:
+    lines, problem = read_upload(upload.getvalue(), upload.name)
+    if lines is None:
         st.error(t("Not translated: {problem}", problem=problem), icon=":material/error:")
         st.stop()
-    batch = translate_batch(selection, sentences, with_attention=False, **options)
+    batch = translate_batch(selection, lines, with_attention=False, **options)
     warn_truncated(batch, config.max_len)
-    rows = result_rows(batch)
+    rows = result_rows(lines, batch)
     st.dataframe(
         rows,
         hide_index=True,
@@ -128,18 +170,33 @@ else:
         on_click="ignore",
         width="content",
     )
-    if st.session_state.get("row", 0) >= len(sentences):
+    if st.session_state.get("row", 0) >= len(lines):
         st.session_state["row"] = 0
     pick = st.selectbox(
         t("Sentence to look at"),
-        range(len(sentences)),
+        range(len(lines)),
         key="row",
-        format_func=lambda i: f"{i + 1}. {sentences[i][:100]}",
+        format_func=lambda i: f"{i + 1}. {lines[i][:100]}",
     )
-    sentence = sentences[pick]
+    sentence = lines[pick]
 
-translation = translate_for(selection, [sentence], with_attention=True, **options)[0]
-show_translation(translation, config.max_len, how=how)
+# A line of several sentences: each is translated on its own (one batch) and the translations are joined.
+parts = split_sentences(sentence) or [sentence]
+translations = translate_for(selection, parts, with_attention=True, **options)
+show_translations(translations, config.max_len, how=how)
+if stored is not None:
+    st.caption(decoding_note(stored))
+if no_repeat:
+    plain = translate_for(selection, parts, with_attention=False, beam_size=beam, alpha=alpha)
+    before = join_sentences(tr.output for tr in plain)
+    if before != join_sentences(tr.output for tr in translations):
+        st.info(
+            t("Without the constraint the search gives: {output}", output=md_escape(before)),
+            icon=":material/compare_arrows:",
+        )
+    else:
+        st.caption(t("The constraint changes nothing here: the search without it gives the same translation."))
+translation = translations[sentence_picker("part", parts)] if len(parts) > 1 else translations[0]
 
 
 url_default("mode", "head", allowed=tuple(MODES))
@@ -329,4 +386,4 @@ def attention_section(translation: Translation, mode: str, units: str, stretch: 
 
 
 attention_section(translation, mode, units, stretch)
-ablation_expander(selection, config, translation, beam_size=beam, alpha=ALPHA)
+ablation_expander(selection, config, translation, beam_size=beam, alpha=alpha)

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
+import inspect
 import io
+import json
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from explorer.checkpoint import load_checkpoint
+from explorer.decoding import is_repetitive
 from explorer.figures.export import find_browser
 from explorer.figures.theme import escape_labels
 from explorer.inference import translate
@@ -223,3 +228,128 @@ def test_upload_translates_a_batch(checkpoint_root, reverse_checkpoint):
     at.selectbox(key="row").set_value(1).run()
     assert shown_translations(at) == [md_escape(expected[1].output)]
     assert charts(at, "translate_head")
+
+
+# --- decoding settings stored with the model, several sentences, repeated phrases (issue 16, items 3-5) -------
+
+THREE = "a man rides a bicycle . the dog walks in the park . a small child sees the red dog ."
+THREE_PARTS = ["a man rides a bicycle .", "the dog walks in the park .", "a small child sees the red dog ."]
+
+
+@pytest.fixture
+def stored_decoding_root(checkpoint_root, tmp_path, monkeypatch) -> Path:
+    """A checkpoints/ folder with the words fixture that stores beam 3, α 1.2 (as a validation sweep would)."""
+    path = tmp_path / "stored-decoding"
+    shutil.copytree(checkpoint_root / "words-fixture", path)
+    data = json.loads((path / "config.json").read_text())
+    data["metadata"]["decoding"] = {"beam": 3, "alpha": 1.2}
+    (path / "config.json").write_text(json.dumps(data))
+    monkeypatch.setenv("EXPLORER_CHECKPOINTS", str(tmp_path))
+    return path
+
+
+def test_decoding_defaults_come_from_the_checkpoint_and_are_shown(stored_decoding_root):
+    at = open_page(PAGE, model="stored-decoding", sentence=WORDS_SENTENCE)
+    assert at.select_slider(key="beam").value == 3 and at.select_slider(key="alpha").value == 1.2
+    expected = engine(stored_decoding_root, [WORDS_SENTENCE], beam_size=3, alpha=1.2)[0].output
+    assert shown_translations(at) == [md_escape(expected)]
+    assert any("beam search, 3 beams, α = 1.2" in c.value for c in at.caption)
+    note = "Decoding: beam 3, α 1.2 — chosen on validation, stored with the model."
+    assert any(c.value == note for c in at.main.caption), "next to the translation"
+    assert any(c.value == note for c in at.sidebar.caption), "in the model picker"
+    # A choice of the user's own still wins, and the stored note stays to compare with.
+    at.select_slider(key="beam").set_value(1).run()
+    assert shown_translations(at) == [md_escape(engine(stored_decoding_root, [WORDS_SENTENCE])[0].output)]
+    assert any(c.value == note for c in at.main.caption)
+
+
+def test_without_stored_settings_the_page_starts_greedy(checkpoint_root):
+    at = open_page(PAGE, model="words-fixture", sentence=WORDS_SENTENCE)
+    assert at.select_slider(key="beam").value == 1 and at.select_slider(key="alpha").value == 0.6
+    assert not [c for c in at.caption if "stored with the model" in c.value]
+
+
+def test_three_sentences_are_translated_alone_and_picked_one_at_a_time(checkpoint_root, words_checkpoint):
+    at = open_page(PAGE, model="words-fixture", sentence=THREE, family="cross", mode="head")
+    alone = [engine(words_checkpoint, [s], with_attention=True)[0] for s in THREE_PARTS]
+    assert shown_translations(at) == [md_escape(" ".join(t.output for t in alone))]
+    picker = at.selectbox(key="part")
+    assert picker.options == [f"Sentence {i} of 3: {s}" for i, s in enumerate(THREE_PARTS, start=1)]
+    layers = alone[0].attention.cross.shape[0]
+    (fig,) = charts(at, "translate_head")
+    np.testing.assert_allclose(plotly_array(fig["data"][0]["z"]), alone[0].attention.cross[layers - 1, 0], atol=1e-5)
+    picker.set_value(1).run()
+    assert not at.exception
+    (fig,) = charts(at, "translate_head")
+    np.testing.assert_allclose(plotly_array(fig["data"][0]["z"]), alone[1].attention.cross[layers - 1, 0], atol=1e-5)
+    assert fig["layout"]["xaxis"]["ticktext"] == escape_labels(alone[1].source_pieces)
+    assert shown_translations(at) == [md_escape(" ".join(t.output for t in alone))], "the line's card stays"
+
+
+def test_one_sentence_has_no_sentence_picker(checkpoint_root):
+    at = open_page(PAGE, model="words-fixture", sentence="Mr. Smith sees the dog")
+    assert "part" not in [s.key for s in at.selectbox]
+
+
+def test_uploaded_lines_of_several_sentences_are_joined(checkpoint_root, words_checkpoint):
+    at = open_page(PAGE, model="words-fixture", input="file")
+    upload(at, "three.txt", f"{THREE}\n{WORDS_SENTENCE}\n".encode())
+    table = at.dataframe[0].value
+    alone = {s: engine(words_checkpoint, [s])[0].output for s in [*THREE_PARTS, WORDS_SENTENCE]}
+    assert list(table["source"]) == [THREE, WORDS_SENTENCE]
+    assert list(table["translation"]) == [" ".join(alone[s] for s in THREE_PARTS), alone[WORDS_SENTENCE]]
+    assert "repeated" in table.columns
+    assert at.selectbox(key="part").options[2] == f"Sentence 3 of 3: {THREE_PARTS[2]}"
+
+
+def test_a_looping_output_is_marked(checkpoint_root, reverse_checkpoint, monkeypatch):
+    """Whatever the fixture says, an output that repeats a phrase three times in a row gets a warning."""
+    import explorer.serving
+
+    real = explorer.serving.translate
+    sentence = "b a d c a b"
+
+    def looping(*args, **kwargs):
+        return [dataclasses.replace(t, output="x y x y x y z") for t in real(*args, **kwargs)]
+
+    monkeypatch.setattr(explorer.serving, "translate", looping)
+    at = open_page(PAGE, model="reverse-fixture", sentence=sentence, beam="2")
+    warnings = [w.value for w in at.warning if "in a row" in w.value]
+    assert warnings == [
+        "The translation repeats “x y” 3 times in a row: the search is stuck in a loop, which "
+        "happens out of the model's domain. The settings can forbid repeated phrases."
+    ]
+    monkeypatch.undo()
+    at = open_page(PAGE, model="reverse-fixture", sentence=sentence, beam="3")
+    loops = is_repetitive(engine(reverse_checkpoint, [sentence], beam_size=3)[0].output.split())
+    assert bool([w for w in at.warning if "in a row" in w.value]) == loops
+
+
+@pytest.mark.skipif(
+    "no_repeat_ngram" not in inspect.signature(translate).parameters,
+    reason="explorer.inference.translate does not pass no_repeat_ngram to the search yet",
+)
+def test_no_repeat_constraint_shows_what_it_changes(checkpoint_root, reverse_checkpoint):
+    sentence = "a b c"
+    at = open_page(PAGE, model="reverse-fixture", sentence=sentence)
+    assert at.segmented_control(key="no_repeat").value == 0, "off by default"
+    at.segmented_control(key="no_repeat").set_value(2).run()
+    assert not at.exception
+    constrained = engine(reverse_checkpoint, [sentence], no_repeat_ngram=2)[0].output
+    plain = engine(reverse_checkpoint, [sentence])[0].output
+    assert shown_translations(at) == [md_escape(constrained)]
+    shown_plain = [i.value for i in at.info if "Without the constraint" in i.value]
+    if plain != constrained:
+        assert shown_plain == [f"Without the constraint the search gives: {md_escape(plain)}"]
+    else:
+        assert not shown_plain and any("changes nothing" in c.value for c in at.caption)
+    assert query_value(at, "no_repeat") == "2", "the view can be linked"
+    linked = open_page(PAGE, model="reverse-fixture", sentence=sentence, no_repeat="2")
+    assert linked.segmented_control(key="no_repeat").value == 2, "a link can switch it on"
+    assert shown_translations(linked) == [md_escape(constrained)]
+
+
+def test_three_sentences_in_korean(checkpoint_root):
+    at = open_page(PAGE, model="words-fixture", sentence=THREE, lang="ko")
+    assert at.selectbox(key="part").options[0] == f"문장 1 / 3: {THREE_PARTS[0]}"
+    assert any("문장 3개를 각각 따로 번역해" in c.value for c in at.caption)

@@ -1,16 +1,21 @@
 """The controls the attention pages share: the sentence box with examples, the (family, layer, head) pickers,
-and the translation card. Every control is keyed by the caller and kept in the URL, so a lecture slide can
-link straight to a view: plain values through Streamlit's `bind="query-params"`, labelled options through
-ui/urlstate.py (which also says so when a link's value does not fit).
+the translation card (one sentence, or a line of several joined) and the picker of one sentence among them.
+Every control is keyed by the caller and kept in the URL, so a lecture slide can link straight to a view:
+plain values through Streamlit's `bind="query-params"`, labelled options through ui/urlstate.py (which also
+says so when a link's value does not fit).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import streamlit as st
 
 from explorer.data.synthetic import TASKS, task_description
+from explorer.decoding.repetition import repeated_ngram
 from explorer.inference import Translation
 from explorer.model.transformer import FAMILIES
+from explorer.text.sentences import join_sentences
 from ui.attention_view import FAMILY_HELP, FAMILY_SHORT, FAMILY_TITLES, data_kind, example_sentences
 from ui.i18n import t
 from ui.markdown import md_escape
@@ -72,15 +77,79 @@ def show_translation(translation: Translation, max_len: int, *, how: str) -> Non
             details += " · " + t("stopped at the length limit without producing </s>")
         st.caption(details)
     if translation.truncated:
-        st.warning(
-            t(
-                "The sentence is longer than this model reads ({max_len} tokens including </s>), so only its "
-                "first {kept} tokens were translated.",
-                max_len=max_len,
-                kept=max_len - 1,
-            ),
-            icon=":material/content_cut:",
+        _warn_cut(max_len)
+    warn_repeated([translation])
+
+
+def show_translations(translations: Sequence[Translation], max_len: int, *, how: str) -> None:
+    """A line's translation: the card of its one sentence, or its sentences' translations joined, with how
+    many sentences it had and the warnings of any of them."""
+    if len(translations) == 1:
+        show_translation(translations[0], max_len, how=how)
+        return
+    output = join_sentences(tr.output for tr in translations)
+    with st.container(border=True, gap="small"):
+        st.markdown(f"## {md_escape(output) if output else t('(empty)')}")
+        details = (
+            t("Translation · {how}", how=how)
+            + " · "
+            + t(
+                "{n} sentences, each translated on its own and joined; {source} source tokens → {target} target tokens",
+                n=len(translations),
+                source=sum(len(tr.source_pieces) for tr in translations),
+                target=sum(len(tr.output_ids) for tr in translations),
+            )
         )
+        if not all(tr.finished for tr in translations):
+            details += " · " + t("stopped at the length limit without producing </s>")
+        st.caption(details)
+    if any(tr.truncated for tr in translations):
+        _warn_cut(max_len)
+    warn_repeated(translations)
+
+
+def _warn_cut(max_len: int) -> None:
+    st.warning(
+        t(
+            "The sentence is longer than this model reads ({max_len} tokens including </s>), so only its "
+            "first {kept} tokens were translated.",
+            max_len=max_len,
+            kept=max_len - 1,
+        ),
+        icon=":material/content_cut:",
+    )
+
+
+def warn_repeated(translations: Sequence[Translation]) -> None:
+    """A warning when an output says a phrase (two or more words) three or more times in a row: a decoding
+    loop, typical of the model out of its domain (explorer/decoding/repetition.py)."""
+    for tr in translations:
+        words = tr.output.split()
+        found = repeated_ngram(words)
+        if found is not None:
+            st.warning(
+                t(
+                    "The translation repeats “{phrase}” {times} times in a row: the search is stuck in a loop, "
+                    "which happens out of the model's domain. The settings can forbid repeated phrases.",
+                    phrase=" ".join(words[found.start : found.start + found.n]),
+                    times=found.times,
+                ),
+                icon=":material/repeat:",
+            )
+            return
+
+
+def sentence_picker(key: str, sentences: Sequence[str]) -> int:
+    """Which sentence of a line the views below show: 'Sentence 2 of 3: …' (0-based index back)."""
+    if st.session_state.get(key, 0) >= len(sentences):  # a new line with fewer sentences
+        st.session_state[key] = 0
+    return st.selectbox(
+        t("Attention of"),
+        range(len(sentences)),
+        key=key,
+        format_func=lambda i: t("Sentence {i} of {n}", i=i + 1, n=len(sentences)) + f": {sentences[i][:80]}",
+        help=t("The line has several sentences; each was translated on its own, so each has its own attention."),
+    )
 
 
 def family_picker(

@@ -20,10 +20,12 @@ import numpy as np
 
 from explorer.analysis.words import merge_attention_to_words
 from explorer.data.synthetic import TASKS
+from explorer.decoding.repetition import is_repetitive
 from explorer.examples import Examples, load_examples
 from explorer.i18n import translate
 from explorer.inference import Translation
 from explorer.model.transformer import FAMILIES
+from explorer.text.sentences import join_sentences
 from explorer.tokenizer import word_groups, word_labels
 
 FAMILY_TITLES: dict[str, str] = {
@@ -173,12 +175,22 @@ MAX_UPLOAD_LINES = 1000
 BATCH_CHUNK = 16  # sentences per cached call, so the progress bar moves
 
 
-def result_rows(translations: Sequence[Translation]) -> list[dict[str, Any]]:
-    """One row per translation for the results table and the CSV/TSV download."""
-    return [
-        {"#": i + 1, "source": t.source, "translation": t.output, "score": round(t.score, 4), "truncated": t.truncated}
-        for i, t in enumerate(translations)
-    ]
+def result_rows(lines: Sequence[str], translations: Sequence[Sequence[Translation]]) -> list[dict[str, Any]]:
+    """One row per line for the results table and the CSV/TSV download: the translations of the line's
+    sentences joined, their mean score, whether any was cut, and whether any repeats a phrase in a loop."""
+    rows = []
+    for i, (line, parts) in enumerate(zip(lines, translations, strict=True)):
+        rows.append(
+            {
+                "#": i + 1,
+                "source": line,
+                "translation": join_sentences(t.output for t in parts),
+                "score": round(sum(t.score for t in parts) / len(parts), 4) if parts else None,
+                "truncated": any(t.truncated for t in parts),
+                "repeated": any(is_repetitive(t.output.split()) for t in parts),
+            }
+        )
+    return rows
 
 
 def rows_to_delimited(rows: Sequence[Mapping[str, Any]], delimiter: str = ",") -> str:

@@ -12,7 +12,14 @@ from pathlib import Path
 
 import streamlit as st
 
-from explorer.checkpoint import WEIGHTS_FILE, CheckpointError, list_checkpoints
+from explorer.checkpoint import (
+    WEIGHTS_FILE,
+    CheckpointError,
+    DecodingSettings,
+    decoding_settings,
+    list_checkpoints,
+    read_config,
+)
 from explorer.devices import available_devices
 from ui.i18n import t
 from ui.uploads import SessionUploads, remove_stale_folders
@@ -69,6 +76,24 @@ def checkpoint_choices() -> dict[str, str]:
 def weights_version(path: str) -> float:
     weights = Path(path) / WEIGHTS_FILE
     return weights.stat().st_mtime if weights.exists() else 0.0
+
+
+def stored_decoding(path: str) -> DecodingSettings | None:
+    """The beam and α stored with the checkpoint at `path` (config.json, no weights read); None when it stores
+    none or cannot be read (loading it says why)."""
+    try:
+        return decoding_settings(read_config(path)[1])
+    except (CheckpointError, OSError):
+        return None
+
+
+def decoding_note(settings: DecodingSettings) -> str:
+    """'Decoding: beam 4, α 1 — chosen on validation, stored with the model.' in the session's language."""
+    return t(
+        "Decoding: beam {beam}, α {alpha:g} — chosen on validation, stored with the model.",
+        beam=settings.beam,
+        alpha=settings.alpha,
+    )
 
 
 def _load_upload() -> None:
@@ -133,6 +158,9 @@ def sidebar() -> Selection | None:
                 bind="query-params",
                 help=t("Every folder in checkpoints/, plus checkpoints you uploaded."),
             )
+            settings = stored_decoding(choices[st.session_state[MODEL_KEY]])
+            if settings is not None:
+                st.caption(decoding_note(settings))
         devices = available_devices()
         if st.session_state.get(DEVICE_KEY) not in devices:
             st.session_state[DEVICE_KEY] = devices[0]
