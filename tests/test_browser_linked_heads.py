@@ -141,7 +141,8 @@ def test_hover_in_one_head_highlights_the_query_in_every_head(app, browser, them
         fit = page.evaluate(f"""() => {{
             const svg = document.querySelector('{CHART} svg').getBoundingClientRect();
             const main = document.querySelector('[data-testid="stMainBlockContainer"]').getBoundingClientRect();
-            const sizes = [...document.querySelectorAll('{CHART} svg text')].map(t => parseFloat(t.getAttribute('font-size')));
+            const sizes = [...document.querySelectorAll('{CHART} svg text')]
+                .map(t => parseFloat(t.getAttribute('font-size')));
             return {{svgRight: svg.right, mainRight: main.right, minFont: Math.min(...sizes), texts: sizes.length}};
         }}""")
         assert fit["svgRight"] <= fit["mainRight"] + 1, f"the chart runs past its column: {fit}"
