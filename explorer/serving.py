@@ -6,7 +6,9 @@ forty rows share every step. `translate_served` is a drop-in for `explorer.infer
 a one-sentence call joins a queue, one worker thread per model takes everything that has queued up while the
 previous batch ran (continuous batching: a lone request starts at once, nobody waits for a timer) and
 translates the requests that share options as one batch (`translate` sorts them by length and pads).
-Calls with several sentences (batch uploads) run as they are, in the calling thread.
+A typed line of a few sentences (the page splits it, explorer/text/sentences.py) joins the queue sentence by
+sentence, so it shares batches with everyone else's; larger calls (batch uploads) run as they are, in the
+calling thread.
 
 Why batching and not one torch thread per request side by side: `python benchmarks/classroom.py` measures
 both against sequential requests (figures in benchmarks/RESULTS.md); see there.
@@ -29,6 +31,7 @@ from explorer.model import Transformer
 from explorer.tokenizer import Tokenizer
 
 MAX_BATCH = 64  # rows per batch; more queued requests wait for the next one
+MAX_QUEUED_CALL = 8  # sentences of one call that still go through the queue (a typed line); more run directly
 
 
 @dataclass
@@ -53,13 +56,22 @@ class BatchingTranslator:
 
     def translate_one(self, sentence: str, **options: Any) -> Translation:
         """Translate `sentence` with `translate`'s keyword options, batched with concurrent callers."""
-        request = _Request(sentence, tuple(sorted(options.items())))
-        self._queue.put(request)
-        request.done.wait()
-        if request.error is not None:
-            raise request.error
-        assert request.result is not None, "the batching worker finished a request without a result"
-        return request.result
+        return self.translate_many([sentence], **options)[0]
+
+    def translate_many(self, sentences: Sequence[str], **options: Any) -> list[Translation]:
+        """Translate a few sentences, each queued as its own request (so they share batches with concurrent
+        callers); results in input order, the first error raised."""
+        key = tuple(sorted(options.items()))
+        requests = [_Request(sentence, key) for sentence in sentences]
+        for request in requests:  # all queued before any wait: the worker sees them together
+            self._queue.put(request)
+        for request in requests:
+            request.done.wait()
+        for request in requests:
+            if request.error is not None:
+                raise request.error
+        assert all(r.result is not None for r in requests), "the batching worker finished a request without a result"
+        return [r.result for r in requests if r.result is not None]
 
     def _work(self) -> None:
         while True:
@@ -115,7 +127,8 @@ def batching_translator(model: Transformer, tokenizer: Tokenizer) -> BatchingTra
 def translate_served(
     model: Transformer, tokenizer: Tokenizer, sentences: Sequence[str], **options: Any
 ) -> list[Translation]:
-    """`explorer.inference.translate` for a server: one-sentence calls from concurrent requests are batched."""
-    if len(sentences) != 1 or "progress" in options or "head_mask" in options:
+    """`explorer.inference.translate` for a server: calls of up to `MAX_QUEUED_CALL` sentences from concurrent
+    requests are batched together."""
+    if not 1 <= len(sentences) <= MAX_QUEUED_CALL or "progress" in options or "head_mask" in options:
         return translate(model, tokenizer, sentences, **options)
-    return [batching_translator(model, tokenizer).translate_one(sentences[0], **options)]
+    return batching_translator(model, tokenizer).translate_many(sentences, **options)
