@@ -129,7 +129,7 @@ def test_grid_has_one_facet_per_head_with_one_based_labels():
     np.testing.assert_allclose(cell["weight"].to_numpy().reshape(5, 6), weights[1, 2])
     assert spec["spec"]["encoding"]["color"]["scale"]["domain"] == [0.0, 1.0]
     titled = linked_grid(weights, [f"q{i}" for i in range(5)], [f"k{j}" for j in range(6)], title="All heads").to_dict()
-    assert titled["title"]["text"] == "All heads" and titled["title"]["subtitle"] == "Rows: queries · columns: keys"
+    assert titled["title"]["text"] == ["All heads"] and titled["title"]["subtitle"] == "Rows: queries · columns: keys"
 
 
 def test_grid_too_narrow_for_head_names_numbers_its_columns():

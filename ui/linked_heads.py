@@ -27,9 +27,10 @@ NARROW_WIDTH = 600
 PRESENTER_WIDTH = 940
 
 
-def _size() -> dict[str, float]:
+def _size(share: float) -> dict[str, float]:
+    """Width, height and text scale for a chart `share` of the main column wide (3/4 beside a picker column)."""
     return dict(
-        width=PRESENTER_WIDTH if presenter_on() else NARROW_WIDTH,
+        width=int((PRESENTER_WIDTH if presenter_on() else NARROW_WIDTH) * share),
         height=FIRST_SCREEN_FIGURE_PX,
         text_scale=font_scale(),
     )
@@ -45,9 +46,11 @@ def hover_hint() -> None:
     st.caption(t("Point at a row in any head: the same query token lights up in every head, on one colour scale."))
 
 
-def show_linked_heads(panels: Sequence[Panel], *, key: str, zmax: float | None = 1.0, title: str | None = None) -> None:
+def show_linked_heads(
+    panels: Sequence[Panel], *, key: str, zmax: float | None = 1.0, title: str | None = None, share: float = 1.0
+) -> None:
     """Two to four heads (`Panel`s, weights (q, k)) side by side, linked by the hovered query."""
-    chart = linked_heads(panels, zmax=zmax, title=title, lang=current_language(), theme=page_theme(), **_size())
+    chart = linked_heads(panels, zmax=zmax, title=title, lang=current_language(), theme=page_theme(), **_size(share))
     # theme=None: the chart carries the app's own look (text colour of the page theme, 16 px ticks);
     # Streamlit's chart theme would draw axis text in a grey under 4.5:1 on white.
     st.altair_chart(chart, theme=None, key=key, width="content")
@@ -62,8 +65,10 @@ def show_linked_grid(
     key: str,
     zmax: float | None = 1.0,
     title: str | None = None,
+    share: float = 1.0,
 ) -> None:
-    """Every head of every layer, weights (layers, heads, q, k), linked by the hovered query."""
+    """Every head of every layer, weights (layers, heads, q, k), linked by the hovered query; `share` is the
+    part of the main column the chart sits in (0.75 in the translate page's figure column)."""
     chart = linked_grid(
         weights,
         query_labels,
@@ -72,7 +77,7 @@ def show_linked_grid(
         title=title,
         lang=current_language(),
         theme=page_theme(),
-        **_size(),
+        **_size(share),
     )
     st.altair_chart(chart, theme=None, key=key, width="content")
     hover_hint()

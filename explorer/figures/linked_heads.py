@@ -24,6 +24,7 @@ it fits at a readable size (14 px or more), otherwise it is on hover only.
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -67,9 +68,10 @@ class _Axis:
 
 
 def _label_size(step: float, scale: float) -> float | None:
-    """The largest readable label size (16 px, else 14 px, times `scale`) whose line fits a band of `step`
-    px; None when not even 14 px fits (the labels are then left out and shown on hover)."""
-    for size in (TICK_SIZE * scale, MIN_TEXT_SIZE * scale):
+    """The largest readable label size (16 px, else 14 px; 16 px times `scale` when enlarged) whose line fits
+    a band of `step` px; None when none fits (the labels are then left out and shown on hover)."""
+    # Presenter mode (scale > 1) promises its larger text for every label: no smaller fallback there.
+    for size in (TICK_SIZE * scale,) if scale > 1 else (TICK_SIZE, MIN_TEXT_SIZE):
         if step >= 1.15 * size:
             return size
     return None
@@ -88,15 +90,17 @@ def _key_axis(labels: Sequence[str], step: float, scale: float) -> _Axis:
 
 
 def title_lines(title: str, width: float, size: float) -> list[str]:
-    """A panel title broken at " · " into lines no wider than `width` px where it can be: Vega-Lite sizes a
-    view's column to its title, so a title wider than its heatmap would push the next head to the right."""
+    """A title broken after " · ", ": ", " — " or ", " into lines no wider than `width` px where it can be:
+    Vega-Lite sizes a view's column to its title (a wide title pushes the next head to the right), and
+    Streamlit cuts a chart title wider than its column with an ellipsis."""
+    pieces = [p for p in re.split(r"(?<= \u00b7 )|(?<=: )|(?<= \u2014 )|(?<=, )", title) if p]
     lines: list[str] = []
-    for part in title.split(" \u00b7 "):
-        if lines and text_width_px(f"{lines[-1]} \u00b7 {part}", size) <= width:
-            lines[-1] = f"{lines[-1]} \u00b7 {part}"
+    for piece in pieces:
+        if lines and text_width_px((lines[-1] + piece).rstrip(), size) <= width:
+            lines[-1] += piece
         else:
-            lines.append(part)
-    return lines
+            lines.append(piece)
+    return [line.rstrip(" \u00b7").rstrip() for line in lines]
 
 
 def _key_band(labels: Sequence[str], axis: _Axis) -> float:
@@ -195,7 +199,7 @@ def _heat(
     )
 
 
-def _config(chart: Any, theme: str, scale: float, title: str | None, subtitle: str | None = None) -> Any:
+def _config(chart: Any, theme: str, scale: float, title: str | None, width: float, subtitle: str | None = None) -> Any:
     """The lecture look (explorer/figures/theme.py) in Vega-Lite: sizes, font, the page theme's text colour
     on a transparent background, SVG rendering (crisp on a projector; one element per cell)."""
     assert theme in PAGE_COLORS, f"expected a theme in {tuple(PAGE_COLORS)}, got {theme!r}"
@@ -203,7 +207,7 @@ def _config(chart: Any, theme: str, scale: float, title: str | None, subtitle: s
     if title or subtitle:
         chart = chart.properties(
             title=alt.Title(
-                title or subtitle or "",
+                title_lines(title, width, TITLE_SIZE * scale) if title else subtitle or "",
                 subtitle=subtitle if title and subtitle else alt.Undefined,
                 fontSize=(TITLE_SIZE if title else FONT_SIZE) * scale,
                 fontWeight="bold" if title else "normal",
@@ -268,11 +272,13 @@ def linked_heads(
     ]
     # Which labels fit depends on the cell size, and the room left for cells on which labels are drawn:
     # settle it in a few passes, starting from the most room the labels could take.
+    title_px = 1.5 * TITLE_SIZE * s * len(title_lines(title, width, TITLE_SIZE * s)) if title else 0.0
     header_lines, keys_px = 1, max(_widest(p.key_labels, TICK_SIZE * s) for p in panels) + 8
     for _ in range(3):
         below = _HEADER_PX * s * header_lines + keys_px + _AXIS_TITLE_PX * s
         plot_h = max(
-            40.0, (height - (1.5 * TITLE_SIZE * s if title else 0) - below * rows - _GAP_PX * (rows - 1)) / rows
+            40.0,
+            (height - title_px - below * rows - _GAP_PX * (rows - 1)) / rows,
         )
         ys = [_Axis(plot_h / len(p.query_labels), _label_size(plot_h / len(p.query_labels), s)) for p in panels]
         ys = [_Axis(y.step, None) if repeats[i] else y for i, y in enumerate(ys)]
@@ -311,7 +317,7 @@ def linked_heads(
         # the point, and the spec has the one parameter with every view's name, as intended.
         warnings.filterwarnings("ignore", "Automatically deduplicated selection parameter", UserWarning)
         grid = alt.concat(*views, columns=cols, spacing=_GAP_PX).resolve_scale(color="shared")
-    return _config(grid, theme, s, title)
+    return _config(grid, theme, s, title, width)
 
 
 def linked_grid(
@@ -347,7 +353,8 @@ def linked_grid(
     # Settle which labels fit in a few passes (see linked_heads). Columns too narrow for "Head 8" are headed
     # "1".."8" under one "Head" title.
     row_header_px = _widest(layer_names, FONT_SIZE * s) + 16
-    above = (1.5 * TITLE_SIZE * s if title else 0) + _HEADER_PX * s
+    title_px = 1.5 * TITLE_SIZE * s * len(title_lines(title, width, TITLE_SIZE * s)) if title else 0.0
+    above = title_px + _HEADER_PX * s  # the title's lines, then the subtitle
     keys_px, narrow = _widest(key_labels, TICK_SIZE * s) + 8, False
     for _ in range(3):
         plot_h = max(16.0, (height - above - _HEADER_PX * s * (2 if narrow else 1) - keys_px - 4 * (n_layers - 1)))
@@ -392,4 +399,4 @@ def linked_grid(
         ),
         spacing=4,
     )
-    return _config(grid, theme, s, title, subtitle)
+    return _config(grid, theme, s, title, width, subtitle)
