@@ -94,7 +94,7 @@ if learned:
         pe_side_by_side(
             table[:rows],
             learned_table(checkpoint.model, rows),
-            title=f"Sinusoidal vs learned positions, d_model = {d_model}",
+            title=t("Sinusoidal vs learned positions, d_model = {d_model}", d_model=d_model),
             lang=current_language(),
         ),
         "Positional encoding sinusoidal vs learned",
@@ -111,7 +111,11 @@ else:
     show_figure(
         pe_heatmap(
             table,
-            title=f"Sinusoidal positional encoding, {length} positions × d_model = {d_model}",
+            title=t(
+                "Sinusoidal positional encoding, {length} positions × d_model = {d_model}",
+                length=length,
+                d_model=d_model,
+            ),
             lang=current_language(),
         ),
         "Positional encoding heatmap",
@@ -147,7 +151,7 @@ def waves_section() -> None:
     )
     if dims:
         show_figure(
-            pe_curves(table, dims, title="PE(pos, dim) against position", lang=current_language()),
+            pe_curves(table, dims, title=t("PE(pos, dim) against position"), lang=current_language()),
             "Positional encoding waves",
             key="pe_curves",
         )
@@ -186,25 +190,28 @@ waves_section()
 def similarity_section() -> None:
     st.header(t("Similarity between positions depends on the offset"))
     url_default("pe_metric", "cosine", allowed=METRICS)
+    metric_names = {"cosine": t("cosine"), "dot": t("dot product")}
     metric = st.segmented_control(
-        "Similarity",
-        METRICS,
-        key="pe_metric",
-        required=True,
-        format_func=lambda m: {"cosine": t("cosine"), "dot": t("dot product")}[m],
+        t("Similarity"), METRICS, key="pe_metric", required=True, format_func=metric_names.get
     )
     sync_to_url("pe_metric")
     sim = similarity(table, metric)
     show_figure(
         similarity_heatmap(
-            sim, metric=metric, title=f"{metric} similarity of PE(p) and PE(q)", lang=current_language()
+            sim,
+            metric=metric,
+            title=t("{metric} similarity of PE(p) and PE(q)", metric=metric_names[metric]),
+            lang=current_language(),
         ),
         f"Positional encoding {metric} similarity",
         key="pe_similarity",
     )
     show_figure(
         similarity_by_offset(
-            sim, metric=metric, title=f"{metric} of PE(p) and PE(p + k) against the offset k", lang=current_language()
+            sim,
+            metric=metric,
+            title=t("{metric} of PE(p) and PE(p + k) against the offset k", metric=metric_names[metric]),
+            lang=current_language(),
         ),
         f"Positional encoding {metric} by offset",
         key="pe_similarity_offset",
@@ -223,7 +230,10 @@ def similarity_section() -> None:
         learned_sim = similarity(learned_table(checkpoint.model, rows), metric)
         show_figure(
             similarity_heatmap(
-                learned_sim, metric=metric, title=f"Learned positions: {metric} similarity", lang=current_language()
+                learned_sim,
+                metric=metric,
+                title=t("Learned positions: {metric} similarity", metric=metric_names[metric]),
+                lang=current_language(),
             ),
             f"Learned positions {metric} similarity",
             key="pe_learned_similarity",
@@ -289,10 +299,14 @@ def shift_section() -> None:
     show_figure(
         values_heatmap(
             check.matrix[:block, :block],
-            [f"dim {i}" for i in range(block)],
-            title=f"M_k for k = {offset}: the first {block} × {block} entries "
-            f"(2 × 2 rotations [[cos kω, −sin kω], [sin kω, cos kω]])",
-            x_title="output dimension",
+            [t("dim {dim}", dim=i) for i in range(block)],
+            title=t(
+                "M_k for k = {offset}: the first {block} × {block} entries "
+                "(2 × 2 rotations [[cos kω, −sin kω], [sin kω, cos kω]])",
+                offset=offset,
+                block=block,
+            ),
+            x_title=t("output dimension"),
             decimals=3,
             bound=1.0,
             lang=current_language(),
@@ -342,7 +356,7 @@ def norms_section() -> None:
             norms.position,
             norms.total,
             norms.labels,
-            title="Token term vs position term at the encoder input",
+            title=t("Token term vs position term at the encoder input"),
             lang=current_language(),
         ),
         "Embedding and position norms",
@@ -371,7 +385,10 @@ def norms_section() -> None:
         hide_index=True,
         width="stretch",
         column_config={
-            name: st.column_config.NumberColumn(format="%.3f") for name in ("‖E·√d‖", "‖PE‖", "‖sum‖", "cos(E, PE)")
+            "position": st.column_config.NumberColumn(t("position")),
+            "token": st.column_config.TextColumn(t("token")),
+            "‖sum‖": st.column_config.NumberColumn(f"‖{t('sum')}‖", format="%.3f"),
+            **{name: st.column_config.NumberColumn(format="%.3f") for name in ("‖E·√d‖", "‖PE‖", "cos(E, PE)")},
         },
     )
 

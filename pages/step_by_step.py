@@ -111,7 +111,7 @@ query = side.pills(
 sync_to_url("sbs_query")
 steps = head_steps(view, head - 1, query)
 d_k, d_v = steps.d_k, steps.values.shape[1]
-where = f"{t(FAMILY_TITLES[family])} · {t('layer')} {layer} · {t('head')} {head}"
+where = t("{family} · layer {layer} · head {head}", family=t(FAMILY_TITLES[family]), layer=layer, head=head)
 sources = {
     "encoder_self": "the encoder's own positions",
     "decoder_self": "the decoder's earlier positions (causal mask)",
@@ -188,13 +188,18 @@ st.markdown(
         note=mask_note[family],
     )
 )
+MASK_STATES = {"allowed": t("allowed"), "masked (−∞)": t("masked (−∞)")}
 st.dataframe(
-    stage_rows(steps),
+    [{**row, "mask": MASK_STATES.get(row["mask"], row["mask"])} for row in stage_rows(steps)],
     hide_index=True,
     width="stretch",
     key="sbs_stage_table",
     height=min(36 * (len(steps.key_pieces) + 1) + 4, 640),
-    column_config={name: st.column_config.NumberColumn(format="%.4f") for name in ("q·k", "÷ √d_k", "softmax")},
+    column_config={
+        "key": st.column_config.TextColumn(t("key")),
+        "mask": st.column_config.TextColumn(t("mask")),
+        **{name: st.column_config.NumberColumn(format="%.4f") for name in ("q·k", "÷ √d_k", "softmax")},
+    },
 )
 show_figure(
     query_row_figure(
@@ -202,7 +207,7 @@ show_figure(
         steps.allowed,
         steps.weights,
         steps.key_pieces,
-        title=f"Query “{escape_labels([steps.query_piece])[0]}”: scores → weights",
+        title=t("Query “{token}”: scores → weights", token=escape_labels([steps.query_piece])[0]),
         lang=current_language(),
     ),
     "Step by step scores to weights",
@@ -233,12 +238,14 @@ st.markdown(
 )
 visible = np.flatnonzero(steps.allowed)
 rows = np.vstack([steps.weighted_values[visible][:, dims], steps.head_output[None, dims]])
-labels = [f"{steps.weights[j]:.2f} × v({steps.key_pieces[j]})" for j in visible] + [f"Σ = head {head}"]
+labels = [f"{steps.weights[j]:.2f} × v({steps.key_pieces[j]})" for j in visible] + [
+    "Σ = " + t("head {head}", head=head)
+]
 show_figure(
     values_heatmap(
         rows,
         labels,
-        title=f"w<sub>j</sub> · v<sub>j</sub> and their sum{cut(d_v)}",
+        title=t("w<sub>j</sub> · v<sub>j</sub> and their sum") + cut(d_v),
         decimals=3,
         lang=current_language(),
     ),
@@ -258,13 +265,15 @@ st.markdown(
         d_model=config.d_model,
     )
 )
-head_labels = [f"head {h + 1}" + (" (above)" if h == head - 1 else "") for h in range(view.n_heads)]
+head_labels = [
+    t("head {head} (above)", head=h + 1) if h == head - 1 else t("head {head}", head=h + 1) for h in range(view.n_heads)
+]
 show_figure(
     values_heatmap(
         steps.all_head_outputs[:, dims],
         head_labels,
         decimals=3,
-        title=f"Concat(head<sub>1</sub> … head<sub>{view.n_heads}</sub>), a row per head{cut(d_v)}",
+        title=t("Concat(head<sub>1</sub> … head<sub>{h}</sub>), a row per head", h=view.n_heads) + cut(d_v),
         lang=current_language(),
     ),
     "Step by step heads",
@@ -273,7 +282,7 @@ show_figure(
 show_figure(
     values_heatmap(
         steps.output[None, dims],
-        ["output"],
+        [t("output")],
         title=f"Concat · W<sup>O</sup> + b{cut(config.d_model)}",
         decimals=3,
         lang=current_language(),
@@ -332,14 +341,14 @@ def why_sqrt_dk() -> None:
     b.metric(
         t("Largest softmax weight"),
         f"{row.max_weight_unscaled:.2f}",
-        delta=f"scaled → {row.max_weight_scaled:.2f}",
+        delta=t("scaled → {value}", value=f"{row.max_weight_scaled:.2f}"),
         **plain,
         help=t("Mean over 1000 queries; uniform would be 1/{n} = {uniform:.2f}.", n=n_keys, uniform=1 / n_keys),
     )
     c.metric(
         "‖∂softmax/∂logits‖",
         f"{row.gradient_unscaled:.3f}",
-        delta=f"scaled → {row.gradient_scaled:.3f}",
+        delta=t("scaled → {value}", value=f"{row.gradient_scaled:.3f}"),
         **plain,
         help=t("Frobenius norm of the softmax Jacobian diag(p) − ppᵀ, mean over queries."),
     )
@@ -350,13 +359,21 @@ def why_sqrt_dk() -> None:
         key="sbs_demo_curves",
     )
     table = scaling_table(rows)
+    # The table's prose headers in the page's language; the formula ones (Var(q·k), ‖∂softmax‖) stay.
+    headers = {
+        "max weight": t("largest weight"),
+        "max weight ÷√d": t("largest weight") + " ÷√d",
+        "entropy": t("entropy"),
+        "entropy ÷√d": t("entropy") + " ÷√d",
+    }
     st.dataframe(
         table,
         hide_index=True,
         width="stretch",
         height=36 * (len(table) + 1) + 4,
         column_config={
-            name: st.column_config.NumberColumn(format="%d" if name == "d_k" else "%.3f") for name in table[0]
+            name: st.column_config.NumberColumn(headers.get(name, name), format="%d" if name == "d_k" else "%.3f")
+            for name in table[0]
         },
     )
     st.caption(

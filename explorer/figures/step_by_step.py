@@ -36,6 +36,15 @@ def stage_titles(lang: str = "en") -> tuple[str, str, str, str]:
     return ("Q·Kᵀ", "÷ √d_k", translate("mask (−∞ blank)", lang), translate("softmax", lang))
 
 
+def _statistic_title(name: str, lang: str) -> str:
+    """A statistic of `explorer.analysis.step_by_step.scaling_series` as a panel title in `lang` (formulas stay)."""
+    titles = {
+        "largest weight": translate("largest weight", lang),
+        "gradient ‖∂softmax‖": translate("gradient ‖∂softmax‖", lang),
+    }
+    return titles.get(name, name)
+
+
 def _label_chars(labels: Sequence[str]) -> int:
     return max((len(str(label)) for label in labels), default=1)
 
@@ -307,7 +316,7 @@ def scaling_figure(
     assert names == list(scaled), f"expected the same statistics, got {names} and {list(scaled)}"
     x = np.asarray(d_ks, dtype=float)
     fig = make_subplots(
-        rows=1, cols=len(names), subplot_titles=[translate(n, lang) for n in names], horizontal_spacing=0.08
+        rows=1, cols=len(names), subplot_titles=[_statistic_title(n, lang) for n in names], horizontal_spacing=0.08
     )
     for col, name in enumerate(names, start=1):
         for series, label, hue, dash in (
