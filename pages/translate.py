@@ -94,11 +94,11 @@ alpha = side.select_slider(
 )
 url_default("no_repeat", 0, int, allowed=NO_REPEAT)  # labelled options: the URL keeps the number (ui/urlstate.py)
 no_repeat = side.segmented_control(
-    t("Forbid repeated phrases"),
+    t("Forbid repeating n pieces"),
     NO_REPEAT,
     key="no_repeat",
     required=True,
-    format_func=lambda n: t("Off") if n == 0 else t("{n} pieces", n=n),
+    format_func=lambda n: t("Off") if n == 0 else str(n),
     help=t(
         "Off by default. When set to n, the search may not produce any n pieces in a row that the output "
         "already holds: it cannot loop, but it also cannot repeat a phrase that should repeat."

@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from explorer.decoding import Repeat, ban_repeated_ngrams, is_repetitive, repeated_ngram
+from explorer.decoding import Repeat, ban_repeated_ngrams, is_repetitive, loop_unit, repeated_ngram
 
 
 @pytest.mark.parametrize(
@@ -35,6 +35,21 @@ def test_repeated_ngram_on_token_ids_and_other_thresholds() -> None:
     assert repeated_ngram((9, 1, 2, 1, 2)) is None
     assert repeated_ngram((9, 1, 2, 1, 2), min_times=2) == Repeat(1, 2, 2)
     assert repeated_ngram([3, 3, 3], min_n=1) == Repeat(0, 1, 3)
+
+
+@pytest.mark.parametrize(
+    "words, unit",
+    [
+        ("Hund Hund Hund Hund Hund Hund Hund Hund .", Repeat(0, 1, 8)),  # found as "Hund Hund" x3 (n >= 2)
+        ("ein Mann ein Mann ein Mann ein Mann", Repeat(0, 2, 4)),
+        ("x a b a b a b a b a b a b", Repeat(1, 2, 6)),  # found as "a b" x6 already
+        ("a b c a b c a b c a b", Repeat(0, 3, 3)),
+    ],
+)
+def test_loop_unit_tells_the_loop_by_its_shortest_unit(words: str, unit: Repeat) -> None:
+    tokens = words.split()
+    found = repeated_ngram(tokens)
+    assert found is not None and loop_unit(tokens, found) == unit
 
 
 def test_ban_repeated_ngrams_masks_each_row_by_its_own_history() -> None:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import streamlit as st
 
 from explorer.data.synthetic import TASKS, task_description
-from explorer.decoding.repetition import repeated_ngram
+from explorer.decoding.repetition import loop_unit, repeated_ngram
 from explorer.inference import Translation
 from explorer.model.transformer import FAMILIES
 from explorer.text.sentences import join_sentences
@@ -127,6 +127,7 @@ def warn_repeated(translations: Sequence[Translation]) -> None:
         words = tr.output.split()
         found = repeated_ngram(words)
         if found is not None:
+            found = loop_unit(words, found)  # "Hund" 8 times, not "Hund Hund" 3 times
             st.warning(
                 t(
                     "The translation repeats “{phrase}” {times} times in a row: the search is stuck in a loop, "

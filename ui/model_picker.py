@@ -88,9 +88,9 @@ def stored_decoding(path: str) -> DecodingSettings | None:
 
 
 def decoding_note(settings: DecodingSettings) -> str:
-    """'Decoding: beam 4, α 1 — chosen on validation, stored with the model.' in the session's language."""
+    """'Decoding: beam 4, α 1.0 — chosen on validation, stored with the model.' in the session's language."""
     return t(
-        "Decoding: beam {beam}, α {alpha:g} — chosen on validation, stored with the model.",
+        "Decoding: beam {beam}, α {alpha} — chosen on validation, stored with the model.",
         beam=settings.beam,
         alpha=settings.alpha,
     )

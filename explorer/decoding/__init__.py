@@ -1,7 +1,7 @@
 """Decoding: greedy and beam search over any `StepScorer` (Section 6.1), with a beam trace as plain data, and
 repeated phrases: finding them and the no-repeat-n-gram constraint."""
 
-from explorer.decoding.repetition import Repeat, ban_repeated_ngrams, is_repetitive, repeated_ngram
+from explorer.decoding.repetition import Repeat, ban_repeated_ngrams, is_repetitive, loop_unit, repeated_ngram
 from explorer.decoding.search import (
     BeamResult,
     BeamTrace,
@@ -32,6 +32,7 @@ __all__ = [
     "greedy_search",
     "is_repetitive",
     "length_penalty",
+    "loop_unit",
     "normalized_score",
     "repeated_ngram",
     "select_candidates",

@@ -51,6 +51,20 @@ def repeated_ngram(tokens: Sequence[Hashable], min_n: int = MIN_N, min_times: in
     return None
 
 
+def loop_unit(tokens: Sequence[Hashable], repeat: Repeat) -> Repeat:
+    """The same loop told by its shortest unit: "Hund Hund" three times over eight "Hund" is "Hund" eight
+    times. `repeat` is what `repeated_ngram` found in `tokens`; the unit is the shortest period of its n-gram,
+    and `times` counts that unit's copies back to back from `repeat.start`."""
+    items = list(tokens)
+    gram = items[repeat.start : repeat.start + repeat.n]
+    period = next(p for p in range(1, repeat.n + 1) if repeat.n % p == 0 and gram == gram[:p] * (repeat.n // p))
+    unit = items[repeat.start : repeat.start + period]
+    times = 1
+    while items[repeat.start + times * period : repeat.start + (times + 1) * period] == unit:
+        times += 1
+    return Repeat(repeat.start, period, times)
+
+
 def is_repetitive(tokens: Sequence[Hashable]) -> bool:
     """True when some n-gram (n >= 2) is repeated three or more times in a row (issue 16, item 5)."""
     return repeated_ngram(tokens) is not None
