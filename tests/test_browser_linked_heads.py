@@ -10,6 +10,8 @@ be read from the page itself.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.browser_helpers import (
@@ -31,19 +33,14 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 CHART = '[data-testid="stVegaLiteChart"]'
 HOVERED = 3  # the query row pointed at
 
-# Per view (head), per cell: its query row, opacity and outline, read from the SVG.
-_CELLS_JS = """() => {
-  const views = {};
-  for (const group of document.querySelectorAll('[data-testid="stVegaLiteChart"] svg g.mark-rect.role-mark')) {
-    const view = [...group.classList].find(c => c.endsWith('_marks'));
-    views[view] = [...group.querySelectorAll('path')].map(p => {
-      const match = /(?:^|; )query: (\\d+);/.exec(p.getAttribute('aria-label') || '');
-      return {query: match ? Number(match[1]) : null, opacity: Number(p.getAttribute('opacity') ?? 1),
-              outlined: !!p.getAttribute('stroke') && p.getAttribute('stroke') !== 'none'};
-    });
-  }
-  return views;
-}"""
+# Per head (a view of the concat, or a cell of the facet grid), per heatmap cell: its query row, opacity and
+# outline, read from the SVG.
+_CELLS_JS = """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"] svg g.mark-rect.role-mark')]
+  .map(group => [...group.querySelectorAll('path')].map(p => {
+    const match = /(?:^|; )query: (\\d+);/.exec(p.getAttribute('aria-label') || '');
+    return {query: match ? Number(match[1]) : null, opacity: Number(p.getAttribute('opacity') ?? 1),
+            outlined: !!p.getAttribute('stroke') && p.getAttribute('stroke') !== 'none'};
+  }))"""
 
 
 @pytest.fixture(scope="module")
@@ -69,17 +66,52 @@ def app(checkpoint_root, tmp_path_factory):
     stop_server(server)
 
 
-def cells(page) -> dict[str, list[dict]]:
+def cells(page) -> list[list[dict]]:
     return page.evaluate(_CELLS_JS)
 
 
-def highlighted(views: dict[str, list[dict]], row: int) -> bool:
+def highlighted(heads: list[list[dict]], row: int) -> bool:
     """Every head shows `row` full strength and outlined, and every other row dimmed without an outline."""
     return all(
         (c["opacity"] == 1 and c["outlined"]) if c["query"] == row else (c["opacity"] < 0.5 and not c["outlined"])
-        for view in views.values()
-        for c in view
+        for head in heads
+        for c in head
     )
+
+
+def hover_links_every_head(page, n_heads: int, height: int) -> None:
+    """Point at row HOVERED of the first head: it lights up in all `n_heads`; leave the chart: all back."""
+    page.locator(f"{CHART} svg g.mark-rect.role-mark path").first.wait_for(state="visible")
+    before = cells(page)
+    assert len(before) == n_heads, f"expected {n_heads} heads, found {len(before)}"
+    rows = {c["query"] for head in before for c in head}
+    assert HOVERED in rows and None not in rows, "every cell names its query row"
+    assert all(c["opacity"] == 1 and not c["outlined"] for head in before for c in head)
+
+    # The middle of a cell of the first head's row, as a reader would point at it.
+    cell = page.locator(f"{CHART} svg g.mark-rect.role-mark").first.locator("path")
+    box = cell.nth(next(i for i, c in enumerate(before[0]) if c["query"] == HOVERED)).bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.wait_for_function(f"() => ({_CELLS_JS})().at(-1).some(c => c.outlined)", timeout=10_000)
+    assert highlighted(cells(page), HOVERED), "the hovered query row is not highlighted in every head"
+
+    page.mouse.move(5, height - 5)  # the pointer leaves the chart: every head back to full strength
+    page.wait_for_function(f"() => ({_CELLS_JS})().flat().every(c => c.opacity === 1)")
+
+
+def fits(page, height: int) -> None:
+    """The chart is in the first screen, inside its column, and no text in it is under 14 px."""
+    figure = first_figure_box(page)
+    assert figure is not None and figure["y"] >= 0 and figure["y"] + figure["height"] <= height + 1, figure
+    fit = page.evaluate(f"""() => {{
+        const svg = document.querySelector('{CHART} svg').getBoundingClientRect();
+        const main = document.querySelector('[data-testid="stMainBlockContainer"]').getBoundingClientRect();
+        const sizes = [...document.querySelectorAll('{CHART} svg text')]
+            .map(t => parseFloat(t.getAttribute('font-size')));
+        return {{svgRight: svg.right, mainRight: main.right, minFont: Math.min(...sizes), texts: sizes.length}};
+    }}""")
+    assert fit["svgRight"] <= fit["mainRight"] + 1, f"the chart runs past its column: {fit}"
+    assert fit["texts"] > 0 and fit["minFont"] >= 14, f"text under 14 px in the chart: {fit}"
 
 
 @pytest.mark.parametrize(
@@ -112,42 +144,45 @@ def test_hover_in_one_head_highlights_the_query_in_every_head(app, browser, them
         wait_idle(page)
         assert_no_exception(page)
         wait_for_figure(page)
-        page.locator(f"{CHART} svg g.mark-rect.role-mark path").first.wait_for(state="visible")
-
-        before = cells(page)
-        assert len(before) == 3, f"expected three heads, found views {sorted(before)}"
-        rows = {c["query"] for view in before.values() for c in view}
-        assert HOVERED in rows and None not in rows, "every cell names its query row"
-        assert all(c["opacity"] == 1 and not c["outlined"] for view in before.values() for c in view)
-
-        # Point at a cell of the first head's row 3 (its middle), as a reader would.
-        first = sorted(before)[0]
-        cell = page.locator(f"{CHART} svg g.{first} path").nth(
-            next(i for i, c in enumerate(before[first]) if c["query"] == HOVERED)
-        )
-        box = cell.bounding_box()
-        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-        page.wait_for_function(f"() => ({_CELLS_JS})()['{sorted(before)[-1]}'].some(c => c.outlined)", timeout=10_000)
-        after = cells(page)
-        assert highlighted(after, HOVERED), "the hovered query row is not highlighted in every head"
-
-        # The pointer leaves the chart: every head is back to full strength.
-        page.mouse.move(5, height - 5)
-        page.wait_for_function(f"() => Object.values(({_CELLS_JS})()).flat().every(c => c.opacity === 1)")
-
-        # Readable and whole: in the first screen, inside its column, no text under 14 px.
-        figure = first_figure_box(page)
-        assert figure is not None and figure["y"] >= 0 and figure["y"] + figure["height"] <= height + 1, figure
-        fit = page.evaluate(f"""() => {{
-            const svg = document.querySelector('{CHART} svg').getBoundingClientRect();
-            const main = document.querySelector('[data-testid="stMainBlockContainer"]').getBoundingClientRect();
-            const sizes = [...document.querySelectorAll('{CHART} svg text')]
-                .map(t => parseFloat(t.getAttribute('font-size')));
-            return {{svgRight: svg.right, mainRight: main.right, minFont: Math.min(...sizes), texts: sizes.length}};
-        }}""")
-        assert fit["svgRight"] <= fit["mainRight"] + 1, f"the chart runs past its column: {fit}"
-        assert fit["texts"] > 0 and fit["minFont"] >= 14, f"text under 14 px in the chart: {fit}"
+        hover_links_every_head(page, 3, height)
+        fits(page, height)
     finally:
         context.close()
     assert requests.urls, "the request log recorded nothing"
+    assert not requests.foreign, f"requests left the machine: {requests.foreign}"
+
+
+@pytest.fixture(scope="module")
+def grid_app(tmp_path_factory):
+    """tests/linked_grid_app.py served on its own (start_server runs browser_helpers.APP_SCRIPT)."""
+    import tests.browser_helpers as helpers
+
+    logs = tmp_path_factory.mktemp("linked-grid")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(helpers, "APP_SCRIPT", Path(__file__).with_name("linked_grid_app.py"))
+        server, running = start_server(logs / "server.log")
+    yield running
+    stop_server(server)
+
+
+def test_hover_in_the_layer_by_head_grid_highlights_every_head(grid_app, browser):
+    """The facet grid (3 layers x 4 heads) links its twelve heads the same way, at 1024x768."""
+    context = browser.new_context(viewport={"width": 1024, "height": 768})
+    context.set_default_timeout(RENDER_TIMEOUT_MS)
+    requests = RequestLog(context)
+    try:
+        page = context.new_page()
+        page.goto(grid_app.url, timeout=RENDER_TIMEOUT_MS)
+        wait_idle(page)
+        assert_no_exception(page)
+        wait_for_figure(page)
+        texts = page.evaluate(f"() => [...document.querySelectorAll('{CHART} svg text')].map(t => t.textContent)")
+        # Counted from 1; columns too narrow for "Head 4" are numbered under one "Head" title.
+        heads = {"Head 1", "Head 4"} <= set(texts) or {"Head", "1", "4"} <= set(texts)
+        assert heads and {"Layer 1", "Layer 3"} <= set(texts), f"1-based headers, not {sorted(set(texts))}"
+        assert not {"Layer 0", "Head 0", "0"} & set(texts), sorted(set(texts))
+        hover_links_every_head(page, 12, 768)
+        fits(page, 768)
+    finally:
+        context.close()
     assert not requests.foreign, f"requests left the machine: {requests.foreign}"
