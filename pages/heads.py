@@ -34,7 +34,8 @@ page_header(
     t(
         "A heatmap shows where a head looks, not whether it matters. Switch heads off and watch the translation "
         "change; see which heads the model needs most; follow information through all layers; and read each "
-        "head's role with the sentences that show it. Heads are named `FAMILY.LAYER.HEAD`, counted from 0."
+        "head's role with the sentences that show it. In links, tables and on the command line heads are named "
+        "`FAMILY.LAYER.HEAD`, counted from 0; the page's labels and figures count from 1."
     ),
 )
 

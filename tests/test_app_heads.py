@@ -131,3 +131,57 @@ def test_replay_plays_the_snapshots_with_the_step_marked(checkpoint_root, one_to
     finally:
         (folder / SNAPSHOT_NPZ).unlink()
         (folder / SNAPSHOT_JSON).unlink()
+
+
+# --- numbering (issue 15): the page counts layers and heads from 1 like every other page --------------------------
+
+
+def test_the_grid_and_the_figure_count_layers_and_heads_from_one(checkpoint_root, one_torch_thread):
+    at = open_page(PAGE, model="reverse-fixture", h_sentence=SENTENCE)
+    config, _ = read_config(checkpoint_root / "reverse-fixture")
+    assert [at.checkbox(key=f"hm_cross_0_{h}").label for h in range(config.n_heads)] == [
+        str(h + 1) for h in range(config.n_heads)
+    ]
+    rows = [c.value for c in at.caption if c.value.startswith("Layer ")]
+    assert rows[: config.n_decoder_layers] == [f"Layer {n + 1}" for n in range(config.n_decoder_layers)], rows
+    # The remaining heads of the layer picked (the last, by default) are titled 1-based too.
+    figure = chart(at, "heads_remaining")
+    assert f"layer {config.n_decoder_layers}," in figure["layout"]["title"]["text"]
+    subplot_titles = [note["text"] for note in figure["layout"]["annotations"]]
+    assert subplot_titles == [f"Head {h + 1}" for h in range(config.n_heads)]
+    # Where 0-based names (links, the command line) sit beside 1-based labels, a caption says which is which.
+    at.checkbox(key="hm_cross_1_0").uncheck().run()
+    captions = " ".join(c.value for c in at.caption)
+    assert "cross.1.0" in captions and "layer 2, head 1" in captions, captions
+
+
+def test_importance_and_replay_count_from_one(checkpoint_root, one_torch_thread, tmp_path, monkeypatch):
+    from explorer.training.callbacks import SampleTranslation
+    from explorer.training.snapshots import SNAPSHOT_JSON, SNAPSHOT_NPZ, AttentionSnapshot, save_snapshots
+
+    monkeypatch.setenv("EXPLORER_CACHE", str(tmp_path))
+    folder = checkpoint_root / "words-fixture"
+    config, _ = read_config(folder)
+    names = all_head_names(config)
+    heads = [HeadScore(name, 40.0 - i, float(i), 0.1 * i, 0.05 * i) for i, name in enumerate(names)]
+    table = ImportanceTable(checkpoint_hash(folder), ImportanceSettings(sentences=7), 40.0, "sig", heads, {})
+    (folder / SHIPPED_FILE).write_text(table.to_json())
+    shape = (config.n_decoder_layers, config.n_heads, 3, 4)
+    pieces = (["▁a", "▁dog", ".", "</s>"], ["▁ein", "▁Hund", "</s>"])
+    sample = SampleTranslation("a dog", "ein Hund", *pieces, np.ones(shape))
+    save_snapshots(folder, [AttentionSnapshot(10, (sample,))])
+    try:
+        at = open_page(PAGE, model="words-fixture", h_sentence="a dog sees the man .")
+        heat = chart(at, "heads_importance")
+        for name in ("xaxis", "yaxis"):
+            assert heat["layout"][name]["ticktext"][0] == "1", heat["layout"][name]
+        note = f"`cross.{config.n_decoder_layers - 1}.0` is layer {config.n_decoder_layers}, head 1"
+        assert any("from 0" in c.value and note in c.value for c in at.caption), "the table's names explained"
+        layer = at.selectbox(key="hr_layer")
+        assert layer.options == [str(n + 1) for n in range(config.n_decoder_layers)]
+        assert at.selectbox(key="hr_head").options == [str(h + 1) for h in range(config.n_heads)]
+        title = chart(at, "heads_replay")["layout"]["title"]["text"]
+        assert f"layer {config.n_decoder_layers}" in title and "head 1" in title, title
+    finally:
+        for file in (SHIPPED_FILE, SNAPSHOT_NPZ, SNAPSHOT_JSON):
+            (folder / file).unlink()

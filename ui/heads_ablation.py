@@ -20,6 +20,7 @@ from explorer.model.masked import translate_with_heads
 from ui.attention_controls import number_picker
 from ui.attention_view import attention_view, example_sentences
 from ui.figures import show_figure
+from ui.heads_numbering import numbering_note, shown_name
 from ui.i18n import current_language, t
 from ui.layout import fit_height
 from ui.markdown import md_escape
@@ -80,13 +81,14 @@ def head_mask_grid(config: ModelConfig, *, url_key: str = URL_KEY, prefix: str =
             st.markdown(f"**{t(FAMILY_LABELS[family])}** · `{family}`")
             for layer in range(family_layers(config, family)):
                 row = st.container(horizontal=True, gap="small", vertical_alignment="center")
-                row.caption(f"{t('Layer')} {layer}")
+                row.caption(t("Layer {layer}", layer=layer + 1))
                 for head in range(config.n_heads):
                     key = _key(family, layer, head, prefix)
                     if key not in st.session_state:
                         st.session_state[key] = True
-                    if not row.checkbox(str(head), key=key, help=head_name(family, layer, head)):
+                    if not row.checkbox(str(head + 1), key=key, help=head_name(family, layer, head)):
                         off.append(head_name(family, layer, head))
+    st.caption(numbering_note(config))
     st.button(
         t("Switch every head back on"),
         on_click=_all_on,
@@ -164,7 +166,11 @@ def show_side_by_side(original: Translation, ablated: Translation, mask: HeadMas
         st.markdown(f"### {md_escape(original.output) or t('(empty)')}")
     with right:
         off = mask.off()
-        st.caption(t("{n} heads off: {names}", n=len(off), names=", ".join(off)) if off else t("Every head on"))
+        st.caption(
+            t("{n} heads off: {names}", n=len(off), names=", ".join(shown_name(name) for name in off))
+            if off
+            else t("Every head on")
+        )
         marked, changed = marked_changes(original.output, ablated.output)
         st.markdown(f"### {marked or t('(empty)')}")
         st.caption(t("{n} words changed", n=changed) if changed else t("Same translation"))
@@ -173,15 +179,15 @@ def show_side_by_side(original: Translation, ablated: Translation, mask: HeadMas
 def remaining_heads(
     translation: Translation, mask: HeadMask, family: str, layer: int, *, key: str = "heads_remaining"
 ) -> None:
-    """The ablated translation's attention in one layer, switched-off heads blanked."""
+    """The ablated translation's attention in one layer (0-based `layer`), switched-off heads blanked."""
     view = attention_view(translation, FAMILY_FIELDS[family], "pieces")
     gates = getattr(mask, family)
     off = [bool(gates is not None and gates[layer, h] == 0) for h in range(view.weights.shape[1])]
-    title = t("{family}, layer {layer}, after switching heads off", family=t(FAMILY_LABELS[family]), layer=layer)
+    title = t("{family}, layer {layer}, after switching heads off", family=t(FAMILY_LABELS[family]), layer=layer + 1)
     figure = layer_heads(
         view.weights[layer], off, view.query_labels, view.key_labels, title=title, lang=current_language()
     )
-    show_figure(fit_height(figure, 380, width=900), f"heads {family} layer {layer} ablated", key=key)
+    show_figure(fit_height(figure, 380, width=900), f"heads {family} layer {layer + 1} ablated", key=key)
 
 
 # On the Translate and Compare pages the head view's ?heads= (1-based head numbers) is taken, so the mask

@@ -11,6 +11,7 @@ from explorer.config import ModelConfig
 from explorer.figures.heads import importance_heatmaps, pruning_curves
 from explorer.model.head_mask import HEAD_FAMILIES
 from ui.figures import show_figure
+from ui.heads_numbering import numbering_note
 from ui.i18n import current_language, t
 
 COLUMNS = {"bleu_drop": "BLEU drop", "gradient_normalised": "Gradient importance"}
@@ -73,6 +74,7 @@ def show_table(table: ImportanceTable, config: ModelConfig) -> None:
         for h in table.heads
     ]
     st.dataframe(rows, hide_index=True, key="heads_importance_table")
+    st.caption(numbering_note(config))
     st.download_button(
         t("Table as CSV"),
         table.to_csv(),

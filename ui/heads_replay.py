@@ -11,6 +11,7 @@ from explorer.checkpoint import Checkpoint
 from explorer.figures.heads import replay_frame
 from explorer.training.snapshots import SNAPSHOT_JSON, SnapshotError, load_snapshots
 from ui.figures import show_figure
+from ui.heads_numbering import numbering_note
 from ui.i18n import current_language, t
 
 
@@ -41,10 +42,15 @@ def replay_section(path: str, checkpoint: Checkpoint) -> None:
     sentence = left.selectbox(
         t("Sentence"), range(len(sentences)), format_func=lambda i: sentences[i], key="hr_sentence"
     )
+    # 0-based values, 1-based labels like every other picker of the app.
     layer = middle.selectbox(
-        t("Layer"), range(config.n_decoder_layers), index=config.n_decoder_layers - 1, key="hr_layer"
+        t("Layer"),
+        range(config.n_decoder_layers),
+        index=config.n_decoder_layers - 1,
+        key="hr_layer",
+        format_func=lambda i: str(i + 1),
     )
-    head = right.selectbox(t("Head"), range(config.n_heads), key="hr_head")
+    head = right.selectbox(t("Head"), range(config.n_heads), key="hr_head", format_func=lambda i: str(i + 1))
     steps = [s.step for s in snapshots]
     step = st.select_slider(t("Training step"), steps, value=steps[-1], key="hr_step")
     snapshot = snapshots[steps.index(step)]
@@ -58,7 +64,9 @@ def replay_section(path: str, checkpoint: Checkpoint) -> None:
         history.get("step", []),
         history.get("loss", []),
         step,
-        title=f"cross.{layer}.{head}",
+        title=t("Cross-attention · layer {layer} · head {head}", layer=layer + 1, head=head + 1)
+        + f" (cross.{layer}.{head})",
         lang=current_language(),
     )
-    show_figure(figure, f"replay cross {layer} {head} step {step}", key="heads_replay")
+    show_figure(figure, f"replay cross {layer + 1} {head + 1} step {step}", key="heads_replay")
+    st.caption(numbering_note(config))

@@ -11,6 +11,7 @@ import streamlit as st
 from explorer.analysis.roles import MIN_ROWS, POSITIONAL_MARGIN, ROLE_RULES, ROLE_THRESHOLDS, HeadRole, measure_roles
 from explorer.checkpoint import Checkpoint
 from ui.attention_view import example_sentences
+from ui.heads_numbering import numbering_note
 from ui.i18n import t
 from ui.model_cache import cached
 from ui.model_picker import Selection
@@ -66,6 +67,7 @@ def roles_section(selection: Selection, checkpoint: Checkpoint, sentence: str | 
         for r in roles_table(roles)
     ]
     st.dataframe(rows, hide_index=True, key="heads_roles_table")
+    st.caption(numbering_note(checkpoint.config))
     st.download_button(
         t("Roles as CSV"),
         _csv(roles_table(roles)),

@@ -49,7 +49,21 @@ def importance_heatmaps(
                 texttemplate="%{z:.1f}",
                 name=family,
                 meta=dict(family=family),
-                hovertemplate=f"{family}.%{{y}}.%{{x}}<br>{value_title}: %{{z:.2f}}<extra></extra>",
+                # The hover names the head as links and the command line do (0-based) and as the axes do.
+                customdata=[
+                    [
+                        translate(
+                            "{name} (layer {layer}, head {head})",
+                            lang,
+                            name=f"{family}.{y}.{x}",
+                            layer=y + 1,
+                            head=x + 1,
+                        )
+                        for x in range(heads)
+                    ]
+                    for y in range(layers)
+                ],
+                hovertemplate=f"%{{customdata}}<br>{value_title}: %{{z:.2f}}<extra></extra>",
             ),
             row=1,
             col=col,
@@ -58,7 +72,7 @@ def importance_heatmaps(
             title_text=head_word,
             tickmode="array",
             tickvals=list(range(heads)),
-            ticktext=[str(h) for h in range(heads)],
+            ticktext=[str(h + 1) for h in range(heads)],  # 1-based, as on every page
             row=1,
             col=col,
         )
@@ -66,7 +80,7 @@ def importance_heatmaps(
             title_text=layer_word if col == 1 else None,
             tickmode="array",
             tickvals=list(range(layers)),
-            ticktext=[str(layer) for layer in range(layers)],
+            ticktext=[str(layer + 1) for layer in range(layers)],
             range=[layers - 0.5, -0.5],
             row=1,
             col=col,
@@ -170,8 +184,9 @@ def layer_heads(
     w = _check(weights, 3, query_labels, key_labels, "(heads, q, k)")
     heads, q, k = w.shape
     assert len(off) == heads, f"expected {heads} on/off flags, got {len(off)}"
-    head_word, off_word = translate("Head", lang), translate("off", lang)
-    titles = [f"{head_word} {h} · {off_word}" if off[h] else f"{head_word} {h}" for h in range(heads)]
+    off_word = translate("off", lang)
+    named = [translate("Head {n}", lang, n=h + 1) for h in range(heads)]  # 1-based, as on every page
+    titles = [f"{named[h]} · {off_word}" if off[h] else named[h] for h in range(heads)]
     fig = make_subplots(
         rows=1,
         cols=heads,
