@@ -568,7 +568,7 @@ def estimate_section(
             args=(key,),
             help=t(
                 "Times real training steps of this model on batches of this corpus, one evaluation and one "
-                "checkpoint, as the run's process will run them (from seconds to a minute)."
+                "checkpoint, as the run's process will run them (seconds to minutes)."
             ),
         )
         return
