@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from explorer.checkpoint import load_checkpoint
-from explorer.decoding import is_repetitive
+from explorer.decoding import output_loop
 from explorer.figures.export import find_browser
 from explorer.figures.theme import escape_labels
 from explorer.inference import translate
@@ -321,7 +321,8 @@ def test_a_looping_output_is_marked(checkpoint_root, reverse_checkpoint, monkeyp
     ]
     monkeypatch.undo()
     at = open_page(PAGE, model="reverse-fixture", sentence=sentence, beam="3")
-    loops = is_repetitive(engine(reverse_checkpoint, [sentence], beam_size=3)[0].output.split())
+    alone = engine(reverse_checkpoint, [sentence], beam_size=3)[0]
+    loops = output_loop(alone.output, alone.target_output_pieces) is not None
     assert bool([w for w in at.warning if "in a row" in w.value]) == loops
 
 

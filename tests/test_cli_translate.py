@@ -18,7 +18,7 @@ import pytest
 
 from explorer.checkpoint import load_checkpoint
 from explorer.cli import main
-from explorer.decoding import is_repetitive
+from explorer.decoding import output_loop
 from explorer.inference import translate
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -258,7 +258,9 @@ def test_json_marks_repeated_outputs(reverse_checkpoint, words_checkpoint, capsy
     code, out, _ = _run(["translate", "-c", str(reverse_checkpoint), "--json", *sources], capsys)
     rows = [json.loads(line) for line in out.splitlines()]
     assert code == 0
-    assert [r["repeated"] for r in rows] == [is_repetitive(_alone(reverse_checkpoint, s).split()) for s in sources]
+    checkpoint = load_checkpoint(reverse_checkpoint)
+    alone = translate(checkpoint.model, checkpoint.tokenizer, sources, beam_size=4)
+    assert [r["repeated"] for r in rows] == [output_loop(t.output, t.target_output_pieces) is not None for t in alone]
     # Whatever the fixture model makes of it, an output that loops is marked (and only that line).
     import explorer.inference
 
@@ -271,7 +273,8 @@ def test_json_marks_repeated_outputs(reverse_checkpoint, words_checkpoint, capsy
     monkeypatch.setattr(explorer.inference, "translate", looping)
     code, out, _ = _run(["translate", "-c", str(reverse_checkpoint), "--json", sources[0], "d e f g"], capsys)
     rows = [json.loads(line) for line in out.splitlines()]
-    assert rows[0]["repeated"] is True and rows[1]["repeated"] == is_repetitive(rows[1]["translation"].split())
+    assert rows[0]["repeated"] is True
+    assert rows[1]["repeated"] == (output_loop(rows[1]["translation"], rows[1]["output_pieces"]) is not None)
     monkeypatch.undo()
     code, out, _ = _run(["translate", "-c", str(words_checkpoint), "--json", THREE[0]], capsys)
     (row,) = (json.loads(line) for line in out.splitlines())

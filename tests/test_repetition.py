@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from explorer.decoding import Repeat, ban_repeated_ngrams, is_repetitive, loop_unit, repeated_ngram
+from explorer.decoding import Repeat, ban_repeated_ngrams, is_repetitive, loop_unit, output_loop, repeated_ngram
 
 
 @pytest.mark.parametrize(
@@ -50,6 +50,16 @@ def test_loop_unit_tells_the_loop_by_its_shortest_unit(words: str, unit: Repeat)
     tokens = words.split()
     found = repeated_ngram(tokens)
     assert found is not None and loop_unit(tokens, found) == unit
+
+
+def test_output_loop_by_words_then_inside_a_word() -> None:
+    pieces = ["▁ein", "▁Mann", "▁ein", "▁Mann", "▁ein", "▁Mann", "</s>"]
+    assert output_loop("ein Mann ein Mann ein Mann", pieces) == ("ein Mann", 3)
+    inside = ["▁Ein", "▁Maschine", "▁mit", "▁NA", "D", "A", "D", "A", "D", "A", "D", "A", "D"]
+    assert output_loop("Ein Maschine mit NADADADADAD", inside) == ("DA", 4)
+    assert output_loop("Ein Hund läuft .", ["▁Ein", "▁Hund", "▁läuft", ".", "</s>"]) is None
+    # </s> is not part of the output: "x </s>" after "x x" is no loop.
+    assert output_loop("ab ab", ["▁a", "b", "▁a", "b", "</s>"]) is None
 
 
 def test_ban_repeated_ngrams_masks_each_row_by_its_own_history() -> None:

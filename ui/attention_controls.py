@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import streamlit as st
 
 from explorer.data.synthetic import TASKS, task_description
-from explorer.decoding.repetition import loop_unit, repeated_ngram
+from explorer.decoding.repetition import output_loop
 from explorer.inference import Translation
 from explorer.model.transformer import FAMILIES
 from explorer.text.sentences import join_sentences
@@ -121,19 +121,17 @@ def _warn_cut(max_len: int) -> None:
 
 
 def warn_repeated(translations: Sequence[Translation]) -> None:
-    """A warning when an output says a phrase (two or more words) three or more times in a row: a decoding
-    loop, typical of the model out of its domain (explorer/decoding/repetition.py)."""
+    """A warning when an output says a phrase (two or more words, or pieces inside a word) three or more times
+    in a row: a decoding loop, typical of the model out of its domain (explorer/decoding/repetition.py)."""
     for tr in translations:
-        words = tr.output.split()
-        found = repeated_ngram(words)
+        found = output_loop(tr.output, tr.target_output_pieces)
         if found is not None:
-            found = loop_unit(words, found)  # "Hund" 8 times, not "Hund Hund" 3 times
             st.warning(
                 t(
                     "The translation repeats “{phrase}” {times} times in a row: the search is stuck in a loop, "
                     "which happens out of the model's domain. The settings can forbid repeated phrases.",
-                    phrase=" ".join(words[found.start : found.start + found.n]),
-                    times=found.times,
+                    phrase=found[0],
+                    times=found[1],
                 ),
                 icon=":material/repeat:",
             )

@@ -20,7 +20,7 @@ import numpy as np
 
 from explorer.analysis.words import merge_attention_to_words
 from explorer.data.synthetic import TASKS
-from explorer.decoding.repetition import is_repetitive
+from explorer.decoding.repetition import output_loop
 from explorer.examples import Examples, load_examples
 from explorer.i18n import translate
 from explorer.inference import Translation
@@ -187,7 +187,7 @@ def result_rows(lines: Sequence[str], translations: Sequence[Sequence[Translatio
                 "translation": join_sentences(t.output for t in parts),
                 "score": round(sum(t.score for t in parts) / len(parts), 4) if parts else None,
                 "truncated": any(t.truncated for t in parts),
-                "repeated": any(is_repetitive(t.output.split()) for t in parts),
+                "repeated": any(output_loop(t.output, t.target_output_pieces) is not None for t in parts),
             }
         )
     return rows

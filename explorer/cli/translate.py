@@ -7,7 +7,7 @@ by one, all in the batch, and joined with a space; `--no-split` translates each 
 
 With `--json`, each line's object has the keys of one translation (for a line of several sentences: pieces
 concatenated, `log_prob` summed, `score` their mean, `finished` all, `truncated` any, n-best lists only per
-sentence), `repeated` (an n-gram of n >= 2 words said three or more times in a row, a decoding loop), and
+sentence), `repeated` (a decoding loop: two or more words, or sub-word pieces, three or more times in a row), and
 `sentences`: one such object per sentence.
 """
 
@@ -99,7 +99,7 @@ def _input_lines(args: argparse.Namespace) -> Iterator[str]:
 
 
 def _sentence_row(t: Translation, tokenizer: Tokenizer) -> dict[str, Any]:
-    from explorer.decoding.repetition import is_repetitive
+    from explorer.decoding.repetition import output_loop
 
     return {
         "source": t.source,
@@ -110,7 +110,7 @@ def _sentence_row(t: Translation, tokenizer: Tokenizer) -> dict[str, Any]:
         "log_prob": t.log_prob,
         "finished": t.finished,
         "truncated": t.truncated,
-        "repeated": is_repetitive(t.output.split()),
+        "repeated": output_loop(t.output, t.target_output_pieces) is not None,
         "nbest": [
             {
                 "translation": tokenizer.decode(h.tokens),

@@ -1,7 +1,14 @@
 """Decoding: greedy and beam search over any `StepScorer` (Section 6.1), with a beam trace as plain data, and
 repeated phrases: finding them and the no-repeat-n-gram constraint."""
 
-from explorer.decoding.repetition import Repeat, ban_repeated_ngrams, is_repetitive, loop_unit, repeated_ngram
+from explorer.decoding.repetition import (
+    Repeat,
+    ban_repeated_ngrams,
+    is_repetitive,
+    loop_unit,
+    output_loop,
+    repeated_ngram,
+)
 from explorer.decoding.search import (
     BeamResult,
     BeamTrace,
@@ -34,6 +41,7 @@ __all__ = [
     "length_penalty",
     "loop_unit",
     "normalized_score",
+    "output_loop",
     "repeated_ngram",
     "select_candidates",
     "stop_reason",

@@ -1,11 +1,12 @@
 """Repeated phrases: finding an n-gram said three times in a row, and the no-repeat-n-gram constraint.
 
-Out of domain, a small translation model sometimes loops ("ein Mann ein Mann ein Mann ...") until the
-length limit. `repeated_ngram` finds such a loop in an output (words or token ids), so the CLI's JSON and
-the app can flag it. `ban_repeated_ngrams` is the usual remedy, off by default: a mask over the next-token
-log-probabilities that forbids, in every live row, any token that would complete an n-gram the row already
-holds (fairseq's and Hugging Face's `no_repeat_ngram_size`). It changes the search, not the model: outputs
-may get worse where a phrase legitimately repeats ("a man and a man's dog").
+Out of domain, a small translation model sometimes loops ("ein Mann ein Mann ein Mann ...", or inside a word:
+"NADADADADAD") until the length limit. `repeated_ngram` finds such a loop in a sequence (words, pieces or
+token ids) and `output_loop` in a translation, so the CLI's JSON and the app can flag it.
+`ban_repeated_ngrams` is the usual remedy, off by default: a mask over the next-token log-probabilities that
+forbids, in every live row, any token that would complete an n-gram the row already holds (fairseq's and
+Hugging Face's `no_repeat_ngram_size`). It changes the search, not the model: outputs may get worse where a
+phrase legitimately repeats ("a man and a man's dog").
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import torch
+
+from explorer.tokenizer import WORD_START
 
 MIN_N = 2  # a single repeated word ("very very very") is language; a repeated phrase is a loop
 MIN_TIMES = 3
@@ -68,6 +71,27 @@ def loop_unit(tokens: Sequence[Hashable], repeat: Repeat) -> Repeat:
 def is_repetitive(tokens: Sequence[Hashable]) -> bool:
     """True when some n-gram (n >= 2) is repeated three or more times in a row (issue 16, item 5)."""
     return repeated_ngram(tokens) is not None
+
+
+def output_loop(output: str, pieces: Sequence[str], eos: str = "</s>") -> tuple[str, int] | None:
+    """The loop in a translation, as (its unit as text, how many times in a row), or None.
+
+    Words first ("ein Mann ein Mann ein Mann" -> ("ein Mann", 3)); then the sub-word pieces, because out of
+    domain the model also loops inside a word, which no word-level check sees ("NADADADADAD": pieces
+    '▁NA' 'D' 'A' 'D' 'A' ... -> ("DA", 5)). `pieces` are the output's pieces as the tokenizer shows them
+    (with '▁' word starts); a final `eos` piece is ignored.
+    """
+    words = output.split()
+    found = repeated_ngram(words)
+    if found is not None:
+        unit = loop_unit(words, found)
+        return " ".join(words[unit.start : unit.start + unit.n]), unit.times
+    body = list(pieces[:-1] if pieces and pieces[-1] == eos else pieces)
+    found = repeated_ngram(body)
+    if found is not None:
+        unit = loop_unit(body, found)
+        return "".join(body[unit.start : unit.start + unit.n]).replace(WORD_START, " ").strip(), unit.times
+    return None
 
 
 def ban_repeated_ngrams(log_probs: torch.Tensor, history: torch.Tensor, n: int) -> torch.Tensor:
