@@ -142,10 +142,12 @@ def translate(
     max_extra_tokens: int = EXTRA_OUTPUT_TOKENS,
     progress: Callable[[int, int], None] | None = None,
     head_mask: HeadMask | None = None,
+    no_repeat_ngram: int | None = None,
 ) -> list[Translation]:
     """Translate `sentences`; greedy when beam_size == 1. Order of results = order of inputs.
 
-    head_mask switches attention heads off for the search and the attention maps alike.
+    head_mask switches attention heads off for the search and the attention maps alike. no_repeat_ngram = n
+    forbids the search to repeat any n pieces in a row within an output (explorer/decoding/repetition.py).
     """
     if beam_size < 1:
         raise ValueError(f"beam_size must be >= 1, got {beam_size}")
@@ -161,7 +163,10 @@ def translate(
         scorer = scorer_for(model, pad(ids, config.pad_id, device), head_mask)
         limits = [min(len(s) + max_extra_tokens, config.max_len) for s in ids]
         if beam_size == 1 and not with_trace:
-            best = [[h] for h in greedy_search(scorer, len(chunk), config.bos_id, config.eos_id, limits)]
+            found_greedy = greedy_search(
+                scorer, len(chunk), config.bos_id, config.eos_id, limits, no_repeat_ngram=no_repeat_ngram
+            )
+            best = [[h] for h in found_greedy]
             traces: list[BeamTrace | None] = [None] * len(chunk)
         else:
             # One row per sentence to start; the search grows them into beams through `reorder`.
@@ -175,6 +180,7 @@ def translate(
                 alpha=alpha,
                 n_best=max(n_best, 1),
                 trace=with_trace,
+                no_repeat_ngram=no_repeat_ngram,
             )
             best = [r.hypotheses for r in found]
             traces = [r.trace for r in found]

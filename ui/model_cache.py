@@ -9,7 +9,7 @@ attention maps derived from them go into one cache bounded by memory (ui/result_
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import streamlit as st
 
@@ -56,9 +56,10 @@ def translate_for(
     with_trace: bool = False,
     n_best: int = 1,
     max_extra_tokens: int = EXTRA_OUTPUT_TOKENS,
+    no_repeat_ngram: int | None = None,
 ) -> list[Translation]:
     """Translations (with attention and optional beam trace), cached by everything they depend on."""
-    options = dict(
+    options: dict[str, Any] = dict(
         beam_size=beam_size,
         alpha=alpha,
         with_attention=with_attention,
@@ -66,6 +67,8 @@ def translate_for(
         n_best=n_best,
         max_extra_tokens=max_extra_tokens,
     )
+    if no_repeat_ngram is not None:  # only when set: the cache keys of unconstrained results stay as they were
+        options["no_repeat_ngram"] = no_repeat_ngram
     return cached(
         "translate",
         selection,
