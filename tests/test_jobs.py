@@ -302,13 +302,13 @@ def test_a_step_is_timed_as_the_run_will_step_and_the_caller_keeps_its_priority(
     import os
     import threading
 
-    from explorer.training.estimates import in_niced_thread, measure_like_a_run
+    from explorer.training.estimates import in_niced_thread, measure_step_time
 
     config = ModelConfig(
         vocab_size=40, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1, max_len=32
     )
     before = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-    assert measure_like_a_run(config, 256, "cpu").seconds > 0
+    assert measure_step_time(config, 256, "cpu", threads=1).seconds > 0
     assert in_niced_thread(lambda: os.getpriority(os.PRIO_PROCESS, threading.get_native_id()), 5) == before + 5
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == before
     with pytest.raises(ZeroDivisionError):

@@ -136,17 +136,6 @@ def in_niced_thread(work: Callable[[], T], nice: int) -> T:
     return found["value"]
 
 
-def measure_like_a_run(config: ModelConfig, batch_tokens: int, device: str = "cpu") -> StepTiming:
-    """`measure_step_time` on a synthetic batch as a training process will step: its number of torch threads
-    and its priority. The Train page times a run on its own corpus instead (`measure_run`)."""
-    from explorer.training.worker import DEFAULT_NICE, default_threads
-
-    threads = default_threads()
-    return in_niced_thread(
-        lambda: measure_step_time(config, batch_tokens, device, threads=threads), DEFAULT_NICE if threads == 1 else 0
-    )  # the pool's other threads could not be reniced
-
-
 def measure_step_time(
     config: ModelConfig,
     batch_tokens: int,
