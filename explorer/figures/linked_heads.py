@@ -17,8 +17,10 @@ Two builders, pure (arrays and labels in, an Altair chart out):
 Both use one colour scale for every head: by default the fixed domain [0, 1], the whole range a softmax
 weight can take, so a colour means the same weight in every head, on every sentence and in every layer
 (`zmax=None` uses the largest weight shown instead, which brings out heads that spread their attention).
-Rows are queries from the top, columns are keys, both by position; the token text is the axis label where
-it fits at a readable size (14 px or more), otherwise it is on hover only.
+Heads are linked by query position: on one sentence that is the same token in every head; when Compare
+puts two sentences (or two tokenizers) side by side, it is the same position. Rows are queries from the top,
+columns are keys, both by position; the token text is the axis label where it fits at a readable size
+(14 px or more), otherwise it is on hover only.
 """
 
 from __future__ import annotations
