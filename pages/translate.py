@@ -10,7 +10,7 @@ import streamlit as st
 from explorer.analysis.heads import head_summary
 from explorer.analysis.words import average_heads
 from explorer.checkpoint import decoding_settings
-from explorer.figures.attention import attention_grid, attention_heatmap, head_view
+from explorer.figures.attention import attention_heatmap, head_view
 from explorer.inference import Translation
 from explorer.text.sentences import join_sentences, split_sentences
 from ui.attention_controls import family_picker, number_picker, sentence_input, sentence_picker, show_translations
@@ -30,6 +30,7 @@ from ui.figures import file_stem, show_figure
 from ui.heads_ablation import ablation_expander
 from ui.i18n import current_language, t
 from ui.layout import controls, fit_height, page_header
+from ui.linked_heads import show_linked_grid
 from ui.markdown import md_escape
 from ui.model_cache import require_model, translate_for
 from ui.model_picker import decoding_note
@@ -240,18 +241,14 @@ def attention_section(translation: Translation, mode: str, units: str, stretch: 
 
     if mode == "grid":
         with shown:
-            show_figure(
-                fit_height(
-                    attention_grid(
-                        view.weights,
-                        view.query_labels,
-                        view.key_labels,
-                        title=t("{family}: all layers and heads", family=title),
-                        lang=current_language(),
-                    )
-                ),
-                f"{view.title} all heads",
+            # Linked heads (issue 15.6): pointing at a query row in one head highlights it in every head.
+            show_linked_grid(
+                view.weights,
+                view.query_labels,
+                view.key_labels,
                 key="translate_grid",
+                title=t("{family}: all layers and heads", family=title),
+                share=0.75,  # the figure column beside the pickers
             )
         st.caption(
             t(

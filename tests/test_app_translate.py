@@ -108,15 +108,21 @@ def test_beam_translation_equals_engine(checkpoint_root, words_checkpoint):
 
 
 def test_grid_has_one_heatmap_per_layer_and_head(checkpoint_root, words_checkpoint):
+    """The grid is the linked Altair chart (issue 15.6): one facet per layer and head, one hover selection."""
+    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
     at = open_page(PAGE, model="words-fixture", sentence=WORDS_SENTENCE, mode="grid", family="encoder_self")
     config = load_checkpoint(words_checkpoint).config
-    (grid,) = charts(at, "translate_grid")
-    heatmaps = [trace for trace in grid["data"] if trace["type"] == "heatmap"]
-    assert len(heatmaps) == config.n_encoder_layers * config.n_heads
-    t = engine(words_checkpoint, [WORDS_SENTENCE], with_attention=True)[0]
-    last = heatmaps[-1]
-    assert last["meta"] == {"layer": config.n_encoder_layers - 1, "head": config.n_heads - 1}
-    np.testing.assert_allclose(plotly_array(last["z"]), t.attention.encoder_self[-1, -1], atol=1e-5)
+    (chart,) = at.get("vega_lite_chart")
+    spec = json.loads(chart.proto.spec)
+    assert [p["name"] for p in spec["params"]] == ["query_hover"]
+    (data,) = [convert_arrow_bytes_to_pandas_df(d.data.data) for d in chart.proto.datasets]
+    assert data.groupby(["layer", "head"]).ngroups == config.n_encoder_layers * config.n_heads
+    expected = engine(words_checkpoint, [WORDS_SENTENCE], with_attention=True)[0].attention.encoder_self[-1, -1]
+    last = data[data["name"] == f"Layer {config.n_encoder_layers} \u00b7 Head {config.n_heads}"]
+    np.testing.assert_allclose(
+        last.sort_values(["query", "key"])["weight"].to_numpy().reshape(expected.shape), expected, atol=1e-5
+    )
     # The per-head captions table lists every head.
     assert len(at.dataframe[0].value) == config.n_encoder_layers * config.n_heads
 

@@ -26,6 +26,7 @@ from tests.apptest_helpers import APP_SCRIPT
 from tests.browser_helpers import (
     CHROMIUM,
     CHROMIUM_ARGS,
+    FIGURE_SELECTOR,
     RENDER_TIMEOUT_MS,
     assert_no_exception,
     free_port,
@@ -127,6 +128,12 @@ def shows_a_heatmap(page, app: App) -> None:
     page.locator(".js-plotly-plot").first.wait_for(timeout=RENDER_TIMEOUT_MS)
 
 
+def shows_linked_heads(page, app: App) -> None:
+    """Compare's linked heads: a Vega-Lite chart (SVG) with its heatmap cells drawn."""
+    page.locator(FIGURE_SELECTOR).first.wait_for(timeout=RENDER_TIMEOUT_MS)
+    page.locator('[data-testid="stVegaLiteChart"] svg g.mark-rect path').first.wait_for(timeout=RENDER_TIMEOUT_MS)
+
+
 def train_mid_run(page, app: App) -> None:
     """Start a run from the train page and screenshot it mid-run, after its first evaluation (loss, learning
     rate, throughput, the attention now and its evolution drawn); then stop it to free the machine."""
@@ -160,7 +167,7 @@ VIEWS: list[View] = [
         "translate",
         query(model="words-fixture", mode="grid", family="encoder_self", sentence=WORDS_SENTENCE),
         shot="translate-grid",
-        act=shows_a_heatmap,
+        act=shows_linked_heads,
     ),
     View(
         "translate",
@@ -169,12 +176,12 @@ VIEWS: list[View] = [
         act=shows_a_heatmap,
         dark=True,
     ),
-    View("compare", query(model="words-fixture", c_n="3", c_sentence=WORDS_SENTENCE), act=shows_a_heatmap),
+    View("compare", query(model="words-fixture", c_n="3", c_sentence=WORDS_SENTENCE), act=shows_linked_heads),
     View(
         "compare",
         query(model="words-fixture", c_n="3", c_sentence=WORDS_SENTENCE),
         shot="compare-dark",
-        act=shows_a_heatmap,
+        act=shows_linked_heads,
         dark=True,
     ),
     View("train", act=train_mid_run),
