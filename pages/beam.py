@@ -268,10 +268,9 @@ if not chosen_tokens:
     st.info(t("The start node has produced nothing yet: pick another node."))
     st.stop()
 attention = hypothesis_attention(selection, tuple(beam.source_ids), tuple(chosen_tokens))
-left, right = st.columns((1, 1))
-with left:
+# Side by side where they fit, one under the other where not (columns would break the head row in two).
+with st.container(horizontal=True, gap="large"):
     layer = number_picker("Decoder layer", "beam_layer", config.n_decoder_layers)
-with right:
     url_default("beam_head", "mean", allowed=["mean"] + [str(h) for h in range(1, config.n_heads + 1)])
     head = st.segmented_control(
         t("Head"),

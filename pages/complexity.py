@@ -51,17 +51,27 @@ d = bound_slider(side, t("Representation dimension d"), "complexity_d", 16, 2048
 k = bound_slider(side, t("Kernel size k (convolution)"), "complexity_k", 2, 9, 3)
 r = bound_slider(side, t("Neighbourhood r (restricted self-attention)"), "complexity_r", 1, 256, 16)
 
+# Nothing but the title sits above this figure, so it may take most of the first screen: at 440 px its
+# seven-row legend left the curves a strip 90 px high in a 1024 px window.
 st.plotly_chart(
-    fit_height(operations_figure(n_grid(n, d), d, k, r, highlight_n=n, lang=current_language()), width=900),
+    fit_height(operations_figure(n_grid(n, d), d, k, r, highlight_n=n, lang=current_language()), 600, width=900),
     width="stretch",
     config=download_config("Table 1 operations"),
 )
 st.subheader(t("Table 1"))
 st.dataframe(
-    table1_rows(n, d, k, r),
+    [{**row, "Layer type": t(row["Layer type"])} for row in table1_rows(n, d, k, r)],
     hide_index=True,
     width="stretch",
-    column_config={"Operations": st.column_config.NumberColumn(format="localized")},
+    column_config={
+        "Layer type": st.column_config.TextColumn(t("Layer type")),
+        "Complexity per layer": st.column_config.TextColumn(t("Complexity per layer")),
+        "Operations": st.column_config.NumberColumn(t("Operations"), format="localized"),
+        "Sequential operations": st.column_config.TextColumn(t("Sequential operations")),
+        "Sequential steps": st.column_config.NumberColumn(t("Sequential steps")),
+        "Maximum path length": st.column_config.TextColumn(t("Maximum path length")),
+        "Path length (layers)": st.column_config.NumberColumn(t("Path length (layers)")),
+    },
 )
 st.caption(
     t(

@@ -40,7 +40,7 @@ page_header(
 )
 
 ablate, importance, flow, roles, replay = st.tabs(
-    [t("Switch heads off"), t("Which heads matter"), t("Information flow"), t("Head roles"), t("Replay over training")]
+    [t("Switch heads off"), t("Which heads matter"), t("Information flow"), t("Head roles"), t("Training replay")]
 )
 
 side = controls()

@@ -26,6 +26,7 @@ from explorer.figures.positional import (
     similarity_heatmap,
 )
 from explorer.figures.step_by_step import values_heatmap
+from explorer.figures.theme import wrap_words
 from explorer.inference import encode_sources
 from ui.attention_controls import sentence_input
 from ui.figures import show_figure
@@ -94,7 +95,7 @@ if learned:
         pe_side_by_side(
             table[:rows],
             learned_table(checkpoint.model, rows),
-            title=t("Sinusoidal vs learned positions, d_model = {d_model}", d_model=d_model),
+            title=wrap_words(t("Sinusoidal vs learned positions, d_model = {d_model}", d_model=d_model)),
             lang=current_language(),
         ),
         "Positional encoding sinusoidal vs learned",
@@ -111,10 +112,12 @@ else:
     show_figure(
         pe_heatmap(
             table,
-            title=t(
-                "Sinusoidal positional encoding, {length} positions × d_model = {d_model}",
-                length=length,
-                d_model=d_model,
+            title=wrap_words(
+                t(
+                    "Sinusoidal positional encoding, {length} positions × d_model = {d_model}",
+                    length=length,
+                    d_model=d_model,
+                )
             ),
             lang=current_language(),
         ),
@@ -158,17 +161,20 @@ def waves_section() -> None:
     else:
         st.info(t("Pick at least one dimension."))
     first, last = lengths[0], lengths[-1]
-    left, middle, right = st.columns(3)
-    left.metric(t("Shortest wavelength (pair 0)"), t("{n:.2f} positions", n=first), help="2π")
-    middle.metric(
+    # A row that wraps whole metrics: three columns at 1024 px cut their labels and values short.
+    row = st.container(horizontal=True, gap="large")
+    row.metric(t("Shortest wavelength (pair 0)"), t("{n:.2f} positions", n=first), help="2π", width="content")
+    row.metric(
         t("Longest wavelength (pair {pair})", pair=len(lengths) - 1),
         t("{n:,.0f} positions", n=last),
         help=t("2π · 10000^((d_model − 2) / d_model), just under 10000 · 2π"),
+        width="content",
     )
-    right.metric(
+    row.metric(
         t("Ratio of neighbouring pairs"),
         f"× {lengths[1] / lengths[0]:.3f}" if len(lengths) > 1 else "–",
         help=t("The wavelengths form a geometric progression: each pair is slower by 10000^(2/d_model)."),
+        width="content",
     )
     st.caption(
         t(
@@ -200,7 +206,7 @@ def similarity_section() -> None:
         similarity_heatmap(
             sim,
             metric=metric,
-            title=t("{metric} similarity of PE(p) and PE(q)", metric=metric_names[metric]),
+            title=wrap_words(t("{metric} similarity of PE(p) and PE(q)", metric=metric_names[metric])),
             lang=current_language(),
         ),
         f"Positional encoding {metric} similarity",
@@ -210,7 +216,7 @@ def similarity_section() -> None:
         similarity_by_offset(
             sim,
             metric=metric,
-            title=t("{metric} of PE(p) and PE(p + k) against the offset k", metric=metric_names[metric]),
+            title=wrap_words(t("{metric} of PE(p) and PE(p + k) against the offset k", metric=metric_names[metric])),
             lang=current_language(),
         ),
         f"Positional encoding {metric} by offset",
@@ -232,7 +238,7 @@ def similarity_section() -> None:
             similarity_heatmap(
                 learned_sim,
                 metric=metric,
-                title=t("Learned positions: {metric} similarity", metric=metric_names[metric]),
+                title=wrap_words(t("Learned positions: {metric} similarity", metric=metric_names[metric])),
                 lang=current_language(),
             ),
             f"Learned positions {metric} similarity",
@@ -272,16 +278,20 @@ def shift_section() -> None:
         value=None if "pe_offset" in st.session_state else 3,
     )
     check = shift_linearity(offset, d_model, positions=length)
-    left, middle, right = st.columns(3)
-    left.metric(
+    row = st.container(horizontal=True, gap="large")
+    row.metric(
         "max |PE(pos+k) − PE(pos)·M_k|",
         f"{check.max_abs_error:.2e}",
         help=t("over pos = 0 … {last} and all {d_model} dimensions, float64", last=length - 1, d_model=d_model),
+        width="content",
     )
-    middle.metric(
-        "max |M_kᵀM_k − I|", f"{check.max_rotation_error:.2e}", help=t("M_k is a rotation: it keeps lengths.")
+    row.metric(
+        "max |M_kᵀM_k − I|",
+        f"{check.max_rotation_error:.2e}",
+        help=t("M_k is a rotation: it keeps lengths."),
+        width="content",
     )
-    right.metric(t("Positions checked"), f"{check.positions}")
+    row.metric(t("Positions checked"), f"{check.positions}", width="content")
     if check.max_abs_error < SHIFT_TOLERANCE:
         st.success(
             t(
@@ -300,11 +310,8 @@ def shift_section() -> None:
         values_heatmap(
             check.matrix[:block, :block],
             [t("dim {dim}", dim=i) for i in range(block)],
-            title=t(
-                "M_k for k = {offset}: the first {block} × {block} entries "
-                "(2 × 2 rotations [[cos kω, −sin kω], [sin kω, cos kω]])",
-                offset=offset,
-                block=block,
+            title=wrap_words(
+                t("M_k for k = {offset}: the first {block} × {block} entries", offset=offset, block=block)
             ),
             x_title=t("output dimension"),
             decimals=3,
@@ -315,7 +322,11 @@ def shift_section() -> None:
         key="pe_shift_matrix",
     )
     st.caption(
-        t("The full matrix is {d_model} × {d_model}, zero outside the 2 × 2 blocks on its diagonal.", d_model=d_model)
+        t(
+            "The full matrix is {d_model} × {d_model}, zero outside the 2 × 2 blocks on its diagonal; each block is a "
+            "rotation [[cos kω, −sin kω], [sin kω, cos kω]].",
+            d_model=d_model,
+        )
     )
 
 
@@ -356,7 +367,7 @@ def norms_section() -> None:
             norms.position,
             norms.total,
             norms.labels,
-            title=t("Token term vs position term at the encoder input"),
+            title=wrap_words(t("Token term vs position term at the encoder input")),
             lang=current_language(),
         ),
         "Embedding and position norms",

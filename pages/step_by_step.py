@@ -23,7 +23,7 @@ from explorer.figures.step_by_step import (
     stage_matrices,
     values_heatmap,
 )
-from explorer.figures.theme import escape_labels
+from explorer.figures.theme import FONT_SIZE, escape_labels, wrap_words
 from explorer.inference import Translation
 from ui.attention_controls import family_picker, number_picker, sentence_input, show_translation
 from ui.attention_view import FAMILY_TITLES
@@ -62,7 +62,12 @@ def demo_rows(n_keys: int, seed: int) -> list:
 
 
 def cut(width: int) -> str:
-    return " " + t("(first {shown} of {width} dimensions)", shown=SHOWN_DIMS, width=width) if width > SHOWN_DIMS else ""
+    """The note under a figure title that a vector was cut to its first dimensions: a second, smaller line, so
+    the title fits a 1024 px window."""
+    if width <= SHOWN_DIMS:
+        return ""
+    note = t("(first {shown} of {width} dimensions)", shown=SHOWN_DIMS, width=width)
+    return f'<br><span style="font-size:{FONT_SIZE}px">{note}</span>'
 
 
 selection, checkpoint = require_model()
@@ -150,23 +155,21 @@ st.markdown(
         query=query,
     )
 )
-left, right = st.columns(2)
-with left:
-    show_figure(
-        values_heatmap(
-            steps.keys[:, dims], steps.key_pieces, title=f"K = X W<sup>K</sup>{cut(d_k)}", lang=current_language()
-        ),
-        "Step by step keys",
-        key="sbs_k",
-    )
-with right:
-    show_figure(
-        values_heatmap(
-            steps.values[:, dims], steps.key_pieces, title=f"V = X W<sup>V</sup>{cut(d_v)}", lang=current_language()
-        ),
-        "Step by step values",
-        key="sbs_v",
-    )
+# K and V one under the other: side by side at 1024 px their cells are too narrow for the numbers.
+show_figure(
+    values_heatmap(
+        steps.keys[:, dims], steps.key_pieces, title=f"K = X W<sup>K</sup>{cut(d_k)}", lang=current_language()
+    ),
+    "Step by step keys",
+    key="sbs_k",
+)
+show_figure(
+    values_heatmap(
+        steps.values[:, dims], steps.key_pieces, title=f"V = X W<sup>V</sup>{cut(d_v)}", lang=current_language()
+    ),
+    "Step by step values",
+    key="sbs_v",
+)
 
 # ---- 2. scores to weights --------------------------------------------------------------------------------
 st.header(t("2 · Scores, scaling, mask, softmax"))
@@ -207,7 +210,7 @@ show_figure(
         steps.allowed,
         steps.weights,
         steps.key_pieces,
-        title=t("Query “{token}”: scores → weights", token=escape_labels([steps.query_piece])[0]),
+        title=wrap_words(t("Query “{token}”: scores → weights", token=escape_labels([steps.query_piece])[0])),
         lang=current_language(),
     ),
     "Step by step scores to weights",
@@ -223,7 +226,7 @@ with st.expander(t("The whole head: every query at every stage"), expanded=False
             view.query_pieces,
             view.key_pieces,
             query,
-            title=f"{where}: Q·Kᵀ → ÷√d_k → mask → softmax",
+            title=wrap_words(where) + "<br>Q·Kᵀ → ÷√d_k → mask → softmax",
             lang=current_language(),
         ),
         "Step by step stages",
@@ -245,7 +248,7 @@ show_figure(
     values_heatmap(
         rows,
         labels,
-        title=t("w<sub>j</sub> · v<sub>j</sub> and their sum") + cut(d_v),
+        title=wrap_words(t("w<sub>j</sub> · v<sub>j</sub> and their sum")) + cut(d_v),
         decimals=3,
         lang=current_language(),
     ),
@@ -273,7 +276,7 @@ show_figure(
         steps.all_head_outputs[:, dims],
         head_labels,
         decimals=3,
-        title=t("Concat(head<sub>1</sub> … head<sub>{h}</sub>), a row per head", h=view.n_heads) + cut(d_v),
+        title=wrap_words(t("Concat(head<sub>1</sub> … head<sub>{h}</sub>), a row per head", h=view.n_heads)) + cut(d_v),
         lang=current_language(),
     ),
     "Step by step heads",
@@ -352,7 +355,7 @@ def why_sqrt_dk() -> None:
         **plain,
         help=t("Frobenius norm of the softmax Jacobian diag(p) − ppᵀ, mean over queries."),
     )
-    title = t("Unscaled logits saturate the softmax as d_k grows ({n} keys, 1000 queries)", n=n_keys)
+    title = wrap_words(t("Unscaled logits saturate the softmax as d_k grows ({n} keys, 1000 queries)", n=n_keys))
     show_figure(
         scaling_figure(*scaling_series(rows), title=title, lang=current_language()),
         "Why sqrt dk",

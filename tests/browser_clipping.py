@@ -67,9 +67,20 @@ _BROKEN_ROWS_JS = """(scope) => {
     return found;
 }"""
 
+# The chart's Streamlit key (`st-key-<key>` on the element or its wrapper), to say which figure a finding is in.
+_FIGURE_NAME_JS = """const figureName = chart => {
+        const keyed = chart.closest('[class*="st-key-"]');
+        const match = keyed && String(keyed.className).match(/st-key-([\\w-]+)/);
+        return match ? match[1] : '(unkeyed)';
+    };"""
+
 # Text of plotly figures drawn outside the figure's own SVG (the browser cuts it off there).
-_SVG_TEXT_OUTSIDE_JS = """(scope) => {
+_SVG_TEXT_OUTSIDE_JS = (
+    """(scope) => {
     const found = [];
+    """
+    + _FIGURE_NAME_JS
+    + """
     for (const chart of document.querySelectorAll(`${scope} [data-testid="stPlotlyChart"]`)) {
         const svg = chart.querySelector('svg.main-svg');
         if (!svg) continue;
@@ -78,18 +89,23 @@ _SVG_TEXT_OUTSIDE_JS = """(scope) => {
             const r = e.getBoundingClientRect();
             if (r.width === 0 || !e.textContent.trim()) continue;
             const out = Math.max(box.left - r.left, r.right - box.right, box.top - r.top, r.bottom - box.bottom);
-            if (out > 1) found.push(`figure text "${e.textContent.trim().slice(0, 40)}" ${Math.round(out)} px ` +
-                                    'outside the figure');
+            if (out > 1) found.push(`figure ${figureName(chart)} text "${e.textContent.trim().slice(0, 40)}" ` +
+                                    `${Math.round(out)} px outside the figure`);
         }
     }
     return found.slice(0, 20);
 }"""
+)
 
 # Text plotly draws inside a plot area that clips (`cliponaxis`, the default for scatter text): the part past
 # the axes' edge is cut by the subplot's clip-path, which the element's box does not show. The plot area is
 # the subplot's drag rectangle (`.nsewdrag[data-subplot=xy]`); the clip-path's id ends in `<subplot>plot`.
-_PLOT_TEXT_CLIPPED_JS = """(scope) => {
+_PLOT_TEXT_CLIPPED_JS = (
+    """(scope) => {
     const found = [];
+    """
+    + _FIGURE_NAME_JS
+    + """
     for (const chart of document.querySelectorAll(`${scope} [data-testid="stPlotlyChart"]`)) {
         for (const e of chart.querySelectorAll('svg.main-svg .cartesianlayer text')) {
             const r = e.getBoundingClientRect();
@@ -105,12 +121,13 @@ _PLOT_TEXT_CLIPPED_JS = """(scope) => {
             if (!area) continue;
             const q = area.getBoundingClientRect();
             const out = Math.max(q.left - r.left, r.right - q.right, q.top - r.top, r.bottom - q.bottom);
-            if (out > 1) found.push(`figure text "${e.textContent.trim().slice(0, 40)}" cut by the plot area ` +
-                                    `(${Math.round(out)} px)`);
+            if (out > 1) found.push(`figure ${figureName(chart)} text "${e.textContent.trim().slice(0, 40)}" cut ` +
+                                    `by the plot area (${Math.round(out)} px)`);
         }
     }
     return found.slice(0, 20);
 }"""
+)
 
 MAIN = '[data-testid="stMain"]'
 

@@ -13,6 +13,7 @@ import streamlit as st
 from explorer.checkpoint import Checkpoint
 from explorer.config import ModelConfig
 from explorer.figures.heads import layer_heads
+from explorer.figures.theme import NARROW_TITLE_PX, wrap_words
 from explorer.inference import Translation, translate
 from explorer.model import HeadMask, HeadNameError
 from explorer.model.head_mask import FAMILY_FIELDS, HEAD_FAMILIES, family_layers, head_name
@@ -183,11 +184,14 @@ def remaining_heads(
     view = attention_view(translation, FAMILY_FIELDS[family], "pieces")
     gates = getattr(mask, family)
     off = [bool(gates is not None and gates[layer, h] == 0) for h in range(view.weights.shape[1])]
-    title = t("{family}, layer {layer}, after switching heads off", family=t(FAMILY_LABELS[family]), layer=layer + 1)
+    # Wrapped here, where the theme gives the extra line its room above the panels' own titles.
+    title = wrap_words(
+        t("{family}, layer {layer}, after switching heads off", family=t(FAMILY_LABELS[family]), layer=layer + 1)
+    )
     figure = layer_heads(
         view.weights[layer], off, view.query_labels, view.key_labels, title=title, lang=current_language()
     )
-    show_figure(fit_height(figure, 380, width=900), f"heads {family} layer {layer + 1} ablated", key=key)
+    show_figure(fit_height(figure, 380, width=NARROW_TITLE_PX), f"heads {family} layer {layer + 1} ablated", key=key)
 
 
 # On the Translate and Compare pages the head view's ?heads= (1-based head numbers) is taken, so the mask

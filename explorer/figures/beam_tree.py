@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 
 from explorer.decoding.search import STOP_BEAM_FULL, STOP_BOUND, STOP_MAX_LEN, STOP_NO_LIVE, BeamTrace
-from explorer.figures.theme import FONT_FAMILY, FONT_SIZE, HOVER_SIZE
+from explorer.figures.theme import FONT_FAMILY, FONT_SIZE, HOVER_SIZE, TICK_SIZE
 from explorer.i18n import translate
 
 TokenLabels = Callable[[int], str] | Sequence[str]
@@ -144,11 +144,19 @@ def beam_tree_figure(
         plot_bgcolor="rgba(0,0,0,0)",
         height=height,
         margin=_MARGIN,
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "left", "x": 0.0},
+        legend={
+            "orientation": "h",
+            "yanchor": "bottom",
+            "y": 1.0,
+            "xanchor": "left",
+            "x": 0.0,
+            "font": {"size": TICK_SIZE},
+        },
         hoverlabel={"font": {"size": HOVER_SIZE, "family": FONT_FAMILY}},
         xaxis={
             "title": {"text": translate("tokens generated (decoding step)", lang)},
             "tickvals": list(range(max_x + 1)),
+            "tickfont": {"size": TICK_SIZE},
             "range": [-0.5, max_x + 0.7],
             "gridcolor": "rgba(128, 128, 128, 0.2)",
             "zeroline": False,
@@ -244,6 +252,7 @@ def _markers(group: list[_Node], status: str, label: Callable[[int], str], on_pa
         text=[label(n.token) for n in group],
         textposition="top center",
         textfont={"size": FONT_SIZE},
+        cliponaxis=False,  # the y range leaves labels room; a label a pixel over the edge still shows
         marker={
             "color": color,
             "symbol": symbol,

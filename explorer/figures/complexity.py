@@ -37,7 +37,7 @@ from explorer.complexity.table1 import (
     path_nodes,
     restricted_crossover_n,
 )
-from explorer.figures.theme import FONT_SIZE, apply_theme, color, rgba
+from explorer.figures.theme import FONT_SIZE, apply_theme, color, rgba, wrap_words
 from explorer.i18n import translate
 
 # One colour per layer type, the same in all three figures (the theme's palette reads on light and dark).
@@ -155,11 +155,15 @@ def operations_figure(
                 hovertemplate=f"%{{text}}<br>n = %{{x}}<br>{operations_word} = %{{y:,.0f}}<extra></extra>",
             )
         )
-    fig.update_xaxes(type="log", title_text=translate("sequence length n", lang))
-    fig.update_yaxes(type="log", title_text=translate("operations per layer (constants dropped)", lang))
+    # Ticks at the powers of ten only: plotly labels the 2s and 5s between them at three quarters of the tick
+    # size, under 14 px. The axis title on two lines: on one it runs past a 1024 px window's plot height.
+    fig.update_xaxes(type="log", dtick=1, title_text=translate("sequence length n", lang))
+    fig.update_yaxes(
+        type="log", dtick=1, title_text=wrap_words(translate("operations per layer (constants dropped)", lang), 300, 18)
+    )
     apply_theme(
         fig,
-        title=translate("Complexity per layer (Table 1), d = {d}, k = {k}, r = {r}", lang, d=d, k=k, r=r),
+        title=wrap_words(translate("Complexity per layer (Table 1), d = {d}, k = {k}, r = {r}", lang, d=d, k=k, r=r)),
         height=640,
     )
     return fig.update_layout(legend=LEGEND_BELOW)
@@ -229,12 +233,19 @@ def measured_figure(
                     hoverinfo="skip",
                 )
             )
-    fig.update_xaxes(type="log", title_text=translate("sequence length n", lang))
+    fig.update_xaxes(type="log", dtick=1, title_text=translate("sequence length n", lang))
     fig.update_yaxes(type="log", title_text=y_title)
     apply_theme(
         fig,
-        title=translate(
-            "Measured on {device}: {metric}, d = {d}, k = {k}", lang, device=device, metric=metric_label, d=d, k=kernel
+        title=wrap_words(
+            translate(
+                "Measured on {device}: {metric}, d = {d}, k = {k}",
+                lang,
+                device=device,
+                metric=metric_label,
+                d=d,
+                k=kernel,
+            )
         ),
         height=680,
     )
@@ -284,7 +295,9 @@ def path_length_figure(i: int, j: int, n: int, k: int = 3, r: int = 16, *, lang:
         column_widths=[0.28, 0.72],
         horizontal_spacing=0.14,
         vertical_spacing=0.09,
-        subplot_titles=[translate("layers / steps between the two positions", lang)] + titles,
+        # The right column is about 330 px wide at 1024 px: the longest names (restricted self-attention) wrap.
+        subplot_titles=[wrap_words(translate("layers / steps between the two positions", lang), 150, FONT_SIZE)]
+        + [wrap_words(title, 340, FONT_SIZE) for title in titles],
     )
     labels = [_name(LABELS[layer], lang) for layer in PATH_LAYERS]
     fig.add_trace(
@@ -392,8 +405,10 @@ def path_length_figure(i: int, j: int, n: int, k: int = 3, r: int = 16, *, lang:
     fig.update_xaxes(title_text=translate("position", lang), row=rows, col=2)
     return apply_theme(
         fig,
-        title=translate(
-            "Path length between positions {i} and {j} (n = {n}, k = {k}, r = {r})", lang, i=i, j=j, n=n, k=k, r=r
+        title=wrap_words(
+            translate(
+                "Path length between positions {i} and {j} (n = {n}, k = {k}, r = {r})", lang, i=i, j=j, n=n, k=k, r=r
+            )
         ),
         height=180 * rows + 140,
     )

@@ -18,6 +18,7 @@ from explorer.figures.theme import (
     CELL_TEXT_SIZE,
     DIVERGING_COLORSCALE,
     TICK_SIZE,
+    TITLE_SIZE,
     WEIGHT_COLORSCALE,
     apply_theme,
     color,
@@ -350,7 +351,8 @@ def scaling_figure(
     fig.update_yaxes(type="log", dtick=1, row=1, col=1)
     fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.12, x=0.0))
     apply_theme(fig, title=title, height=460)
-    fig.update_layout(margin=dict(t=130))
+    # Room for the legend row above the panels, under a title of one line or more.
+    fig.update_layout(margin=dict(t=130 + int(1.3 * TITLE_SIZE) * (title or "").count("<br>")))
     return fig
 
 

@@ -22,6 +22,7 @@ Static export lives in `explorer.figures.export`.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -101,8 +102,9 @@ def rgba(hex_color: str, alpha: float) -> str:
 
 
 def colorbar(title: str, **kwargs: Any) -> dict[str, Any]:
-    """A colour bar with its title running alongside, so it never collides with the top tick label."""
-    return dict(title=dict(text=title, side="right"), thickness=20, **kwargs)
+    """A colour bar with its title running alongside, so it never collides with the top tick label; its numbers
+    at the tick size (plotly's default draws them under 14 px)."""
+    return dict(title=dict(text=title, side="right"), thickness=20, tickfont=dict(size=TICK_SIZE), **kwargs)
 
 
 def escape_labels(labels: Sequence[str]) -> list[str]:
@@ -116,6 +118,44 @@ def text_width_px(text: str, size: float) -> float:
         _DIGIT_EM if ch.isdigit() else _NARROW_EM.get(ch, 0.95 if ord(ch) >= 0x1100 else _OTHER_EM) for ch in text
     )
     return ems * size
+
+
+# The narrowest a full-width figure's title may run: the main area at 1024 px beside the sidebar, less plotly's
+# side margins.
+NARROW_TITLE_PX = 540
+
+
+def wrap_words(text: str, width: float = NARROW_TITLE_PX, size: float = TITLE_SIZE) -> str:
+    """`text` with "<br>" wherever a line would pass `width` px at `size` px: plotly never wraps a title, it runs
+    past the figure's edge and is cut there. A line breaks at the first separator (", ", " · ", " — ", ": ")
+    after which both halves fit, so "Table 1, d = 512, k = 3" keeps its numbers together; failing that, between
+    words. Existing "<br>" are kept; markup counts as text (a line with tags breaks a little early)."""
+
+    def fits(line: str) -> bool:
+        return text_width_px(line, size) <= width
+
+    def by_words(line: str) -> list[str]:
+        lines, current = [], ""
+        for word in line.split(" "):
+            candidate = f"{current} {word}" if current else word
+            if current and not fits(candidate):
+                lines.append(current)
+                current = word
+            else:
+                current = candidate
+        return lines + [current]
+
+    def split(line: str) -> list[str]:
+        if fits(line):
+            return [line]
+        parts = [p for p in re.split(r"(?<=, )|(?<= \u00b7 )|(?<= \u2014 )|(?<=: )", line) if p]
+        for cut in range(1, len(parts)):
+            head, rest = "".join(parts[:cut]).strip(), "".join(parts[cut:]).strip()
+            if fits(head) and fits(rest):
+                return [head, rest]
+        return by_words(line)
+
+    return "<br>".join(out for line in text.split("<br>") for out in split(line))
 
 
 def numbers_fit(
@@ -154,13 +194,16 @@ def apply_theme(fig: go.Figure, *, title: str | None = None, height: int | None 
 
     Call it after all subplots exist: axis styling is applied to every axis present at call time.
     """
+    text = title or fig.layout.title.text
+    # A title broken over lines ("<br>": one that would run past a narrow column) gets a line of margin each.
+    extra_lines = text.count("<br>") if text else 0
     fig.update_layout(
         template=TEMPLATE,
         font=dict(size=FONT_SIZE, family=FONT_FAMILY),
         title=dict(font=dict(size=TITLE_SIZE), **({"text": title} if title else {})),
         paper_bgcolor=TRANSPARENT,
         plot_bgcolor=TRANSPARENT,
-        margin=dict(l=80, r=40, t=80 if (title or fig.layout.title.text) else 40, b=70),
+        margin=dict(l=80, r=40, t=(80 + int(1.3 * TITLE_SIZE) * extra_lines) if text else 40, b=70),
         hoverlabel=dict(font=dict(size=HOVER_SIZE, family=FONT_FAMILY)),
         legend=dict(font=dict(size=FONT_SIZE)),
     )

@@ -1,0 +1,105 @@
+"""Nothing cut on the Beam, Positional, Step-by-step, Heads and Complexity pages (issue 15.2 and 15.3), in a real
+browser at 1024x768, 1280x720 and 1920x1080, light and dark, English and Korean, on one `streamlit run
+frame/app.py` server and one headless Chromium.
+
+Each page is loaded once per (theme, language) and measured at every size by resizing the window. Beyond
+what tests/test_browser_projector.py checks on every page (the first figure on the first screen, nothing
+wider than the window, no label ending in an ellipsis), here nothing may be cut by its container: no control
+or metric cut short, no segmented control broken over two rows, no figure title or label running outside its
+figure or its plot area (tests/browser_clipping.py); and every text in every figure is at least 14 px.
+The tour has the same checks stop by stop in tests/test_browser_tour.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser_clipping import everything_cut
+from tests.browser_helpers import (
+    CHROMIUM_ARGS,
+    RENDER_TIMEOUT_MS,
+    assert_no_exception,
+    chromium_path,
+    cut_text,
+    first_figure_box,
+    overflowing,
+    query,
+    start_server,
+    stop_server,
+    wait_for_figure,
+    wait_idle,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+SIZES = ((1024, 768), (1280, 720), (1920, 1080))
+SENTENCE = "a small child sees the red dog ."
+PAGES = {
+    "beam": dict(beam_sentence=SENTENCE),
+    "positional": dict(pe_sentence=SENTENCE),
+    "step_by_step": dict(sbs_sentence=SENTENCE),
+    "heads": dict(h_sentence=SENTENCE),
+    "complexity": {},
+}
+MIN_FIGURE_TEXT_PX = 14
+
+FIGURE_TEXT_SIZES_JS = """() => Array.from(document.querySelectorAll(
+    '[data-testid="stMain"] [data-testid="stPlotlyChart"] .main-svg text'))
+    .filter(e => e.textContent.trim() && e.getBoundingClientRect().width > 0)
+    .map(e => [parseFloat(getComputedStyle(e).fontSize), e.textContent.trim().slice(0, 30)])"""
+
+
+@pytest.fixture(scope="module")
+def browser():
+    executable = chromium_path()
+    if executable is None:
+        pytest.skip("Chromium not found: install it (apt-get install chromium) to run browser tests")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("Playwright for Python is not installed (pip install playwright)")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def app(checkpoint_root, tmp_path_factory):
+    logs = tmp_path_factory.mktemp("pages_cut")
+    server, running = start_server(logs / "server.log", checkpoint_root=checkpoint_root, runs=logs / "runs")
+    yield running
+    stop_server(server)
+
+
+@pytest.mark.parametrize("theme, lang", [("light", "en"), ("dark", "ko"), ("light", "ko"), ("dark", "en")])
+def test_nothing_is_cut_and_figure_text_is_readable(app, browser, theme, lang):
+    context = browser.new_context(
+        viewport={"width": 1280, "height": 720}, color_scheme=theme, locale="ko-KR" if lang == "ko" else "en-US"
+    )
+    context.set_default_timeout(RENDER_TIMEOUT_MS)
+    problems: list[str] = []
+    try:
+        for name, params in PAGES.items():
+            page = context.new_page()
+            page.goto(f"{app.url}/{name}?" + query(model="words-fixture", lang=lang, **params))
+            wait_idle(page)
+            assert_no_exception(page)
+            wait_for_figure(page)
+            for width, height in SIZES:
+                where = f"{name} {theme} {lang} {width}x{height}"
+                page.set_viewport_size({"width": width, "height": height})
+                page.wait_for_timeout(700)  # plotly re-lays out after a resize
+                box = first_figure_box(page)
+                if box is None or box["y"] < 0 or box["y"] + box["height"] > height + 1:
+                    problems.append(f"{where}: the first figure is not on the first screen: {box}")
+                problems.extend(f"{where}: wider than the window: {f}" for f in overflowing(page))
+                problems.extend(f"{where}: cut: {f}" for f in cut_text(page) + everything_cut(page))
+                small = sorted({(size, text) for size, text in page.evaluate(FIGURE_TEXT_SIZES_JS)})
+                small = [(size, text) for size, text in small if size < MIN_FIGURE_TEXT_PX]
+                if small:
+                    problems.append(f"{where}: figure text under {MIN_FIGURE_TEXT_PX} px: {small[:5]}")
+            page.close()
+    finally:
+        context.close()
+    assert not problems, "\n".join(problems)

@@ -1,0 +1,43 @@
+"""Titles that fit a 1024 px window (issue 15.2): `wrap_words` breaks a long title into lines that fit, at a
+separator where it can, and `apply_theme` gives every extra line its own room above the plot."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import pytest
+
+from explorer.figures.theme import FONT_SIZE, TITLE_SIZE, apply_theme, text_width_px, wrap_words
+
+TITLES = [
+    "Complexity per layer (Table 1), d = 512, k = 3, r = 10",
+    "Sinusoidal positional encoding, 100 positions × d_model = 256",
+    "Unscaled logits saturate the softmax as d_k grows (10 keys, 1000 queries)",
+    "스케일링하지 않은 로짓은 d_k가 커질수록 소프트맥스를 포화시킵니다 (키 10개, 쿼리 1000개)",
+    "Encoder-decoder attention · layer 1 · head 1<br>Q·Kᵀ → ÷√d_k → mask → softmax",
+]
+
+
+@pytest.mark.parametrize("title", TITLES)
+@pytest.mark.parametrize("width, size", [(540, TITLE_SIZE), (340, FONT_SIZE)])
+def test_every_line_fits_and_no_word_is_lost(title: str, width: int, size: int) -> None:
+    wrapped = wrap_words(title, width, size)
+    lines = wrapped.split("<br>")
+    assert all(text_width_px(line, size) <= width or " " not in line for line in lines), lines
+    assert " ".join(wrapped.replace("<br>", " ").split()) == " ".join(title.replace("<br>", " ").split())
+
+
+def test_a_title_that_fits_is_left_alone() -> None:
+    assert wrap_words("Head 1", 540) == "Head 1"
+
+
+def test_lines_break_at_a_separator_that_keeps_the_numbers_together() -> None:
+    assert wrap_words(TITLES[0]) == "Complexity per layer (Table 1),<br>d = 512, k = 3, r = 10"
+    assert wrap_words("Encoder-decoder attention · layer 1 · head 1", 480) == (
+        "Encoder-decoder attention ·<br>layer 1 · head 1"
+    )
+
+
+def test_each_extra_title_line_gets_room_above_the_plot() -> None:
+    one = apply_theme(go.Figure(), title="One line")
+    three = apply_theme(go.Figure(), title="One<br>two<br>three")
+    assert three.layout.margin.t - one.layout.margin.t >= 2 * TITLE_SIZE
