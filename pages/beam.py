@@ -216,14 +216,28 @@ else:
     )
 
 st.subheader(t("Step {step}: the {n} best continuations", step=upto + 1, n=len(trace.steps[upto].candidates)))
+# The tables' headers and statuses in the page's language; the formula headers (log p, lp) stay.
+STATUS = {"kept": t("kept in the beam"), "pruned": t("pruned"), "finished": t("finished (EOS)")}
+HEADERS = {
+    "rank": t("rank"),
+    "prefix": t("prefix"),
+    "token": t("token"),
+    "status": t("status"),
+    "translation": t("translation"),
+    "pieces": t("pieces"),
+    "length": t("length"),
+    "finished": t("finished"),
+}
 st.dataframe(
-    step_rows(trace, upto, tokenizer),
+    [{**row, "status": STATUS.get(row["status"], row["status"])} for row in step_rows(trace, upto, tokenizer)],
     hide_index=True,
     width="stretch",
     key="beam_step_table",
     column_config={
-        name: st.column_config.NumberColumn(format="%.3f")
-        for name in ("log p(token)", "log p(prefix + token)", "score")
+        **{name: st.column_config.Column(label) for name, label in HEADERS.items()},
+        "log p(token)": st.column_config.NumberColumn(format="%.3f"),
+        "log p(prefix + token)": st.column_config.NumberColumn(format="%.3f"),
+        "score": st.column_config.NumberColumn(t("score"), format="%.3f"),
     },
 )
 if upto == last and trace.stop_reason:
@@ -242,7 +256,12 @@ st.dataframe(
     hide_index=True,
     width="stretch",
     key="beam_nbest",
-    column_config={name: st.column_config.NumberColumn(format="%.4f") for name in ("log p", "lp(length)", "score")},
+    column_config={
+        **{name: st.column_config.Column(label) for name, label in HEADERS.items()},
+        "log p": st.column_config.NumberColumn(format="%.4f"),
+        "lp(length)": st.column_config.NumberColumn(format="%.4f"),
+        "score": st.column_config.NumberColumn(t("score"), format="%.4f"),
+    },
 )
 
 # ---- attention of a hypothesis ----------------------------------------------------------------------------

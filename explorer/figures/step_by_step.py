@@ -81,7 +81,8 @@ def values_heatmap(
     finite = m[np.isfinite(m)]
     limit = float(bound) if bound is not None else (float(np.abs(finite).max()) if finite.size else 1.0)
     limit = limit or 1.0
-    height = max(220, _ROW_PX * rows + 170)
+    # A title over several lines takes its room from above the plot (apply_theme), not from the rows.
+    height = max(220, _ROW_PX * rows + 170) + 2 * TITLE_SIZE * (title or "").count("<br>")
     write = numbers_fit(
         rows,
         cols,
@@ -352,7 +353,7 @@ def scaling_figure(
     fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.12, x=0.0))
     apply_theme(fig, title=title, height=460)
     # Room for the legend row above the panels, under a title of one line or more.
-    fig.update_layout(margin=dict(t=130 + int(1.3 * TITLE_SIZE) * (title or "").count("<br>")))
+    fig.update_layout(margin=dict(t=130 + 2 * TITLE_SIZE * (title or "").count("<br>")))
     return fig
 
 

@@ -195,7 +195,8 @@ def apply_theme(fig: go.Figure, *, title: str | None = None, height: int | None 
     Call it after all subplots exist: axis styling is applied to every axis present at call time.
     """
     text = title or fig.layout.title.text
-    # A title broken over lines ("<br>": one that would run past a narrow column) gets a line of margin each.
+    # A title broken over lines ("<br>": one that would run past a narrow column) gets more margin per line than
+    # the line's height: plotly centres the title in the top margin, and subplot titles sit at its bottom.
     extra_lines = text.count("<br>") if text else 0
     fig.update_layout(
         template=TEMPLATE,
@@ -203,7 +204,7 @@ def apply_theme(fig: go.Figure, *, title: str | None = None, height: int | None 
         title=dict(font=dict(size=TITLE_SIZE), **({"text": title} if title else {})),
         paper_bgcolor=TRANSPARENT,
         plot_bgcolor=TRANSPARENT,
-        margin=dict(l=80, r=40, t=(80 + int(1.3 * TITLE_SIZE) * extra_lines) if text else 40, b=70),
+        margin=dict(l=80, r=40, t=(80 + 2 * TITLE_SIZE * extra_lines) if text else 40, b=70),
         hoverlabel=dict(font=dict(size=HOVER_SIZE, family=FONT_FAMILY)),
         legend=dict(font=dict(size=FONT_SIZE)),
     )
