@@ -331,6 +331,8 @@ def test_deep_links_open_their_page_on_a_fresh_server(servers, playwright_browse
             timeout=RENDER_TIMEOUT_MS,
         )
         wait_idle(page)
+        # A fresh server loads the model while the page already shows its title: wait for the result itself.
+        page.get_by_text("beam search, k = 3").first.wait_for(timeout=2 * RENDER_TIMEOUT_MS)
         assert_no_exception(page)
         assert page.locator('[data-testid="stMain"] h1').first.inner_text().strip() == "Beam search"
         sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
@@ -384,7 +386,8 @@ def test_eight_sessions_open_at_once_on_a_fresh_server(servers, playwright_brows
             page.bring_to_front()  # Chromium barely runs background tabs
             wait_idle(page)
             assert_no_exception(page)
-            charts = page.locator('[data-testid="stPlotlyChart"]')
+            # Translate draws Plotly figures, Compare its linked heads as one Vega-Lite chart
+            charts = page.locator('[data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"]')
             try:
                 charts.first.wait_for(state="attached", timeout=RENDER_TIMEOUT_MS)
             except Exception as error:
