@@ -5,9 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from explorer.cli.arguments import non_negative_float, positive_int
 from explorer.cli.errors import UsageError
+
+if TYPE_CHECKING:
+    from explorer.training.snapshots import AttentionSnapshot
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
@@ -23,10 +27,27 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     return p
 
 
+def _replay_of(
+    run_dir: Path, training: dict[str, Any] | None
+) -> tuple[int, dict[str, list[Any]], list[AttentionSnapshot]]:
+    """The exported step, the training history up to it and the attention snapshots taken up to it: from the
+    run folder when exporting a run, else from the checkpoint folder itself (a save made on the Train page)."""
+    from explorer.training.snapshots import SnapshotError, load_snapshots
+
+    step = int((training or {}).get("step", 0))
+    history = (training or {}).get("history") or {}
+    try:
+        snapshots = [s for s in load_snapshots(run_dir) if s.step <= step]
+    except SnapshotError:
+        snapshots = []  # unreadable snapshots cost the replay, never the export
+    return step, history, snapshots
+
+
 def run(args: argparse.Namespace) -> int:
     import torch
 
     from explorer.checkpoint import average_weights, is_checkpoint, load_checkpoint, load_weights_into, save_checkpoint
+    from explorer.training.snapshots import snapshot_files
 
     if (args.beam is None) != (args.alpha is None):
         raise UsageError("--beam and --alpha are stored together (the pair chosen on validation): give both or neither")
@@ -50,8 +71,21 @@ def run(args: argparse.Namespace) -> int:
 
         metadata["decoding"] = {"beam": args.beam, "alpha": args.alpha}
         decoding_settings(metadata, "--beam/--alpha")  # the loader's own check, before anything is written
+    step, history, snapshots = _replay_of(run_dir, checkpoint.training)
     save_checkpoint(
-        args.to, checkpoint.model, checkpoint.tokenizer, metadata=metadata, dtype=torch.float16 if args.half else None
+        args.to,
+        checkpoint.model,
+        checkpoint.tokenizer,
+        metadata=metadata,
+        # The loss curve and the attention snapshots (small) go with the model, so the Heads page can replay
+        # its training; no optimizer state, so the export is not a run to resume.
+        training={"step": step, "history": history} if history else None,
+        extra_files=snapshot_files(snapshots) if snapshots else None,
+        dtype=torch.float16 if args.half else None,
     )
-    print(json.dumps({"to": args.to, "averaged": [str(p) for p in sources], "half": args.half}))
+    print(
+        json.dumps(
+            {"to": args.to, "averaged": [str(p) for p in sources], "half": args.half, "snapshots": len(snapshots)}
+        )
+    )
     return 0

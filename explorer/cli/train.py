@@ -59,6 +59,14 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--device", default="auto")
     p.add_argument("--threads", type=positive_int, default=None, help="torch CPU threads (default: torch's choice)")
     p.add_argument("--quiet", action="store_true", help="no progress output at all")
+    p.add_argument(
+        "--watch",
+        action="append",
+        default=None,
+        metavar="SENTENCE",
+        help="a source sentence whose translation and cross-attention are snapshotted at every evaluation "
+        "(repeatable; the Heads page replays them over training, and `explorer export` ships them)",
+    )
     return p
 
 
@@ -78,6 +86,19 @@ def _model_config(args: argparse.Namespace, vocab_size: int) -> ModelConfig:
         if getattr(args, name) is not None:
             overrides[field] = getattr(args, name)
     return preset(args.preset, **overrides)
+
+
+MAX_WATCHED = 8  # each is translated with all cross-attention at every evaluation: a few, short
+
+
+def _watched(sentences: list[str] | None) -> list[str]:
+    """The --watch sentences, stripped, checked before any model is built."""
+    watched = [s.strip() for s in sentences or []]
+    if any(not s for s in watched):
+        raise UsageError("--watch needs a sentence, got an empty one")
+    if len(watched) > MAX_WATCHED:
+        raise UsageError(f"--watch takes at most {MAX_WATCHED} sentences, got {len(watched)}")
+    return watched
 
 
 def run(args: argparse.Namespace) -> int:
@@ -101,6 +122,9 @@ def run(args: argparse.Namespace) -> int:
         given = [f"--{name.replace('_', '-')}" for name in shape_flags if getattr(args, name) is not None]
         if given:
             raise UsageError(f"--init-from takes the model's shape from the checkpoint; drop {', '.join(given)}")
+    if args.watch and args.resume:
+        raise UsageError("--watch is set when a run starts; a resumed run keeps the sentences it watched")
+    _watched(args.watch)
     if args.label_smoothing >= 1:
         raise UsageError(f"--label-smoothing must be below 1, got {args.label_smoothing}")
     default_vocab = 64 if is_synthetic(args.data) else 8000
@@ -151,6 +175,7 @@ def run(args: argparse.Namespace) -> int:
             bleu_sentences=args.bleu_sentences,
             device=args.device,
             max_len=model_config.max_len,
+            sample_sentences=tuple(_watched(args.watch)),
         )
         metadata: dict[str, object] = {"data": args.data, "command": "explorer " + " ".join(sys.argv[1:])}
         if initial is not None:
