@@ -21,11 +21,10 @@ from ui.attention_view import (
     attention_view,
     checkpoint_examples,
     head_title,
-    result_rows,
     rows_to_delimited,
     with_examples,
 )
-from ui.batch_translate import read_upload, translate_batch, warn_truncated
+from ui.batch_translate import batch_rows, int8_toggle, read_upload, translate_batch, warn_truncated
 from ui.figures import file_stem, show_figure
 from ui.heads_ablation import ablation_expander
 from ui.i18n import current_language, t
@@ -134,6 +133,7 @@ else:
             max_len=config.max_len,
         )
     )
+    int8 = int8_toggle(selection)
     if upload is None:
         st.info(t("Upload a .txt file to translate it as a batch."), icon=":material/upload_file:")
         st.stop()
@@ -141,9 +141,9 @@ else:
     if lines is None:
         st.error(t("Not translated: {problem}", problem=problem), icon=":material/error:")
         st.stop()
-    batch = translate_batch(selection, lines, with_attention=False, **options)
+    batch = translate_batch(selection, lines, with_attention=False, int8=int8, **options)
     warn_truncated(batch, config.max_len)
-    rows = result_rows(lines, batch)
+    rows = batch_rows(lines, batch, int8=int8)
     st.dataframe(
         rows,
         hide_index=True,

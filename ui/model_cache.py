@@ -1,9 +1,11 @@
 """Models and results shared by every browser session of this server process.
 
 The model is loaded once per (checkpoint, device, version) with `st.cache_resource` and used read-only by
-every session: nothing a session does mutates it (attention comes back as values). Translations and the
-attention maps derived from them go into one cache bounded by memory (ui/result_cache.py): at most
-`RESULT_BUDGET_MB` of arrays in all, each entry recomputed after `RESULT_TTL_S`.
+every session: nothing a session does mutates it (attention comes back as values). Its int8 copy for batch
+uploads (explorer/quantize.py) is one more shared resource per (checkpoint, version), made from the CPU float
+model and never stored on it. Translations and the attention maps derived from them go into one cache bounded
+by memory (ui/result_cache.py): at most `RESULT_BUDGET_MB` of arrays in all, each entry recomputed after
+`RESULT_TTL_S`; an int8 result is keyed apart from the float one.
 """
 
 from __future__ import annotations
@@ -12,10 +14,13 @@ from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 import streamlit as st
+import torch
 
 from explorer.checkpoint import Checkpoint, CheckpointError, load_checkpoint
 from explorer.devices import resolve_device
 from explorer.inference import EXTRA_OUTPUT_TOKENS, Translation
+from explorer.model import Transformer
+from explorer.quantize import quantize_int8
 from explorer.serving import translate_served
 from ui.i18n import t
 from ui.model_picker import Selection
@@ -30,6 +35,18 @@ RESULT_TTL_S = 3600.0  # an hour: a lecture's worth; afterwards results are reco
 def load_model(path: str, device: str, version: float) -> Checkpoint:
     """One shared, eval-mode model per checkpoint/device/version. `version` is only part of the cache key."""
     return load_checkpoint(path, resolve_device(device))
+
+
+@st.cache_resource(show_spinner=False, max_entries=3)  # the batch upload shows its own (translated) spinner
+def load_int8_model(path: str, version: float) -> Transformer:
+    """One shared int8 copy per checkpoint/version: the CPU float model with its feed-forward layers quantized
+    (explorer/quantize.py). A copy, so the float model every attention view reads stays as it was."""
+    return quantize_int8(load_model(path, "cpu", version).model)
+
+
+def int8_unavailable(device: str) -> bool:
+    """int8 runs on the CPU only (dynamically quantized layers have no CUDA kernels)."""
+    return torch.device(device).type != "cpu"
 
 
 @st.cache_resource
@@ -57,8 +74,16 @@ def translate_for(
     n_best: int = 1,
     max_extra_tokens: int = EXTRA_OUTPUT_TOKENS,
     no_repeat_ngram: int | None = None,
+    int8: bool = False,
 ) -> list[Translation]:
-    """Translations (with attention and optional beam trace), cached by everything they depend on."""
+    """Translations (with attention and optional beam trace), cached by everything they depend on. `int8`
+    translates with the shared int8 copy (CPU only, without attention: the attention views show the float
+    model's weights); the flag is part of the cache key, so float and int8 results never stand in for each other.
+    """
+    if int8 and with_attention:
+        raise ValueError("int8 translations come without attention: the attention views use the float model")
+    if int8 and int8_unavailable(selection.device):
+        raise ValueError(f"int8 runs on the CPU only, but the model is on {selection.device!r}")
     options: dict[str, Any] = dict(
         beam_size=beam_size,
         alpha=alpha,
@@ -69,13 +94,13 @@ def translate_for(
     )
     if no_repeat_ngram is not None:  # only when set: the cache keys of unconstrained results stay as they were
         options["no_repeat_ngram"] = no_repeat_ngram
-    return cached(
-        "translate",
-        selection,
-        (tuple(sentences), tuple(sorted(options.items()))),
+
+    def compute(ck: Checkpoint) -> list[Translation]:
+        model = load_int8_model(selection.path, selection.version) if int8 else ck.model
         # translate_served batches one-sentence requests that arrive together (a classroom pressing Translate).
-        lambda ck: translate_served(ck.model, ck.tokenizer, list(sentences), **options),
-    )
+        return translate_served(model, ck.tokenizer, list(sentences), **options)
+
+    return cached("translate", selection, (tuple(sentences), tuple(sorted(options.items())), int8), compute)
 
 
 def current_model(selection: Selection) -> Checkpoint | None:
