@@ -30,8 +30,9 @@ def replay_section(path: str, checkpoint: Checkpoint) -> None:
     if not snapshots:
         st.info(
             t(
-                "This checkpoint has no attention snapshots. Checkpoints trained on the Train page keep the "
-                "watched sentences' cross-attention at every evaluation; open one of those to replay it."
+                "This checkpoint has no attention snapshots. Checkpoints trained on the Train page or with "
+                "`explorer train --watch` keep the watched sentences' cross-attention at every evaluation; open one of "
+                "those to replay it."
             ),
             icon=":material/history:",
         )
@@ -52,6 +53,16 @@ def replay_section(path: str, checkpoint: Checkpoint) -> None:
     )
     head = right.selectbox(t("Head"), range(config.n_heads), key="hr_head", format_func=lambda i: str(i + 1))
     steps = [s.step for s in snapshots]
+    started = checkpoint.metadata.get("initialised_from")
+    if isinstance(started, dict):
+        # A continued run's step 0 is a trained model: say so, or the replay reads as learning from scratch.
+        st.caption(
+            t(
+                "This training continued an already trained model ({start}): step 0 shows that model, not "
+                "random weights, so the replay shows how the last stage of training refined the attention.",
+                start=Path(str(started.get("path", "?"))).name,
+            )
+        )
     step = st.select_slider(t("Training step"), steps, value=steps[-1], key="hr_step")
     snapshot = snapshots[steps.index(step)]
     sample = snapshot.samples[sentence]
