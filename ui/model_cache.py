@@ -31,7 +31,7 @@ RESULT_BUDGET_MB = 256
 RESULT_TTL_S = 3600.0  # an hour: a lecture's worth; afterwards results are recomputed from the current weights
 
 
-@st.cache_resource(show_spinner="Loading model…", max_entries=6)
+@st.cache_resource(show_spinner=False, max_entries=6)  # callers show a spinner in the session's language
 def load_model(path: str, device: str, version: float) -> Checkpoint:
     """One shared, eval-mode model per checkpoint/device/version. `version` is only part of the cache key."""
     return load_checkpoint(path, resolve_device(device))
@@ -106,7 +106,8 @@ def translate_for(
 def current_model(selection: Selection) -> Checkpoint | None:
     """The shared model for `selection`, or None after showing why it could not be loaded."""
     try:
-        return load_model(selection.path, selection.device, selection.version)
+        with st.spinner(t("Loading model {name}…", name=selection.name)):
+            return load_model(selection.path, selection.device, selection.version)
     except CheckpointError as error:
         st.error(t("Cannot load checkpoint {name}: {error}", name=selection.name, error=error))
         return None
