@@ -46,6 +46,10 @@ def test_watched_sentences_are_snapshotted_and_exported_with_the_loss_curve(reve
     history = load_checkpoint(shipped).training["history"]
     assert history["step"] == [1, 2, 3, 4] and len(history["loss"]) == 4
     assert not (shipped / "optimizer.safetensors").exists()  # a model to use, not a run to resume
+    capsys.readouterr()
+    # Naming the run's latest/ checkpoint finds the run's snapshots one folder up.
+    assert main(["export", str(run / "latest"), "--to", str(tmp_path / "from-latest")]) == 0
+    assert [s.step for s in load_snapshots(tmp_path / "from-latest")] == [0, 2, 4]
 
 
 def test_export_of_a_run_that_watched_nothing_has_no_snapshots(reverse_checkpoint, tmp_path, capsys):

@@ -36,8 +36,11 @@ def _replay_of(
 
     step = int((training or {}).get("step", 0))
     history = (training or {}).get("history") or {}
+    # `export RUN/latest` names a checkpoint inside a run: the run's snapshots sit one folder up.
+    folders = [run_dir, run_dir.parent] if run_dir.name == "latest" or run_dir.name.startswith("step-") else [run_dir]
     try:
-        snapshots = [s for s in load_snapshots(run_dir) if s.step <= step]
+        found = next((shots for shots in map(load_snapshots, folders) if shots), [])
+        snapshots = [s for s in found if s.step <= step]
     except SnapshotError:
         snapshots = []  # unreadable snapshots cost the replay, never the export
     return step, history, snapshots
