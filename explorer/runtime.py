@@ -12,7 +12,8 @@ on Multi30k test2016, the app's translate-with-all-maps call) in fresh processes
   it is the other way round, and by more: spinning threads steal the cores the work needs. With the
   1-minute load average at 14–22 on 2 cores, `explorer translate --beam 4` on 50 sentences took 39 s with
   PASSIVE, 123 s with ACTIVE and 167 s with the OpenMP default.
-So the command line picks the policy from the load when it starts. The app serves one sentence at a time
+So the command line picks the policy from the load when it starts (`load_per_core`: the load average and
+the tasks runnable at that moment must both say busy). The app serves one sentence at a time
 per request and runs requests side by side (`explorer.serving`), so it uses one OpenMP thread per request:
 no thread team, nothing to spin, the same on a quiet and a busy machine.
 
@@ -23,21 +24,55 @@ A variable the user has set is never overridden; with EXPLORER_RUNTIME=as-given 
 from __future__ import annotations
 
 import os
+import statistics
 import sys
+import time
 import warnings
 
 OPT_OUT_VARIABLE, OPT_OUT_VALUE = "EXPLORER_RUNTIME", "as-given"
 WORKLOADS = ("cli", "app")
-# At or above this 1-minute load average per core, spinning OpenMP threads only steal cores.
+# At or above this many busy cores per core, spinning OpenMP threads only steal cores.
 BUSY_LOAD_PER_CORE = 1.0
+_RUNNABLE_SAMPLES, _RUNNABLE_INTERVAL_S = 5, 0.002
+
+
+def runnable_per_core() -> float | None:
+    """Other tasks runnable right now ÷ logical cores: the median of a few reads of /proc/stat's
+    `procs_running`, less this process. None where there is no /proc/stat."""
+    counts = []
+    for i in range(_RUNNABLE_SAMPLES):
+        try:
+            with open("/proc/stat", encoding="ascii") as stat:
+                line = next((row for row in stat if row.startswith("procs_running ")), None)
+        except OSError:
+            return None
+        if line is None:
+            return None
+        counts.append(max(0, int(line.split()[1]) - 1))
+        if i + 1 < _RUNNABLE_SAMPLES:
+            time.sleep(_RUNNABLE_INTERVAL_S)
+    return statistics.median(counts) / (os.cpu_count() or 1)
 
 
 def load_per_core() -> float:
-    """1-minute load average ÷ logical cores (0.0 where the platform has no load average)."""
+    """How busy the cores are when an entry point starts, per core: the smaller of the 1-minute load average
+    and the tasks runnable right now (0.0 where the platform has neither).
+
+    Both must say busy. The load average alone lags by a minute: a user's own previous command, or the
+    previous configuration of a benchmark, leaves it high on an idle machine, and the next command then picked
+    PASSIVE and ran 1.2× slower (quiet machine, 2026-11-25, `python -m benchmarks --only threads`). The
+    runnable count alone would follow a momentary blip.
+    """
     try:
-        return os.getloadavg()[0] / (os.cpu_count() or 1)
+        average = os.getloadavg()[0] / (os.cpu_count() or 1)
     except OSError:
-        return 0.0
+        average = None
+    now = runnable_per_core()
+    known = [v for v in (average, now) if v is not None]
+    return min(known) if known else 0.0
+
+
+LAST_LOAD: list[float] = []  # the load `configure_for` decided by, for tests and benchmarks to read back
 
 
 def settings_for(workload: str, load: float) -> dict[str, str]:
@@ -54,7 +89,9 @@ def configure_for(workload: str) -> dict[str, str]:
 
     Call it before torch is imported: the OpenMP runtime reads these variables only once, when it loads.
     """
-    chosen = settings_for(workload, load_per_core())
+    load = load_per_core()
+    LAST_LOAD[:] = [load]
+    chosen = settings_for(workload, load)
     if os.environ.get(OPT_OUT_VARIABLE) == OPT_OUT_VALUE:
         return {}
     applied = {name: value for name, value in chosen.items() if name not in os.environ}

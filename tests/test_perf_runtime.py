@@ -35,9 +35,9 @@ def test_importing_explorer_leaves_the_environment_unchanged(module):
 
 def test_configure_for_sets_the_measured_setting_before_torch_loads():
     code = (
-        "import json, os; from explorer.runtime import configure_for, load_per_core; configure_for('cli'); "
+        "import json, os; from explorer.runtime import configure_for, LAST_LOAD; configure_for('cli'); "
         "print(json.dumps({'env': {k: os.environ.get(k) for k in ('OMP_WAIT_POLICY', 'OMP_NUM_THREADS')}, "
-        "'load': load_per_core()}))"
+        "'load': LAST_LOAD[0]}))"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("OMP_")}
     done = json.loads(
@@ -73,3 +73,33 @@ def test_configure_for_sets_nothing_when_asked_to_leave_the_runtime_as_given(mon
     monkeypatch.setenv("EXPLORER_RUNTIME", "as-given")
     assert configure_for("cli") == {}
     assert "OMP_WAIT_POLICY" not in os.environ and "OMP_NUM_THREADS" not in os.environ
+
+
+def test_a_high_load_average_with_idle_cores_is_not_busy(monkeypatch):
+    """A minute of one's own earlier work leaves the load average high on an idle machine: the command that
+    follows must still spin (ACTIVE), and only a load both the average and the runnable tasks show is busy."""
+    from explorer import runtime
+
+    cores = os.cpu_count() or 1
+    monkeypatch.setattr(runtime.os, "getloadavg", lambda: (3.0 * cores, 1.0, 0.5))
+    monkeypatch.setattr(runtime, "runnable_per_core", lambda: 0.0)
+    assert (
+        runtime.load_per_core() == 0.0 and settings_for("cli", runtime.load_per_core())["OMP_WAIT_POLICY"] == "ACTIVE"
+    )
+    monkeypatch.setattr(runtime, "runnable_per_core", lambda: 2.5)
+    assert (
+        runtime.load_per_core() == 2.5 and settings_for("cli", runtime.load_per_core())["OMP_WAIT_POLICY"] == "PASSIVE"
+    )
+    monkeypatch.setattr(runtime.os, "getloadavg", lambda: (0.1 * cores, 0.1, 0.1))
+    assert runtime.load_per_core() == pytest.approx(0.1), "a blip of runnable tasks on a quiet minute is not busy"
+    monkeypatch.setattr(runtime, "runnable_per_core", lambda: None)  # no /proc/stat: the average alone
+    assert runtime.load_per_core() == pytest.approx(0.1)
+
+
+def test_runnable_tasks_are_read_from_proc_stat():
+    from explorer import runtime
+
+    if not os.path.exists("/proc/stat"):
+        pytest.skip("no /proc/stat on this system")
+    found = runtime.runnable_per_core()
+    assert found is not None and 0.0 <= found < 1000
