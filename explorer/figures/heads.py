@@ -219,6 +219,10 @@ def layer_heads(
     return apply_theme(fig, title=title, height=max(360, 30 * q + 220))
 
 
+REPLAY_GAP = 0.26  # between the heatmap and the loss curve, as a share of the figure's width
+REPLAY_BAR_X = 0.55 * (1 - REPLAY_GAP) + 0.015  # the colour bar's left edge: just right of the heatmap
+
+
 def replay_frame(
     weights: np.ndarray,
     output_labels: Sequence[str],
@@ -237,7 +241,9 @@ def replay_frame(
         rows=1,
         cols=2,
         column_widths=[0.55, 0.45],
-        horizontal_spacing=0.12,
+        # Room between the two for the heatmap's colour bar (bar, numbers, title) and the loss axis's numbers and
+        # title: at 0.12 the bar sat on the loss axis.
+        horizontal_spacing=REPLAY_GAP,
         subplot_titles=[translate("Cross-attention at step {step}", lang, step=step), translate("Training loss", lang)],
     )
     fig.add_trace(
@@ -274,7 +280,10 @@ def replay_frame(
     fig.update_yaxes(title_text=translate("loss", lang), row=1, col=2)
     fig.update_layout(
         coloraxis=dict(
-            colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=1.0, colorbar=colorbar(translate("weight", lang), x=0.5)
+            colorscale=WEIGHT_COLORSCALE,
+            cmin=0.0,
+            cmax=1.0,
+            colorbar=colorbar(translate("weight", lang), x=REPLAY_BAR_X, xanchor="left"),
         )
     )
     return apply_theme(fig, title=title, height=max(400, 32 * w.shape[0] + 220))
