@@ -105,6 +105,25 @@ def wait_for_figure(page, timeout_ms: int = RENDER_TIMEOUT_MS) -> None:
     page.wait_for_timeout(500)  # plotly sizes itself after it is attached
 
 
+PLOTS_FIT_JS = """() => Array.from(document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot'))
+    .filter(p => p.getBoundingClientRect().width > 0)
+    .every(p => Array.from(p.querySelectorAll('.main-svg'))
+        .every(svg => svg.getBoundingClientRect().width <= p.getBoundingClientRect().width + 1))"""
+
+
+def wait_for_relayout(page, settle_ms: int = 700, timeout_ms: int = 15_000) -> None:
+    """After a resize: wait `settle_ms`, then until every plotly figure in the main area is drawn at its
+    container's width again (plotly re-lays out on the resize event, later on a busy machine: a fixed wait
+    once measured a figure still at the old width). Gives up quietly after `timeout_ms`: the checks that
+    follow then report what is wrong."""
+    page.wait_for_timeout(settle_ms)
+    try:
+        page.wait_for_function(PLOTS_FIT_JS, timeout=timeout_ms, polling=200)
+    except Exception:  # noqa: BLE001 - playwright's TimeoutError; the measurements below say what is wrong
+        return
+    page.wait_for_timeout(200)  # the frame after the last relayout
+
+
 def overflowing(page) -> list[str]:
     """What is wider than the window: the document itself, or any visible element whose right edge passes
     the window's (an element inside a container that scrolls sideways on purpose, such as a table or a

@@ -31,6 +31,7 @@ from tests.browser_helpers import (
     assert_no_exception,
     free_port,
     stop_server,
+    wait_for_relayout,
     wait_idle,
 )
 from ui.pages import PAGES
@@ -73,7 +74,7 @@ def full_screenshot(page, path: Path) -> None:
     )
     tall = int(min(max(height + 40, VIEWPORT["height"]), 16000))
     page.set_viewport_size({"width": VIEWPORT["width"], "height": tall})
-    page.wait_for_timeout(800)  # plotly re-lays out on resize
+    wait_for_relayout(page)  # plotly re-lays out after a resize
     path.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(path), full_page=True)
     page.set_viewport_size(VIEWPORT)

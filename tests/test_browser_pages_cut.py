@@ -27,6 +27,7 @@ from tests.browser_helpers import (
     start_server,
     stop_server,
     wait_for_figure,
+    wait_for_relayout,
     wait_idle,
 )
 
@@ -89,7 +90,7 @@ def test_nothing_is_cut_and_figure_text_is_readable(app, browser, theme, lang):
             for width, height in SIZES:
                 where = f"{name} {theme} {lang} {width}x{height}"
                 page.set_viewport_size({"width": width, "height": height})
-                page.wait_for_timeout(700)  # plotly re-lays out after a resize
+                wait_for_relayout(page)  # plotly re-lays out after a resize
                 box = first_figure_box(page)
                 if box is None or box["y"] < 0 or box["y"] + box["height"] > height + 1:
                     problems.append(f"{where}: the first figure is not on the first screen: {box}")

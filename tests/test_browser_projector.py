@@ -28,6 +28,7 @@ from tests.browser_helpers import (
     start_server,
     stop_server,
     wait_for_figure,
+    wait_for_relayout,
     wait_idle,
 )
 from ui.pages import PAGES
@@ -90,7 +91,7 @@ def measure_all_sizes(page, url_path: str, problems: list[str], label: str) -> N
         wait_for_figure(page)
     for width, height in SIZES:
         page.set_viewport_size({"width": width, "height": height})
-        page.wait_for_timeout(700)  # plotly re-lays out after a resize
+        wait_for_relayout(page)  # plotly re-lays out after a resize
         where = f"{url_path} {label} {width}x{height}"
         if url_path not in NO_FIGURE:
             box = first_figure_box(page)
@@ -164,7 +165,7 @@ def test_korean_pages_show_no_english_ui_text(app, browser):
                 wait_for_figure(page)
                 for width, height in SIZES[:2]:
                     page.set_viewport_size({"width": width, "height": height})
-                    page.wait_for_timeout(700)
+                    wait_for_relayout(page)
                     box = first_figure_box(page)
                     if box is None or box["y"] + box["height"] > height + 1:
                         problems.append(f"{spec.url_path} ko {width}x{height}: first figure {box}")

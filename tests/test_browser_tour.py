@@ -31,6 +31,7 @@ from tests.browser_helpers import (
     query,
     start_server,
     stop_server,
+    wait_for_relayout,
     wait_idle,
 )
 
@@ -126,7 +127,7 @@ def test_every_stop_shows_its_figure_on_the_first_screen_and_nothing_cut(app, br
             for size in SIZES:
                 at = f"{where} {size[0]}x{size[1]}"
                 page.set_viewport_size({"width": size[0], "height": size[1]})
-                page.wait_for_timeout(700)  # plotly sizes itself after it is attached or resized
+                wait_for_relayout(page)  # plotly re-lays out after a resize
                 first = first_figure_box(page)  # also scrolls the page to the top
                 own = figure.bounding_box()
                 record.setdefault(f"{size[0]}x{size[1]}", {})[stop.number] = {
