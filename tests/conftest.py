@@ -96,6 +96,16 @@ def words_checkpoint(checkpoint_root) -> Path:
     return checkpoint_root / "words-fixture"
 
 
+@pytest.fixture
+def reversal_pairs(tmp_path) -> str:
+    """`--data` for `explorer train`: 24 three-letter lines and their reversals, as 'src.txt,tgt.txt' in tmp_path
+    (the reverse fixture's own alphabet, so `--init-from` a reverse checkpoint reads every piece)."""
+    src, tgt = tmp_path / "src.txt", tmp_path / "tgt.txt"
+    src.write_text("".join(f"{a} {b} {a}\n" for a in "abcdef" for b in "ghij"))
+    tgt.write_text("".join(f"{a} {b} {a}\n"[::-1].strip() + "\n" for a in "abcdef" for b in "ghij"))
+    return f"{src},{tgt}"
+
+
 @pytest.fixture(scope="session")
 def multi30k_root() -> Path:
     if not (MULTI30K / "test2016.en").is_file():

@@ -12,19 +12,14 @@ from explorer.checkpoint import load_checkpoint
 from explorer.cli import main
 
 
-def _pairs(tmp_path):
-    src, tgt = tmp_path / "src.txt", tmp_path / "tgt.txt"
-    src.write_text("".join(f"{a} {b} {a}\n" for a in "abcdef" for b in "ghij"))
-    tgt.write_text("".join(f"{a} {b} {a}\n"[::-1].strip() + "\n" for a in "abcdef" for b in "ghij"))
-    return f"{src},{tgt}"
-
-
-def test_init_from_starts_at_the_checkpoint_weights_with_new_dropout(reverse_checkpoint, tmp_path, capsys):
+def test_init_from_starts_at_the_checkpoint_weights_with_new_dropout(
+    reverse_checkpoint, tmp_path, capsys, reversal_pairs
+):
     start = load_checkpoint(reverse_checkpoint)
     out = tmp_path / "run"
     # lr-scale 0: the single step cannot move any weight, so the saved weights must be the initial ones exactly.
     code = main(
-        ["train", "--data", _pairs(tmp_path), "--init-from", str(reverse_checkpoint), "--dropout", "0.3",
+        ["train", "--data", reversal_pairs, "--init-from", str(reverse_checkpoint), "--dropout", "0.3",
          "--out", str(out), "--steps", "1", "--lr-scale", "0", "--eval-every", "0", "--save-every", "0", "--quiet"]
     )  # fmt: skip
     assert code == 0, capsys.readouterr().err

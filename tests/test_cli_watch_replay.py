@@ -13,18 +13,13 @@ from explorer.training.snapshots import load_snapshots
 WATCHED = ["a g a", "b h b"]
 
 
-def _pairs(tmp_path):
-    src, tgt = tmp_path / "src.txt", tmp_path / "tgt.txt"
-    src.write_text("".join(f"{a} {b} {a}\n" for a in "abcdef" for b in "ghij"))
-    tgt.write_text("".join(f"{a} {b} {a}\n"[::-1].strip() + "\n" for a in "abcdef" for b in "ghij"))
-    return f"{src},{tgt}"
-
-
-def test_watched_sentences_are_snapshotted_and_exported_with_the_loss_curve(reverse_checkpoint, tmp_path, capsys):
+def test_watched_sentences_are_snapshotted_and_exported_with_the_loss_curve(
+    reverse_checkpoint, tmp_path, capsys, reversal_pairs
+):
     run = tmp_path / "run"
     watch = [flag for sentence in WATCHED for flag in ("--watch", sentence)]
     code = main(
-        ["train", "--data", _pairs(tmp_path), "--init-from", str(reverse_checkpoint), "--out", str(run),
+        ["train", "--data", reversal_pairs, "--init-from", str(reverse_checkpoint), "--out", str(run),
          "--steps", "4", "--eval-every", "2", "--save-every", "2", "--bleu-sentences", "4", "--log-every", "1",
          "--threads", "1", "--quiet", *watch]
     )  # fmt: skip
@@ -52,10 +47,10 @@ def test_watched_sentences_are_snapshotted_and_exported_with_the_loss_curve(reve
     assert [s.step for s in load_snapshots(tmp_path / "from-latest")] == [0, 2, 4]
 
 
-def test_export_of_a_run_that_watched_nothing_has_no_snapshots(reverse_checkpoint, tmp_path, capsys):
+def test_export_of_a_run_that_watched_nothing_has_no_snapshots(reverse_checkpoint, tmp_path, capsys, reversal_pairs):
     run = tmp_path / "run"
     code = main(
-        ["train", "--data", _pairs(tmp_path), "--init-from", str(reverse_checkpoint), "--out", str(run),
+        ["train", "--data", reversal_pairs, "--init-from", str(reverse_checkpoint), "--out", str(run),
          "--steps", "2", "--eval-every", "0", "--save-every", "0", "--threads", "1", "--quiet"]
     )  # fmt: skip
     assert code == 0, capsys.readouterr().err
@@ -72,8 +67,8 @@ def test_export_of_a_run_that_watched_nothing_has_no_snapshots(reverse_checkpoin
         (["--resume", "--watch", "a g a"], "--watch is set when a run starts"),
     ],
 )
-def test_bad_watch_flags_are_refused_before_training(tmp_path, capsys, flags, message):
-    code = main(["train", "--data", _pairs(tmp_path), "--out", str(tmp_path / "run"), "--steps", "1", *flags])
+def test_bad_watch_flags_are_refused_before_training(tmp_path, capsys, flags, message, reversal_pairs):
+    code = main(["train", "--data", reversal_pairs, "--out", str(tmp_path / "run"), "--steps", "1", *flags])
     assert code == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "run").exists()

@@ -20,7 +20,6 @@ from explorer.checkpoint import Checkpoint, CheckpointError, load_checkpoint
 from explorer.devices import resolve_device
 from explorer.inference import EXTRA_OUTPUT_TOKENS, Translation
 from explorer.model import Transformer
-from explorer.quantize import quantize_int8
 from explorer.serving import translate_served
 from ui.i18n import t
 from ui.model_picker import Selection
@@ -41,6 +40,8 @@ def load_model(path: str, device: str, version: float) -> Checkpoint:
 def load_int8_model(path: str, version: float) -> Transformer:
     """One shared int8 copy per checkpoint/version: the CPU float model with its feed-forward layers quantized
     (explorer/quantize.py). A copy, so the float model every attention view reads stays as it was."""
+    from explorer.quantize import quantize_int8  # only when a session asks for int8: nothing added to start-up
+
     return quantize_int8(load_model(path, "cpu", version).model)
 
 
