@@ -219,8 +219,8 @@ def layer_heads(
     return apply_theme(fig, title=title, height=max(360, 30 * q + 220))
 
 
-REPLAY_GAP = 0.26  # between the heatmap and the loss curve, as a share of the figure's width
-REPLAY_BAR_X = 0.55 * (1 - REPLAY_GAP) + 0.015  # the colour bar's left edge: just right of the heatmap
+REPLAY_GAP = 0.22  # between the heatmap and the loss curve (the loss axis's numbers and title), share of width
+REPLAY_BAR_X = 1.02  # the heatmap's colour bar right of both plots: between them it hit the loss axis at 1024 px
 
 
 def replay_frame(
@@ -241,8 +241,6 @@ def replay_frame(
         rows=1,
         cols=2,
         column_widths=[0.55, 0.45],
-        # Room between the two for the heatmap's colour bar (bar, numbers, title) and the loss axis's numbers and
-        # title: at 0.12 the bar sat on the loss axis.
         horizontal_spacing=REPLAY_GAP,
         subplot_titles=[translate("Cross-attention at step {step}", lang, step=step), translate("Training loss", lang)],
     )
