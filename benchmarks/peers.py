@@ -14,10 +14,13 @@ Conversion, weight for weight (no training, no tokenizer of theirs: our Sentence
 Neither has GNMT's length penalty: greedy outputs should match ours exactly; beam outputs are compared with
 their own length normalisation (score / length^0.6), so a few differ by design.
 
-Each system runs in its own process (`--child SYSTEM`), at its best thread setting (measured first, 1 or 2
-threads), the systems interleaved round by round; cells: greedy and beam 4 over batches of 32 (sentences/s on
-Multi30k test2016) and one sentence at a time (ms per sentence). Prints a markdown table with each cell ÷
-CTranslate2 float32, and the identical-output counts against this project's outputs.
+Each system runs in its own process (`--child SYSTEM THREADS FOLDER OUT`) at 1 and at 2 threads
+(`PEERS_THREADS=1,2`), the systems interleaved round by round; each cell reports a system's best thread count.
+The parent converts and tokenizes beforehand, so a CTranslate2 child imports neither torch nor this project
+(two OpenMP runtimes in one process slow CTranslate2 several-fold; a child that finds torch loaded says so).
+Cells: greedy and beam 4 over batches of 32 (sentences/s on Multi30k test2016) and one sentence at a time (ms
+per sentence). Prints a markdown table with each cell ÷ CTranslate2 float32, and the identical-output counts
+against this project's outputs.
 """
 
 from __future__ import annotations
@@ -195,14 +198,68 @@ def marian_model(checkpoint):
 
 
 # ---- one system in its own process -----------------------------------------------------------------------
+# The parent prepares everything a child needs in a work folder (the converted CTranslate2 models, the
+# tokenizer, the sentences), so a CTranslate2 child imports ctranslate2 and sentencepiece only. Converting in
+# the child, as this file first did, loaded torch beside CTranslate2: two OpenMP runtimes in one process made
+# CTranslate2 6.5x slower on one sentence (47.3 ms vs 7.2 ms) and flattered us.
+def prepare(folder: Path, n: int) -> Path:
+    """Convert the checkpoint for CTranslate2 (float32, int8) and write the tokenizer and `n` test sentences."""
+    from explorer.checkpoint import load_checkpoint
+    from explorer.data import load_multi30k
+
+    c = load_checkpoint(CHECKPOINT, "cpu")
+    for quantization in ("float32", "int8"):
+        convert_ctranslate2(c, folder / f"ct2-{quantization}", quantization)
+    c.tokenizer.save(folder / "tokenizer.model")
+    sentences = list(load_multi30k("test2016").source[:n])
+    meta = {"max_len": c.config.max_len, "eos": c.tokenizer.id_to_piece(c.config.eos_id), "sentences": sentences}
+    (folder / "work.json").write_text(json.dumps(meta))
+    return folder
+
+
 def _sentences(n: int) -> list[str]:
     from explorer.data import load_multi30k
 
     return list(load_multi30k("test2016").source[:n])
 
 
-def _system(name: str, threads: int):
+def _ct2_system(folder: Path, quantization: str, threads: int):
+    """CTranslate2 from the prepared folder; imports neither torch nor explorer."""
+    import ctranslate2
+    import sentencepiece as spm
+
+    meta = json.loads((folder / "work.json").read_text())
+    sp = spm.SentencePieceProcessor(model_file=str(folder / "tokenizer.model"))
+    translator = ctranslate2.Translator(
+        str(folder / f"ct2-{quantization}"), device="cpu", inter_threads=1, intra_threads=threads
+    )
+    eos, max_len = meta["eos"], meta["max_len"]
+
+    def run_ct2(s, beam, batch):
+        # As explorer's encode_sources: pieces cut to max_len - 1, then </s>.
+        pieces = [p[: max_len - 1] + [eos] for p in sp.encode(list(s), out_type=str)]
+        out = []
+        for start in range(0, len(pieces), batch):
+            chunk = pieces[start : start + batch]
+            found = translator.translate_batch(
+                chunk,
+                beam_size=beam,
+                length_penalty=0.6,
+                max_decoding_length=max(len(p) for p in chunk) + EXTRA,
+                max_batch_size=batch,
+            )
+            out += sp.decode([[p for p in r.hypotheses[0] if p != eos] for r in found])
+        return out
+
+    return run_ct2
+
+
+def _system(name: str, threads: int, folder: Path | None = None):
     """(translate(list of sentences, beam, batch) -> list of output strings) for `name`."""
+    if name.startswith("ctranslate2"):
+        if folder is None:  # a caller without a prepared folder (the test): prepare one
+            folder = prepare(Path(tempfile.mkdtemp(prefix="explorer-ct2-")), 0)
+        return _ct2_system(folder, "int8" if name.endswith("int8") else "float32", threads)
     import torch
 
     from explorer.checkpoint import load_checkpoint
@@ -220,32 +277,6 @@ def _system(name: str, threads: int):
         return lambda s, beam, batch: [
             t.output for t in translate(model, tokenizer, s, beam_size=beam, batch_size=batch)
         ]
-    if name.startswith("ctranslate2"):
-        import ctranslate2
-
-        folder = Path(tempfile.mkdtemp(prefix="explorer-ct2-"))
-        convert_ctranslate2(c, folder, "int8" if name.endswith("int8") else "float32")
-        translator = ctranslate2.Translator(str(folder), device="cpu", inter_threads=1, intra_threads=threads)
-
-        def run_ct2(s, beam, batch):
-            ids, _ = encode_sources(tokenizer, s, config.max_len, config.eos_id)
-            pieces = [tokenizer.pieces(x) for x in ids]
-            out = []
-            for start in range(0, len(pieces), batch):
-                chunk = pieces[start : start + batch]
-                found = translator.translate_batch(
-                    chunk,
-                    beam_size=beam,
-                    length_penalty=0.6,
-                    max_decoding_length=max(len(p) for p in chunk) + EXTRA,
-                    max_batch_size=batch,
-                )
-                for result in found:
-                    hyp = [p for p in result.hypotheses[0] if p != "</s>"]
-                    out.append(tokenizer.decode([tokenizer.piece_to_id(p) for p in hyp]))
-            return out
-
-        return run_ct2
     marian = marian_model(c)
 
     @torch.inference_mode()
@@ -273,9 +304,10 @@ def _system(name: str, threads: int):
     return run_marian
 
 
-def child(name: str, threads: int, n: int, out: str) -> None:
-    translate = _system(name, threads)
-    sentences = _sentences(n)
+def child(name: str, threads: int, folder: str, out: str) -> None:
+    translate = _system(name, threads, Path(folder))
+    sentences = json.loads((Path(folder) / "work.json").read_text())["sentences"]
+    n = len(sentences)
     translate(sentences[:8], 4, 8)  # warm-up
     figures, outputs = {}, {}
     for cell, beam, batch in ((CELLS[0], 1, 32), (CELLS[1], 4, 32)):
@@ -288,15 +320,17 @@ def child(name: str, threads: int, n: int, out: str) -> None:
         for sentence in one:
             translate([sentence], beam, 1)
         figures[cell] = (time.perf_counter() - start) / len(one) * 1e3
-    Path(out).write_text(json.dumps({"figures": figures, "greedy": outputs[CELLS[0]], "beam": outputs[CELLS[1]]}))
+    result = {"figures": figures, "greedy": outputs[CELLS[0]], "beam": outputs[CELLS[1]]}
+    result["torch_loaded"] = "torch" in sys.modules
+    Path(out).write_text(json.dumps(result))
 
 
-def _run_child(name: str, threads: int, n: int) -> dict | None:
+def _run_child(name: str, threads: int, folder: Path) -> dict | None:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out.json"
         env = {**os.environ, "OMP_NUM_THREADS": str(threads), "EXPLORER_RUNTIME": "as-given"}
         done = subprocess.run(
-            [sys.executable, __file__, "--child", name, str(threads), str(n), str(out)],
+            [sys.executable, __file__, "--child", name, str(threads), str(folder), str(out)],
             env=env,
             capture_output=True,
             text=True,
@@ -308,46 +342,58 @@ def _run_child(name: str, threads: int, n: int) -> dict | None:
         return json.loads(out.read_text())
 
 
+def _best(runs: dict[int, list[dict]], cell: str) -> tuple[float, int]:
+    """(median over rounds at the best thread count for this cell, that thread count); ms cells: lower is better."""
+    medians = {t: statistics.median(r["figures"][cell] for r in rs) for t, rs in runs.items() if rs}
+    pick = min if cell.endswith("(ms)") else max
+    threads = pick(medians, key=lambda t: medians[t])
+    return medians[threads], threads
+
+
 def main(rounds: int = 3, n: int = 1000) -> int:
-    results: dict[str, list[dict]] = {name: [] for name in SYSTEMS}
-    threads = {name: int(os.environ.get("PEERS_THREADS", "2")) for name in SYSTEMS}
+    settings = tuple(int(t) for t in os.environ.get("PEERS_THREADS", "1,2").split(","))
+    results: dict[str, dict[int, list[dict]]] = {name: {t: [] for t in settings} for name in SYSTEMS}
     loads = []
-    for r in range(rounds):
-        loads.append(os.getloadavg()[0])
-        for name in SYSTEMS if r % 2 == 0 else SYSTEMS[::-1]:
-            measured = _run_child(name, threads[name], n)
-            if measured is not None:
-                results[name].append(measured)
-                print(
-                    f"  round {r + 1} {name}: " + ", ".join(f"{k} {v:.1f}" for k, v in measured["figures"].items()),
-                    flush=True,
-                )
-    reference = results["explorer"][0] if results["explorer"] else None
+    with tempfile.TemporaryDirectory(prefix="explorer-peers-") as tmp:
+        folder = prepare(Path(tmp), n)
+        for r in range(rounds):
+            loads.append(os.getloadavg()[0])
+            for name in SYSTEMS if r % 2 == 0 else SYSTEMS[::-1]:
+                for threads in settings:
+                    measured = _run_child(name, threads, folder)
+                    if measured is None:
+                        continue
+                    if name.startswith("ctranslate2") and measured["torch_loaded"]:
+                        print(f"  warning: torch was loaded in the {name} child: its figures are unfair to it")
+                    results[name][threads].append(measured)
+                    figures = ", ".join(f"{k} {v:.1f}" for k, v in measured["figures"].items())
+                    print(f"  round {r + 1} {name} ({threads} threads): {figures}", flush=True)
+    first = [runs[0] for runs in results["explorer"].values() if runs]
+    reference = first[0] if first else None
     base = results["ctranslate2 float32"]
     print(
-        f"\n{n} test2016 sentences, {rounds} interleaved rounds, each system in its own process, "
-        f"threads {threads}, 1-minute load {min(loads):.1f}–{max(loads):.1f}"
+        f"\n{n} test2016 sentences, {rounds} interleaved rounds, each system in its own process at each of "
+        f"{settings} threads (each cell: that system's best thread count, in brackets), "
+        f"1-minute load {min(loads):.1f}–{max(loads):.1f}; ratio = ÷ CTranslate2 float32"
     )
     print("| system | " + " | ".join(CELLS) + " | identical to explorer (greedy / beam 4) |")
     print("|---|" + "---:|" * (len(CELLS) + 1))
     for name, runs in results.items():
-        if not runs:
+        if not any(runs.values()):
             print(f"| {name} | failed |")
             continue
         cells = []
         for cell in CELLS:
-            value = statistics.median(run["figures"][cell] for run in runs)
-            if base:
-                ours = statistics.median(b["figures"][cell] for b in base)
-                cells.append(f"{value:.1f} ({value / ours:.2f}×)")
-            else:
-                cells.append(f"{value:.1f}")
+            value, threads = _best(runs, cell)
+            ratio = f", {value / _best(base, cell)[0]:.2f}×" if any(base.values()) else ""
+            cells.append(f"{value:.1f} ({threads}t{ratio})")
+        mine = next(rs[0] for rs in runs.values() if rs)
         same = (
             ""
             if reference is None
             else (
-                f"{sum(a == b for a, b in zip(runs[0]['greedy'], reference['greedy'], strict=False))}/{n} / "
-                f"{sum(a == b for a, b in zip(runs[0]['beam'], reference['beam'], strict=False))}/{n}"
+                f"{sum(a == b for a, b in zip(mine['greedy'], reference['greedy'], strict=False))}/{n} / "
+                f"{sum(a == b for a, b in zip(mine['beam'], reference['beam'], strict=False))}/{n}"
             )
         )
         print(f"| {name} | " + " | ".join(cells) + f" | {same} |")
@@ -356,6 +402,6 @@ def main(rounds: int = 3, n: int = 1000) -> int:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        child(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
+        child(sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5])
         sys.exit(0)
     sys.exit(main(*(int(a) for a in sys.argv[1:3])))
