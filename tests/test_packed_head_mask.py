@@ -1,5 +1,7 @@
 """Head masks on the packed decoder (issue 18.2): a masked re-decode takes the fast path and gives the general
-path's outputs bit for bit, over encoder, decoder and cross masks, zero- and mean-ablation, greedy and beam."""
+path's outputs, over encoder, decoder and cross masks, zero- and mean-ablation, greedy and beam: the same tokens,
+and scores equal to float32 rounding (the packed decoder's output projection reads the tied embedding in an
+(in, out) copy, which MKL sums in another order than the general path's `hidden @ weight.t()`)."""
 
 from __future__ import annotations
 
@@ -61,10 +63,8 @@ def test_packed_steps_with_a_mask_equal_decode_step(family, mode, schedule):
         general, cache = model.decode_step(tokens, cache, head_mask=mask)
         packed, packed_cache = decoder.step(tokens, packed_cache, head_mask=mask)
         unmasked, plain_cache = decoder.step(tokens, plain_cache)
-        if packed_cache.group_size == 1:
-            assert torch.equal(general, packed), f"step {t}, {family}, {mode}: bit for bit"
-        else:  # one attention call over a beam's rows: the same sums in another order
-            assert torch.allclose(general, packed, atol=1e-5), f"step {t}, {family}, {mode}"
+        assert torch.allclose(general, packed, atol=1e-5), f"step {t}, {family}, {mode}"
+        assert torch.equal(general.argmax(-1), packed.argmax(-1)), f"step {t}, {family}, {mode}"
         assert not torch.allclose(packed, unmasked, atol=1e-4), f"step {t}: the mask changed nothing"
         if keep is None:
             break
@@ -96,16 +96,12 @@ def test_search_with_a_mask_is_the_same_on_the_packed_and_the_general_path(beam,
         else:
             results = beam_search(scorer, 2, beam, config.bos_id, config.eos_id, 12)
             found[name] = [h for r in results for h in r.hypotheses]
-    if beam == 1:
-        assert found["packed"] == found["general"], "same tokens, and the same scores to the last bit"
-    else:
-        # A beam's rows are the queries of one cross-attention call on the packed path, one call per row on
-        # the general one: the same sums in another order, so the scores agree to float32 rounding, as without
-        # a mask (tests/test_perf_search_identical.py).
-        for packed, general in zip(found["packed"], found["general"], strict=True):
-            assert packed.tokens == general.tokens and packed.finished == general.finished
-            assert packed.token_log_probs == pytest.approx(general.token_log_probs, rel=1e-5, abs=1e-6)
-            assert packed.score == pytest.approx(general.score, rel=1e-5, abs=1e-6)
+    # The same sums in another order (the output projection's layout; for a beam, one cross-attention call over
+    # its rows): the same tokens, scores equal to float32 rounding, as without a mask.
+    for packed, general in zip(found["packed"], found["general"], strict=True):
+        assert packed.tokens == general.tokens and packed.finished == general.finished
+        assert packed.token_log_probs == pytest.approx(general.token_log_probs, rel=1e-5, abs=1e-6)
+        assert packed.score == pytest.approx(general.score, rel=1e-5, abs=1e-6)
     assert [h.token_log_probs for h in found["packed"]] != [h.token_log_probs for h in found["unmasked"]]
 
 

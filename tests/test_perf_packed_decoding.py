@@ -1,5 +1,10 @@
-"""The packed decoder computes `Transformer.decode_step` exactly, in every model variant it supports, and
-follows weights changed in place (training) instead of keeping stale copies."""
+"""The packed decoder computes `Transformer.decode_step`, in every model variant it supports, and follows
+weights changed in place (training) instead of keeping stale copies.
+
+Equal up to float rounding, not bit for bit: the packed decoder keeps its weights (in, out) in memory, which
+MKL multiplies in another summation order than F.linear's (out, in) (that layout is 2.7x faster for one row).
+1e-5 is far below what a wrong weight, mask or position changes; the search's outputs are held identical
+to the reference by tests/test_perf_search_identical.py."""
 
 from __future__ import annotations
 
@@ -25,7 +30,8 @@ def test_packed_steps_equal_decode_step_with_reordering(overrides):
         tokens = TGT[:, t] if t == 0 else TGT[rows, t] if t == 1 else TGT[rows[:2], t]
         plain, cache = model.decode_step(tokens, cache)
         packed, packed_cache = packed_decoder(model).step(tokens, packed_cache)
-        assert torch.equal(plain, packed), f"step {t}, {overrides}"
+        torch.testing.assert_close(packed, plain, rtol=1e-5, atol=1e-5, msg=f"step {t}, {overrides}")
+        assert torch.equal(packed.argmax(-1), plain.argmax(-1))
         keep = rows if t == 0 else torch.tensor([0, 2]) if t == 1 else torch.tensor([0, 1])
         cache, packed_cache = cache.select(keep), packed_cache.select(keep)
 
@@ -46,4 +52,4 @@ def test_packed_decoder_is_rebuilt_after_weights_change_in_place():
         encoded = model.encode(SRC)
         plain, _ = model.decode_step(TGT[:, 0], model.start_decoding(encoded))
         packed, _ = after.step(TGT[:, 0], after.start(encoded))
-    assert torch.equal(plain, packed)
+    torch.testing.assert_close(packed, plain, rtol=1e-5, atol=1e-5)

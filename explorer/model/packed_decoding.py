@@ -7,11 +7,18 @@ path does the step's work in fewer, larger operations:
   kept as one tensor (layers, 2, rows, heads, src, d_k), so reordering rows for the beam is one `index_select`;
 - a layer's self-attention cache holds keys and values together, (rows, 2, heads, t, d_k);
 - no per-step dataclasses, closures or module calls: the weights are read once, when the packed decoder is
-  built from the model (`packed_decoder`), and rebuilt when a weight has changed since (training in place).
+  built from the model (`packed_decoder`), and rebuilt when a weight has changed since (training in place);
+- on a CPU, the linears' weights are reordered once into oneDNN's blocked layout (`_reorder_linear_weight`,
+  the prepacking `torch.compile` uses for CPU inference) and multiplied by oneDNN, ReLU fused into the first
+  feed-forward linear. A step multiplies a few rows by 19 MB of weights (the shipped model: three layers and
+  an 8,000-piece output projection), more than this CPU's caches hold, so it is bound by reading them; MKL's
+  `addmm` reads them on one core for a few rows and in a layout slow for one row, oneDNN's on both cores in its
+  own: 2.2-3x faster for 4 to 32 rows (benchmarks/RESULTS.md). `EXPLORER_ONEDNN=0` keeps `addmm`.
 
-Same arithmetic, same kernels (the fused attention kernel, LayerNorm, the tied output projection), so the
-outputs equal `decode_step`'s; `tests/test_perf_search_identical.py` holds the search's outputs to the
-old ones on 200 test2016 sentences. A head mask (`HeadMask`, Michel et al. 2019) is an argument of `step`,
+Same arithmetic (the fused attention kernel, LayerNorm, the same linears), so the log-probabilities equal
+`decode_step`'s to float32 rounding (oneDNN sums in another order than MKL);
+`tests/test_perf_search_identical.py` holds the search's outputs to the old ones on 200 test2016 sentences.
+A head mask (`HeadMask`, Michel et al. 2019) is an argument of `step`,
 as of `decode_step`: the switched-off heads' outputs are gated before W^O by the same `HeadSelection.apply`,
 so a masked re-decode takes this path too, with the general path's outputs for the same mask. The explicit path
 with attention weights stays in `transformer.py`: this one is only for decoding without them.
@@ -20,7 +27,9 @@ with attention weights stays in `transformer.py`: this one is only for decoding 
 from __future__ import annotations
 
 import math
+import os
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -92,14 +101,56 @@ def _runs(groups: list[int]) -> tuple[list[int], int] | None:
     return kept, size
 
 
+# A linear layer as the step multiplies it: (weight, bias), the weight as `_Kernels.pack` made it.
+_Linear = tuple[torch.Tensor, torch.Tensor | None]
+
+
+@dataclass(frozen=True)
+class _Kernels:
+    """How a step multiplies by a linear layer: pack(weight (out, in)) once, then apply(x, linear, relu)."""
+
+    pack: Callable[[torch.Tensor], torch.Tensor]
+    apply: Callable[[torch.Tensor, _Linear, bool], torch.Tensor]
+
+
+def _addmm(x: torch.Tensor, linear: _Linear, relu: bool) -> torch.Tensor:
+    weight, bias = linear  # weight: (in, out), as F.linear passes it to addmm
+    out = torch.mm(x, weight) if bias is None else torch.addmm(bias, x, weight)
+    return out.relu_() if relu else out
+
+
+def _onednn(x: torch.Tensor, linear: _Linear, relu: bool) -> torch.Tensor:
+    weight, bias = linear
+    return torch.ops.mkldnn._linear_pointwise(x, weight, bias, "relu" if relu else "none", [], "")
+
+
+MKL = _Kernels(lambda w: w.detach().t(), _addmm)
+# Packed for batches of 32 rows: on this 2-core CPU also the fastest layout for 1 and 4 rows (600 vs 946 us
+# for the shipped decoder's weights at one row, packed for one).
+ONEDNN = _Kernels(lambda w: torch.ops.mkldnn._reorder_linear_weight(w.detach(), 32), _onednn)
+
+
+def kernels_for(model: Transformer) -> _Kernels:
+    """oneDNN for float32 weights on a CPU where this torch build has it, MKL's addmm otherwise."""
+    weight = model.embedding.weight
+    usable = (
+        weight.device.type == "cpu"
+        and weight.dtype == torch.float32
+        and torch.backends.mkldnn.is_available()
+        and hasattr(torch.ops.mkldnn, "_linear_pointwise")
+        and os.environ.get("EXPLORER_ONEDNN", "1") != "0"
+    )
+    return ONEDNN if usable else MKL
+
+
 @dataclass(frozen=True)
 class _Layer:
-    qkv: tuple[torch.Tensor, torch.Tensor]  # (d, 3·d), (3·d,); every weight here is stored (in, out)
-    self_out: tuple[torch.Tensor, torch.Tensor]
-    cross_q: tuple[torch.Tensor, torch.Tensor]
-    cross_out: tuple[torch.Tensor, torch.Tensor]
-    ff1: tuple[torch.Tensor, torch.Tensor]
-    ff2: tuple[torch.Tensor, torch.Tensor]
+    qkv: _Linear  # W^Q, W^K, W^V as one (3·d, d) linear
+    self_out: _Linear
+    cross_q: _Linear
+    cross_out: _Linear
+    ff1: _Linear
+    ff2: _Linear
     norms: tuple[tuple[torch.Tensor, torch.Tensor, float], ...]  # self, cross, ffn: (weight, bias, eps)
 
 
@@ -112,9 +163,10 @@ class PackedDecoder:
         self.heads, self.d_k = config.n_heads, model.decoder_layers[0].self_attention.d_k
         self.pre_norm = config.norm_position == "pre"
         self.versions = _versions(model)
+        self.kernels = kernels = kernels_for(model)
 
-        def pair(linear: torch.nn.Linear) -> tuple[torch.Tensor, torch.Tensor]:
-            return linear.weight.detach().t(), linear.bias.detach()  # (in, out) for addmm, as F.linear does
+        def pair(linear: torch.nn.Linear) -> _Linear:
+            return kernels.pack(linear.weight), linear.bias.detach()
 
         def norm(module: torch.nn.LayerNorm) -> tuple[torch.Tensor, torch.Tensor, float]:
             return module.weight.detach(), module.bias.detach(), module.eps
@@ -125,7 +177,7 @@ class PackedDecoder:
         for layer in model.decoder_layers:
             s, c = layer.self_attention, layer.cross_attention
             qkv = (
-                torch.cat([s.w_q.weight, s.w_k.weight, s.w_v.weight]).detach().t(),
+                kernels.pack(torch.cat([s.w_q.weight, s.w_k.weight, s.w_v.weight])),
                 torch.cat([s.w_q.bias, s.w_k.bias, s.w_v.bias]).detach(),
             )
             layers.append(
@@ -149,6 +201,8 @@ class PackedDecoder:
         self.embedding = model.target_embedding.weight.detach()
         self.embedding_scale = model.embedding_scale
         self.positions = model.positional_table("target").detach()
+        output = model.embedding.weight if config.share_embeddings else model.output_projection.weight
+        self.output: _Linear = (kernels.pack(output), None)  # (vocab, d) -> logits, no bias, tied or not
 
     def start(self, encoded: EncoderOutput) -> PackedCache:
         """Project the memory (batch, src, d_model) for every layer's cross-attention at once."""
@@ -187,33 +241,34 @@ class PackedDecoder:
         length = position + 1
         y = F.embedding(tokens, self.embedding) * self.embedding_scale + self.positions[position]  # (rows, d)
         cross_kv, src_mask = cache.cross_kv, cache.src_mask
+        linear = self.kernels.apply
         gates = self.ungated if head_mask is None else _gates(head_mask, len(self.layers))
         for index, (layer, (self_gate, cross_gate)) in enumerate(zip(self.layers, gates, strict=True)):
             norm_self, norm_cross, norm_ffn = layer.norms
             h = _layer_norm(y, norm_self) if pre_norm else y
-            qkv = torch.addmm(layer.qkv[1], h, layer.qkv[0]).view(rows, 3, heads, d_k)
+            qkv = linear(h, layer.qkv, False).view(rows, 3, heads, d_k)
             buffer[position, index].copy_(qkv[:, 1:])
             kv = buffer[:length, index].permute(1, 2, 3, 0, 4)  # (rows, 2, heads, length, d_k)
             # (rows, heads, 1, d_k)
             attended = F.scaled_dot_product_attention(qkv[:, 0].unsqueeze(2), kv[:, 0], kv[:, 1])
             if self_gate is not None:
                 attended = self_gate.apply(attended)  # Concat(ξ_1 head_1, …) before W^O
-            out = torch.addmm(layer.self_out[1], attended.transpose(1, 2).reshape(rows, width), layer.self_out[0])
+            out = linear(attended.transpose(1, 2).reshape(rows, width), layer.self_out, False)
             y = y + out if pre_norm else _layer_norm(y + out, norm_self)
             h = _layer_norm(y, norm_cross) if pre_norm else y
             # The rows of a group (a sentence's beam) are the queries of one attention over its memory.
-            q = torch.addmm(layer.cross_q[1], h, layer.cross_q[0]).view(groups, size, heads, d_k).transpose(1, 2)
+            q = linear(h, layer.cross_q, False).view(groups, size, heads, d_k).transpose(1, 2)
             attended = F.scaled_dot_product_attention(q, cross_kv[index, 0], cross_kv[index, 1], attn_mask=src_mask)
             if cross_gate is not None:
                 attended = cross_gate.apply(attended)  # (groups, heads, size, d_k): a head is dim 1 still
-            out = torch.addmm(layer.cross_out[1], attended.transpose(1, 2).reshape(rows, width), layer.cross_out[0])
+            out = linear(attended.transpose(1, 2).reshape(rows, width), layer.cross_out, False)
             y = y + out if pre_norm else _layer_norm(y + out, norm_cross)
             h = _layer_norm(y, norm_ffn) if pre_norm else y
-            out = torch.addmm(layer.ff2[1], torch.addmm(layer.ff1[1], h, layer.ff1[0]).relu_(), layer.ff2[0])
+            out = linear(linear(h, layer.ff1, True), layer.ff2, False)
             y = y + out if pre_norm else _layer_norm(y + out, norm_ffn)
         if self.final_norm is not None:
             y = _layer_norm(y, self.final_norm)
-        logits = model._logits(y)
+        logits = linear(y, self.output, False)  # (rows, vocab)
         return (torch.log_softmax(logits.float(), dim=-1), PackedCache(buffer, cross_kv, src_mask, length, size))
 
 
