@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from explorer.model.packed_decoding import packed_decoder, supports_packed
+from explorer.model.packed_decoding import MKL, ONEDNN, PackedDecoder, packed_decoder, supports_packed
 from tests.test_model import VARIANTS, make_model
 
 SRC = torch.tensor([[5, 6, 7, 3, 0], [5, 6, 7, 8, 3]])
@@ -53,3 +53,21 @@ def test_packed_decoder_is_rebuilt_after_weights_change_in_place():
         plain, _ = model.decode_step(TGT[:, 0], model.start_decoding(encoded))
         packed, _ = after.step(TGT[:, 0], after.start(encoded))
     torch.testing.assert_close(packed, plain, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("onednn", ["0", "1"])
+@torch.inference_mode()
+def test_both_kernel_choices_compute_the_same_step(onednn, monkeypatch):
+    """`EXPLORER_ONEDNN=0` keeps MKL's addmm; the default takes oneDNN's prepacked linears where torch has them.
+    Both compute `decode_step` (ReLU fused or not, the tied output projection without a bias)."""
+    monkeypatch.setenv("EXPLORER_ONEDNN", onednn)
+    model = make_model().eval()
+    decoder = PackedDecoder(model)
+    wanted = MKL if onednn == "0" or not torch.backends.mkldnn.is_available() else ONEDNN
+    assert decoder.kernels is wanted
+    encoded = model.encode(SRC)
+    cache, packed_cache = model.start_decoding(encoded), decoder.start(encoded)
+    for t in range(TGT.shape[1]):
+        plain, cache = model.decode_step(TGT[:, t], cache)
+        packed, packed_cache = decoder.step(TGT[:, t], packed_cache)
+        torch.testing.assert_close(packed, plain, rtol=1e-5, atol=1e-5, msg=f"step {t}")
