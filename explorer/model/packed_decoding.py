@@ -8,12 +8,8 @@ path does the step's work in fewer, larger operations:
 - a layer's self-attention cache holds keys and values together, (rows, 2, heads, t, d_k);
 - no per-step dataclasses, closures or module calls: the weights are read once, when the packed decoder is
   built from the model (`packed_decoder`), and rebuilt when a weight has changed since (training in place);
-- on a CPU, the linears' weights are reordered once into oneDNN's blocked layout (`_reorder_linear_weight`,
-  the prepacking `torch.compile` uses for CPU inference) and multiplied by oneDNN, ReLU fused into the first
-  feed-forward linear. A step multiplies a few rows by 19 MB of weights (the shipped model: three layers and
-  an 8,000-piece output projection), more than this CPU's caches hold, so it is bound by reading them; MKL's
-  `addmm` reads them on one core for a few rows and in a layout slow for one row, oneDNN's on both cores in its
-  own: 2.2-3x faster for 4 to 32 rows (benchmarks/RESULTS.md). `EXPLORER_ONEDNN=0` keeps `addmm`.
+- on a CPU, the linears (and the tied output projection) run on oneDNN with weights prepacked once, ReLU
+  fused into the first feed-forward linear (`linear_kernels.py` says why: a step is bound by reading weights).
 
 Same arithmetic (the fused attention kernel, LayerNorm, the same linears), so the log-probabilities equal
 `decode_step`'s to float32 rounding (oneDNN sums in another order than MKL);
@@ -27,15 +23,14 @@ with attention weights stays in `transformer.py`: this one is only for decoding 
 from __future__ import annotations
 
 import math
-import os
 import weakref
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 
 from explorer.model.head_mask import HeadMask, HeadSelection
+from explorer.model.linear_kernels import Linear, kernels_for
 from explorer.model.transformer import EncoderOutput, Transformer
 
 
@@ -101,56 +96,14 @@ def _runs(groups: list[int]) -> tuple[list[int], int] | None:
     return kept, size
 
 
-# A linear layer as the step multiplies it: (weight, bias), the weight as `_Kernels.pack` made it.
-_Linear = tuple[torch.Tensor, torch.Tensor | None]
-
-
-@dataclass(frozen=True)
-class _Kernels:
-    """How a step multiplies by a linear layer: pack(weight (out, in)) once, then apply(x, linear, relu)."""
-
-    pack: Callable[[torch.Tensor], torch.Tensor]
-    apply: Callable[[torch.Tensor, _Linear, bool], torch.Tensor]
-
-
-def _addmm(x: torch.Tensor, linear: _Linear, relu: bool) -> torch.Tensor:
-    weight, bias = linear  # weight: (in, out), as F.linear passes it to addmm
-    out = torch.mm(x, weight) if bias is None else torch.addmm(bias, x, weight)
-    return out.relu_() if relu else out
-
-
-def _onednn(x: torch.Tensor, linear: _Linear, relu: bool) -> torch.Tensor:
-    weight, bias = linear
-    return torch.ops.mkldnn._linear_pointwise(x, weight, bias, "relu" if relu else "none", [], "")
-
-
-MKL = _Kernels(lambda w: w.detach().t(), _addmm)
-# Packed for batches of 32 rows: on this 2-core CPU also the fastest layout for 1 and 4 rows (600 vs 946 us
-# for the shipped decoder's weights at one row, packed for one).
-ONEDNN = _Kernels(lambda w: torch.ops.mkldnn._reorder_linear_weight(w.detach(), 32), _onednn)
-
-
-def kernels_for(model: Transformer) -> _Kernels:
-    """oneDNN for float32 weights on a CPU where this torch build has it, MKL's addmm otherwise."""
-    weight = model.embedding.weight
-    usable = (
-        weight.device.type == "cpu"
-        and weight.dtype == torch.float32
-        and torch.backends.mkldnn.is_available()
-        and hasattr(torch.ops.mkldnn, "_linear_pointwise")
-        and os.environ.get("EXPLORER_ONEDNN", "1") != "0"
-    )
-    return ONEDNN if usable else MKL
-
-
 @dataclass(frozen=True)
 class _Layer:
-    qkv: _Linear  # W^Q, W^K, W^V as one (3·d, d) linear
-    self_out: _Linear
-    cross_q: _Linear
-    cross_out: _Linear
-    ff1: _Linear
-    ff2: _Linear
+    qkv: Linear  # W^Q, W^K, W^V as one (3·d, d) linear
+    self_out: Linear
+    cross_q: Linear
+    cross_out: Linear
+    ff1: Linear
+    ff2: Linear
     norms: tuple[tuple[torch.Tensor, torch.Tensor, float], ...]  # self, cross, ffn: (weight, bias, eps)
 
 
@@ -162,10 +115,10 @@ class PackedDecoder:
         self.model_ref = weakref.ref(model)
         self.heads, self.d_k = config.n_heads, model.decoder_layers[0].self_attention.d_k
         self.pre_norm = config.norm_position == "pre"
-        self.versions = _versions(model)
-        self.kernels = kernels = kernels_for(model)
+        self.versions = weight_versions(model)
+        self.kernels = kernels = kernels_for(model.embedding.weight)
 
-        def pair(linear: torch.nn.Linear) -> _Linear:
+        def pair(linear: torch.nn.Linear) -> Linear:
             return kernels.pack(linear.weight), linear.bias.detach()
 
         def norm(module: torch.nn.LayerNorm) -> tuple[torch.Tensor, torch.Tensor, float]:
@@ -202,7 +155,7 @@ class PackedDecoder:
         self.embedding_scale = model.embedding_scale
         self.positions = model.positional_table("target").detach()
         output = model.embedding.weight if config.share_embeddings else model.output_projection.weight
-        self.output: _Linear = (kernels.pack(output), None)  # (vocab, d) -> logits, no bias, tied or not
+        self.output: Linear = (kernels.pack(output), None)  # (vocab, d) -> logits, no bias, tied or not
 
     def start(self, encoded: EncoderOutput) -> PackedCache:
         """Project the memory (batch, src, d_model) for every layer's cross-attention at once."""
@@ -285,7 +238,7 @@ def _layer_norm(x: torch.Tensor, norm: tuple[torch.Tensor, torch.Tensor, float])
     return F.layer_norm(x, (weight.shape[0],), weight, bias, eps)
 
 
-def _versions(model: Transformer) -> tuple[int, ...]:
+def weight_versions(model: Transformer) -> tuple[int, ...]:
     """In-place version of every weight; -1 for inference tensors (made under `inference_mode`, never trained)."""
     return tuple(-1 if p.is_inference() else p._version for p in model.parameters())
 
@@ -307,7 +260,7 @@ def supports_packed(model: Transformer) -> bool:
 def packed_decoder(model: Transformer) -> PackedDecoder:
     """The packed decoder of `model`, built once and rebuilt after any weight changed in place."""
     packed = _PACKED.get(model)
-    if packed is None or packed.versions != _versions(model):
+    if packed is None or packed.versions != weight_versions(model):
         # Normal tensors even when first asked for inside `torch.inference_mode()`: the packed weights
         # outlive that call, and inference tensors could not be used in a later call outside it.
         with torch.inference_mode(False), torch.no_grad():

@@ -1,0 +1,57 @@
+"""The packed encoder computes `Transformer.encode` (to float32 rounding: oneDNN sums in another order), in every
+model variant the packed path supports, with and without a head mask, and follows weights changed in place."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from explorer.inference import PackedScorer, scorer_for
+from explorer.model.packed_encoding import packed_encoder
+from tests.test_head_mask import make_model as make_masked_model
+from tests.test_model import VARIANTS, make_model
+from tests.test_packed_head_mask import mask_for
+
+# Padding in the first sentence: a padded key must get no weight, as in `Transformer.encode`.
+SRC = torch.tensor([[5, 6, 7, 3, 0, 0], [5, 6, 7, 8, 9, 3]])
+
+
+@pytest.mark.parametrize("overrides", [v for v in VARIANTS if v.get("d_k") == v.get("d_v")])
+@torch.inference_mode()
+def test_packed_memory_equals_encode(overrides):
+    model = make_model(**overrides).eval()
+    plain, packed = model.encode(SRC), packed_encoder(model).encode(SRC)
+    torch.testing.assert_close(packed.memory, plain.memory, rtol=1e-5, atol=1e-5)
+    assert torch.equal(packed.src_mask, plain.src_mask)
+    # The real tokens do not read the padding: the first sentence's memory without its padding is the same.
+    alone = packed_encoder(model).encode(SRC[:1, :4]).memory
+    torch.testing.assert_close(alone[0], packed.memory[0, :4], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["zero", "mean"])
+@torch.inference_mode()
+def test_packed_encoder_masks_the_same_heads(mode):
+    model = make_masked_model().eval()
+    mask = mask_for(model, "enc", mode)
+    plain, packed = model.encode(SRC, head_mask=mask), packed_encoder(model).encode(SRC, mask)
+    torch.testing.assert_close(packed.memory, plain.memory, rtol=1e-5, atol=1e-5)
+    assert not torch.allclose(packed.memory, model.encode(SRC).memory, atol=1e-4), "the mask changed nothing"
+
+
+def test_packed_encoder_is_rebuilt_after_weights_change_in_place():
+    model = make_model().eval()
+    before = packed_encoder(model)
+    assert packed_encoder(model) is before
+    with torch.no_grad():
+        model.encoder_layers[0].feed_forward.w_1.weight.mul_(1.5)
+    after = packed_encoder(model)
+    assert after is not before
+    with torch.inference_mode():
+        torch.testing.assert_close(after.encode(SRC).memory, model.encode(SRC).memory, rtol=1e-5, atol=1e-5)
+
+
+def test_a_model_in_training_mode_encodes_with_dropout_on_the_general_path():
+    model = make_model().train()
+    assert not isinstance(scorer_for(model, SRC), PackedScorer)
+    with pytest.raises(AssertionError, match="training"):
+        packed_encoder(model).encode(SRC)
