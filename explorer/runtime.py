@@ -13,9 +13,12 @@ on Multi30k test2016, the app's translate-with-all-maps call) in fresh processes
   1-minute load average at 14–22 on 2 cores, `explorer translate --beam 4` on 50 sentences took 39 s with
   PASSIVE, 123 s with ACTIVE and 167 s with the OpenMP default.
 So the command line picks the policy from the load when it starts (`load_per_core`: the load average and
-the tasks runnable at that moment must both say busy). The app serves one sentence at a time
-per request and runs requests side by side (`explorer.serving`), so it uses one OpenMP thread per request:
-no thread team, nothing to spin, the same on a quiet and a busy machine.
+the tasks runnable at that moment must both say busy). The app batches concurrent requests into one forward
+pass (`explorer.serving`). On a busy machine it runs one OpenMP thread per request: no thread team, nothing
+to spin. On a quiet one it keeps the OpenMP defaults (a thread per core, spinning briefly, then sleeping):
+since decoding multiplies through oneDNN, which splits even one sentence's products over both cores, one
+thread was 1.19x slower for a single translation with all maps (43.1 vs 36.2 ms) and the classroom's batched
+burst of 40 was slower too (p95 0.48 vs 0.41 s) (2026-11-25, benchmarks/RESULTS.md).
 
 A variable the user has set is never overridden; with EXPLORER_RUNTIME=as-given nothing is set at all
 (the OpenMP runtime's own defaults; the benchmark uses it).
@@ -80,7 +83,7 @@ def settings_for(workload: str, load: float) -> dict[str, str]:
     if workload not in WORKLOADS:
         raise ValueError(f"unknown workload {workload!r}; expected one of {WORKLOADS}")
     if workload == "app":
-        return {"OMP_NUM_THREADS": "1"}
+        return {"OMP_NUM_THREADS": "1"} if load >= BUSY_LOAD_PER_CORE else {}
     return {"OMP_WAIT_POLICY": "PASSIVE" if load >= BUSY_LOAD_PER_CORE else "ACTIVE"}
 
 

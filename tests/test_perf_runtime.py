@@ -49,10 +49,11 @@ def test_configure_for_sets_the_measured_setting_before_torch_loads():
     assert {k: v for k, v in done["env"].items() if v is not None} == expected
 
 
-def test_the_command_line_spins_only_when_cores_are_free_and_the_app_runs_one_thread_per_request():
+def test_the_command_line_spins_only_when_cores_are_free_and_the_app_runs_one_thread_per_request_when_busy():
     assert settings_for("cli", 0.3) == {"OMP_WAIT_POLICY": "ACTIVE"}
     assert settings_for("cli", 3.0) == {"OMP_WAIT_POLICY": "PASSIVE"}
-    assert settings_for("app", 0.3) == settings_for("app", 3.0) == {"OMP_NUM_THREADS": "1"}
+    assert settings_for("app", 3.0) == {"OMP_NUM_THREADS": "1"}
+    assert settings_for("app", 0.3) == {}, "quiet: the OpenMP defaults, a thread per core for oneDNN to split over"
 
 
 def test_configure_for_keeps_what_the_user_set(monkeypatch):

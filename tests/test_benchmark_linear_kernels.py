@@ -1,0 +1,33 @@
+"""benchmarks/linear_kernels.py runs on the shipped decoder's weights and prints one row per row count, with a
+ratio (not timed: the speed is judged by running it on a quiet machine)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+
+from benchmarks import linear_kernels
+
+
+@pytest.mark.skipif(not torch.backends.mkldnn.is_available(), reason="this torch build has no oneDNN")
+def test_the_kernel_benchmark_prints_a_ratio_per_row_count(capsys, monkeypatch):
+    monkeypatch.setattr(linear_kernels, "_step_time", lambda kernels, packed, rows, repeats=100: 1.0 + rows)
+    assert linear_kernels.main(1) == 0
+    table = [line for line in capsys.readouterr().out.splitlines() if re.match(r"\| \d+ \|", line)]
+    assert [int(line.split("|")[1]) for line in table] == list(linear_kernels.ROWS)
+    assert all(line.rstrip().endswith("1.00× |") for line in table)  # the same stand-in time for both kernels
+
+
+@pytest.mark.skipif(not torch.backends.mkldnn.is_available(), reason="this torch build has no oneDNN")
+@torch.inference_mode()
+def test_both_kernels_multiply_the_shipped_weights_alike():
+    weights = linear_kernels._weights()
+    x = torch.randn(4, 256)
+    for weight, bias in weights[:6] + weights[-1:]:
+        if weight.shape[1] != x.shape[1]:
+            continue
+        mkl = linear_kernels.MKL.apply(x, (linear_kernels.MKL.pack(weight), bias), False)
+        onednn = linear_kernels.ONEDNN.apply(x, (linear_kernels.ONEDNN.pack(weight), bias), False)
+        torch.testing.assert_close(onednn, mkl, rtol=1e-4, atol=1e-4)
