@@ -39,7 +39,7 @@ def _weights() -> list[tuple[torch.Tensor, torch.Tensor | None]]:
 
 
 def _step_time(kernels: Kernels, packed: list, rows: int, repeats: int = 100) -> float:
-    inputs = {w.shape[1]: torch.randn(rows, w.shape[1]) for w, _ in packed}
+    inputs = {width: torch.randn(rows, width) for _, width in packed}
 
     def step() -> None:
         for (weight, bias), width in packed:
