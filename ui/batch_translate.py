@@ -35,8 +35,9 @@ def int8_toggle(selection: Selection) -> bool:
         key="int8",
         disabled=on_gpu,
         help=t(
-            "Faster for many sentences: the Feed-Forward Network (FFN) layers run in int8, within 0.3 BLEU of "
-            "float. CPU only. The attention views always use the float model."
+            "The Feed-Forward Network (FFN) layers run in int8, within 0.3 BLEU of float. Not always faster: on "
+            "the 2-core CPU we measured, the float model translated faster. CPU only. The attention views always "
+            "use the float model."
         ),
     )
     if on_gpu:
