@@ -205,14 +205,12 @@ def marian_model(checkpoint):
 def prepare(folder: Path, n: int) -> Path:
     """Convert the checkpoint for CTranslate2 (float32, int8) and write the tokenizer and `n` test sentences."""
     from explorer.checkpoint import load_checkpoint
-    from explorer.data import load_multi30k
 
     c = load_checkpoint(CHECKPOINT, "cpu")
     for quantization in ("float32", "int8"):
         convert_ctranslate2(c, folder / f"ct2-{quantization}", quantization)
     c.tokenizer.save(folder / "tokenizer.model")
-    sentences = list(load_multi30k("test2016").source[:n])
-    meta = {"max_len": c.config.max_len, "eos": c.tokenizer.id_to_piece(c.config.eos_id), "sentences": sentences}
+    meta = {"max_len": c.config.max_len, "eos": c.tokenizer.id_to_piece(c.config.eos_id), "sentences": _sentences(n)}
     (folder / "work.json").write_text(json.dumps(meta))
     return folder
 

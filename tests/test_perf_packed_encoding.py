@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from explorer.inference import PackedScorer, scorer_for
+from explorer.model.packed_decoding import packed_decoder
 from explorer.model.packed_encoding import packed_encoder
 from tests.test_head_mask import make_model as make_masked_model
 from tests.test_model import VARIANTS, make_model
@@ -38,16 +39,18 @@ def test_packed_encoder_masks_the_same_heads(mode):
     assert not torch.allclose(packed.memory, model.encode(SRC).memory, atol=1e-4), "the mask changed nothing"
 
 
-def test_packed_encoder_is_rebuilt_after_weights_change_in_place():
+def test_a_weight_changed_in_place_rebuilds_both_packed_paths():
+    """One mechanism (`packing.cached`) for both: any weight of the model, here an encoder one, rebuilds the
+    encoder's and the decoder's packings, and the new encoder reads the new weight."""
     model = make_model().eval()
-    before = packed_encoder(model)
-    assert packed_encoder(model) is before
+    encoder, decoder = packed_encoder(model), packed_decoder(model)
+    assert packed_encoder(model) is encoder and packed_decoder(model) is decoder
     with torch.no_grad():
         model.encoder_layers[0].feed_forward.w_1.weight.mul_(1.5)
-    after = packed_encoder(model)
-    assert after is not before
+    assert packed_encoder(model) is not encoder and packed_decoder(model) is not decoder
     with torch.inference_mode():
-        torch.testing.assert_close(after.encode(SRC).memory, model.encode(SRC).memory, rtol=1e-5, atol=1e-5)
+        memory = packed_encoder(model).encode(SRC).memory
+        torch.testing.assert_close(memory, model.encode(SRC).memory, rtol=1e-5, atol=1e-5)
 
 
 def test_a_model_in_training_mode_encodes_with_dropout_on_the_general_path():
@@ -55,3 +58,15 @@ def test_a_model_in_training_mode_encodes_with_dropout_on_the_general_path():
     assert not isinstance(scorer_for(model, SRC), PackedScorer)
     with pytest.raises(AssertionError, match="training"):
         packed_encoder(model).encode(SRC)
+
+
+def test_a_model_with_an_int8_encoder_layer_stays_on_the_general_path(monkeypatch):
+    """The packed encoder reads float weights: one quantized encoder layer is enough to keep the whole search
+    on the general path (the check used to look at the decoder's layers only)."""
+    from explorer import quantize
+
+    model = make_model().eval()
+    monkeypatch.setattr(quantize, "quantized_layer_names", lambda m: ["encoder_layers.0.feed_forward.w_1"])
+    int8 = quantize.quantize_int8(model)
+    assert quantize.is_quantized(int8)
+    assert not isinstance(scorer_for(int8, SRC), PackedScorer)

@@ -1,12 +1,13 @@
 """How the packed decoding and encoding paths multiply by a linear layer's weights: oneDNN or MKL.
 
 A step of a small model multiplies a few rows by all of its weights (the shipped decoder: three layers and an
-8,000-piece output projection, 19 MB), more than this CPU's caches hold, so it is bound by reading them. MKL's
-`addmm` (what F.linear calls) reads them on one core for a few rows, in a layout slow for one row; oneDNN,
-with the weights reordered once into its blocked layout (`_reorder_linear_weight`, the prepacking
-`torch.compile` uses for CPU inference), reads them on every core: 2.2-3x faster for the shipped decoder's
-weights at 4 to 32 rows (benchmarks/RESULTS.md). The two sum in different orders, so their results agree to
-float32 rounding, not bit for bit. `EXPLORER_ONEDNN=0` keeps `addmm`.
+8,000-piece output projection, 18.3 MiB), more than this CPU's caches hold, so it is bound by reading them.
+MKL's `addmm` (what F.linear calls) reads them on one core for a few rows, in a layout slow for one row;
+oneDNN, with the weights reordered once into its blocked layout (`_reorder_linear_weight`, the prepacking
+`torch.compile` uses for CPU inference), reads them on every core. For the shipped decoder's weights it is
+3.0x faster at one row, 4.5x at 4, 2.0x at 32 and 1.4x at 128 (`python -m benchmarks.linear_kernels`,
+benchmarks/RESULTS.md). The two sum in different orders, so their results agree to float32 rounding, not bit
+for bit. `EXPLORER_ONEDNN=0` keeps `addmm`.
 """
 
 from __future__ import annotations

@@ -31,6 +31,7 @@ import torch.nn.functional as F
 
 from explorer.model.head_mask import HeadMask, HeadSelection
 from explorer.model.linear_kernels import Linear, kernels_for
+from explorer.model.packing import Norm, cached, layer_norm, pack_linear, pack_norm, pack_qkv
 from explorer.model.transformer import EncoderOutput, Transformer
 
 
@@ -104,7 +105,7 @@ class _Layer:
     cross_out: Linear
     ff1: Linear
     ff2: Linear
-    norms: tuple[tuple[torch.Tensor, torch.Tensor, float], ...]  # self, cross, ffn: (weight, bias, eps)
+    norms: tuple[Norm, ...]  # self, cross, ffn
 
 
 class PackedDecoder:
@@ -115,42 +116,26 @@ class PackedDecoder:
         self.model_ref = weakref.ref(model)
         self.heads, self.d_k = config.n_heads, model.decoder_layers[0].self_attention.d_k
         self.pre_norm = config.norm_position == "pre"
-        self.versions = weight_versions(model)
         self.kernels = kernels = kernels_for(model.embedding.weight)
-
-        def pair(linear: torch.nn.Linear) -> Linear:
-            return kernels.pack(linear.weight), linear.bias.detach()
-
-        def norm(module: torch.nn.LayerNorm) -> tuple[torch.Tensor, torch.Tensor, float]:
-            return module.weight.detach(), module.bias.detach(), module.eps
-
-        layers = []
-        kv_weights: list[torch.Tensor] = []
-        kv_biases: list[torch.Tensor] = []
-        for layer in model.decoder_layers:
-            s, c = layer.self_attention, layer.cross_attention
-            qkv = (
-                kernels.pack(torch.cat([s.w_q.weight, s.w_k.weight, s.w_v.weight])),
-                torch.cat([s.w_q.bias, s.w_k.bias, s.w_v.bias]).detach(),
+        self.layers = tuple(
+            _Layer(
+                pack_qkv(kernels, layer.self_attention),
+                pack_linear(kernels, layer.self_attention.w_o),
+                pack_linear(kernels, layer.cross_attention.w_q),
+                pack_linear(kernels, layer.cross_attention.w_o),
+                pack_linear(kernels, layer.feed_forward.w_1),
+                pack_linear(kernels, layer.feed_forward.w_2),
+                tuple(pack_norm(r.norm) for r in (layer.self_residual, layer.cross_residual, layer.ffn_residual)),
             )
-            layers.append(
-                _Layer(
-                    qkv,
-                    pair(s.w_o),
-                    pair(c.w_q),
-                    pair(c.w_o),
-                    pair(layer.feed_forward.w_1),
-                    pair(layer.feed_forward.w_2),
-                    (norm(layer.self_residual.norm), norm(layer.cross_residual.norm), norm(layer.ffn_residual.norm)),
-                )
-            )
-            kv_weights += [c.w_k.weight, c.w_v.weight]
-            kv_biases += [c.w_k.bias, c.w_v.bias]
-        self.layers = tuple(layers)
-        self.ungated: _Gates = ((None, None),) * len(layers)  # what a step without a head mask gates: nothing
+            for layer in model.decoder_layers
+        )
+        cross = [layer.cross_attention for layer in model.decoder_layers]
+        kv_weights: list[torch.Tensor] = [w for c in cross for w in (c.w_k.weight, c.w_v.weight)]
+        kv_biases: list[torch.Tensor] = [b for c in cross for b in (c.w_k.bias, c.w_v.bias)]
+        self.ungated: _Gates = ((None, None),) * len(self.layers)  # what a step without a head mask gates: nothing
         self.cross_kv = (torch.cat(kv_weights).detach(), torch.cat(kv_biases).detach())  # (layers·2·d, d)
         final = model.decoder_norm
-        self.final_norm = norm(final) if self.pre_norm and isinstance(final, torch.nn.LayerNorm) else None
+        self.final_norm = pack_norm(final) if self.pre_norm and isinstance(final, torch.nn.LayerNorm) else None
         self.embedding = model.target_embedding.weight.detach()
         self.embedding_scale = model.embedding_scale
         self.positions = model.positional_table("target").detach()
@@ -198,7 +183,7 @@ class PackedDecoder:
         gates = self.ungated if head_mask is None else _gates(head_mask, len(self.layers))
         for index, (layer, (self_gate, cross_gate)) in enumerate(zip(self.layers, gates, strict=True)):
             norm_self, norm_cross, norm_ffn = layer.norms
-            h = _layer_norm(y, norm_self) if pre_norm else y
+            h = layer_norm(y, norm_self) if pre_norm else y
             qkv = linear(h, layer.qkv, False).view(rows, 3, heads, d_k)
             buffer[position, index].copy_(qkv[:, 1:])
             kv = buffer[:length, index].permute(1, 2, 3, 0, 4)  # (rows, 2, heads, length, d_k)
@@ -207,20 +192,20 @@ class PackedDecoder:
             if self_gate is not None:
                 attended = self_gate.apply(attended)  # Concat(ξ_1 head_1, …) before W^O
             out = linear(attended.transpose(1, 2).reshape(rows, width), layer.self_out, False)
-            y = y + out if pre_norm else _layer_norm(y + out, norm_self)
-            h = _layer_norm(y, norm_cross) if pre_norm else y
+            y = y + out if pre_norm else layer_norm(y + out, norm_self)
+            h = layer_norm(y, norm_cross) if pre_norm else y
             # The rows of a group (a sentence's beam) are the queries of one attention over its memory.
             q = linear(h, layer.cross_q, False).view(groups, size, heads, d_k).transpose(1, 2)
             attended = F.scaled_dot_product_attention(q, cross_kv[index, 0], cross_kv[index, 1], attn_mask=src_mask)
             if cross_gate is not None:
                 attended = cross_gate.apply(attended)  # (groups, heads, size, d_k): a head is dim 1 still
             out = linear(attended.transpose(1, 2).reshape(rows, width), layer.cross_out, False)
-            y = y + out if pre_norm else _layer_norm(y + out, norm_cross)
-            h = _layer_norm(y, norm_ffn) if pre_norm else y
+            y = y + out if pre_norm else layer_norm(y + out, norm_cross)
+            h = layer_norm(y, norm_ffn) if pre_norm else y
             out = linear(linear(h, layer.ff1, True), layer.ff2, False)
-            y = y + out if pre_norm else _layer_norm(y + out, norm_ffn)
+            y = y + out if pre_norm else layer_norm(y + out, norm_ffn)
         if self.final_norm is not None:
-            y = _layer_norm(y, self.final_norm)
+            y = layer_norm(y, self.final_norm)
         logits = linear(y, self.output, False)  # (rows, vocab)
         return (torch.log_softmax(logits.float(), dim=-1), PackedCache(buffer, cross_kv, src_mask, length, size))
 
@@ -233,37 +218,19 @@ def _gates(mask: HeadMask, layers: int) -> _Gates:
     return tuple((mask.layer("dec", index), mask.layer("cross", index)) for index in range(layers))
 
 
-def _layer_norm(x: torch.Tensor, norm: tuple[torch.Tensor, torch.Tensor, float]) -> torch.Tensor:
-    weight, bias, eps = norm
-    return F.layer_norm(x, (weight.shape[0],), weight, bias, eps)
-
-
-def weight_versions(model: Transformer) -> tuple[int, ...]:
-    """In-place version of every weight; -1 for inference tensors (made under `inference_mode`, never trained)."""
-    return tuple(-1 if p.is_inference() else p._version for p in model.parameters())
-
-
 _FIRST_CAPACITY = 16  # target positions the self-attention buffer starts with
 
-_PACKED: weakref.WeakKeyDictionary[Transformer, PackedDecoder] = weakref.WeakKeyDictionary()
+_PACKED: weakref.WeakKeyDictionary[Transformer, tuple[tuple[int, ...], PackedDecoder]] = weakref.WeakKeyDictionary()
 
 
 def supports_packed(model: Transformer) -> bool:
-    """Packed decoding needs float nn.Linear weights (not int8 modules) and keys and values of one width."""
+    """Packed encoding and decoding need float nn.Linear weights (not int8 modules) and keys and values of one
+    width."""
     attention = model.decoder_layers[0].self_attention
-    float_linears = all(
-        type(m) is torch.nn.Linear for m in model.decoder_layers.modules() if "Linear" in type(m).__name__
-    )
+    float_linears = all(type(m) is torch.nn.Linear for m in model.modules() if "Linear" in type(m).__name__)
     return float_linears and attention.d_k == attention.d_v
 
 
 def packed_decoder(model: Transformer) -> PackedDecoder:
     """The packed decoder of `model`, built once and rebuilt after any weight changed in place."""
-    packed = _PACKED.get(model)
-    if packed is None or packed.versions != weight_versions(model):
-        # Normal tensors even when first asked for inside `torch.inference_mode()`: the packed weights
-        # outlive that call, and inference tensors could not be used in a later call outside it.
-        with torch.inference_mode(False), torch.no_grad():
-            packed = PackedDecoder(model)
-        _PACKED[model] = packed
-    return packed
+    return cached(_PACKED, model, PackedDecoder)

@@ -16,12 +16,10 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from explorer.model.head_mask import HeadMask
+from explorer.model.head_mask import HeadMask, layer_selection
 from explorer.model.linear_kernels import Linear, kernels_for
-from explorer.model.packed_decoding import weight_versions
+from explorer.model.packing import Norm, cached, layer_norm, pack_linear, pack_norm, pack_qkv
 from explorer.model.transformer import EncoderOutput, Transformer
-
-_Norm = tuple[torch.Tensor, torch.Tensor, float]
 
 
 @dataclass(frozen=True)
@@ -30,7 +28,7 @@ class _Layer:
     out: Linear
     ff1: Linear
     ff2: Linear
-    norms: tuple[_Norm, _Norm]  # attention, feed-forward: (weight, bias, eps)
+    norms: tuple[Norm, Norm]  # attention, feed-forward
 
 
 class PackedEncoder:
@@ -39,36 +37,21 @@ class PackedEncoder:
     def __init__(self, model: Transformer) -> None:
         config = model.config
         self.model_ref = weakref.ref(model)
-        self.versions = weight_versions(model)
         self.heads, self.d_k = config.n_heads, model.encoder_layers[0].self_attention.d_k
         self.pre_norm = config.norm_position == "pre"
         self.kernels = kernels = kernels_for(model.embedding.weight)
-
-        def pair(linear: torch.nn.Linear) -> Linear:
-            return kernels.pack(linear.weight), linear.bias.detach()
-
-        def norm(module: torch.nn.LayerNorm) -> _Norm:
-            return module.weight.detach(), module.bias.detach(), module.eps
-
-        layers = []
-        for layer in model.encoder_layers:
-            a = layer.self_attention
-            qkv = (
-                kernels.pack(torch.cat([a.w_q.weight, a.w_k.weight, a.w_v.weight])),
-                torch.cat([a.w_q.bias, a.w_k.bias, a.w_v.bias]).detach(),
+        self.layers = tuple(
+            _Layer(
+                pack_qkv(kernels, layer.self_attention),
+                pack_linear(kernels, layer.self_attention.w_o),
+                pack_linear(kernels, layer.feed_forward.w_1),
+                pack_linear(kernels, layer.feed_forward.w_2),
+                (pack_norm(layer.attention_residual.norm), pack_norm(layer.ffn_residual.norm)),
             )
-            layers.append(
-                _Layer(
-                    qkv,
-                    pair(a.w_o),
-                    pair(layer.feed_forward.w_1),
-                    pair(layer.feed_forward.w_2),
-                    (norm(layer.attention_residual.norm), norm(layer.ffn_residual.norm)),
-                )
-            )
-        self.layers = tuple(layers)
+            for layer in model.encoder_layers
+        )
         final = model.encoder_norm
-        self.final_norm = norm(final) if isinstance(final, torch.nn.LayerNorm) else None
+        self.final_norm = pack_norm(final) if isinstance(final, torch.nn.LayerNorm) else None
 
     def encode(self, src: torch.Tensor, head_mask: HeadMask | None = None) -> EncoderOutput:
         """src (batch, src) token ids padded with pad_id -> memory (batch, src, d_model), as `Transformer.encode`."""
@@ -83,36 +66,25 @@ class PackedEncoder:
         x = model._embed(src, model.embedding, 0, "source").reshape(batch * length, -1)  # dropout: eval, none
         for index, layer in enumerate(self.layers):
             norm_attention, norm_ffn = layer.norms
-            h = _layer_norm(x, norm_attention) if pre_norm else x
+            h = layer_norm(x, norm_attention) if pre_norm else x
             q, k, v = linear(h, layer.qkv, False).view(batch, length, 3, heads, d_k).permute(2, 0, 3, 1, 4)
             attended = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # (batch, heads, src, d_k)
-            selection = None if head_mask is None else head_mask.layer("enc", index)
+            selection = layer_selection(head_mask, "enc", index)
             if selection is not None:
                 attended = selection.apply(attended)  # Concat(ξ_1 head_1, …) before W^O
             out = linear(attended.transpose(1, 2).reshape(batch * length, heads * d_k), layer.out, False)
-            x = x + out if pre_norm else _layer_norm(x + out, norm_attention)
-            h = _layer_norm(x, norm_ffn) if pre_norm else x
+            x = x + out if pre_norm else layer_norm(x + out, norm_attention)
+            h = layer_norm(x, norm_ffn) if pre_norm else x
             out = linear(linear(h, layer.ff1, True), layer.ff2, False)
-            x = x + out if pre_norm else _layer_norm(x + out, norm_ffn)
+            x = x + out if pre_norm else layer_norm(x + out, norm_ffn)
         if self.final_norm is not None:
-            x = _layer_norm(x, self.final_norm)
+            x = layer_norm(x, self.final_norm)
         return EncoderOutput(x.view(batch, length, -1), mask, None, None)
 
 
-def _layer_norm(x: torch.Tensor, norm: _Norm) -> torch.Tensor:
-    weight, bias, eps = norm
-    return F.layer_norm(x, (weight.shape[0],), weight, bias, eps)
-
-
-_PACKED: weakref.WeakKeyDictionary[Transformer, PackedEncoder] = weakref.WeakKeyDictionary()
+_PACKED: weakref.WeakKeyDictionary[Transformer, tuple[tuple[int, ...], PackedEncoder]] = weakref.WeakKeyDictionary()
 
 
 def packed_encoder(model: Transformer) -> PackedEncoder:
     """The packed encoder of `model`, built once and rebuilt after any weight changed in place."""
-    packed = _PACKED.get(model)
-    if packed is None or packed.versions != weight_versions(model):
-        # Normal tensors even inside `torch.inference_mode()`: the packed weights outlive the call.
-        with torch.inference_mode(False), torch.no_grad():
-            packed = PackedEncoder(model)
-        _PACKED[model] = packed
-    return packed
+    return cached(_PACKED, model, PackedEncoder)
