@@ -12,7 +12,9 @@ from __future__ import annotations
 # - what lies inside an SVG (plotly clips its own plot area; `svg_text_outside` checks the text of figures);
 # - KaTeX's MathML copy (`.katex-mathml`), kept one pixel wide for screen readers;
 # - data frames: a table that scrolls sideways is a table, and it draws on a canvas;
-# - what a visually hidden wrapper (1 px, for screen readers and keyboards) holds: it is not meant to be seen.
+# - what a visually hidden wrapper (1 px, for screen readers and keyboards) holds: it is not meant to be seen;
+# - what Chromium does not render (`checkVisibility()` false): a closed expander's content keeps a box under
+#   `content-visibility: hidden` but is not drawn, and its figures re-lay out only once it opens.
 # Only the outermost cut element is named (its descendants are cut with it).
 _CLIPPED_JS = """(scope) => {
     const found = [], reported = new Set();
@@ -24,7 +26,7 @@ _CLIPPED_JS = """(scope) => {
         (typeof e.className === 'string' && e.className ? '.' + e.className.split(' ')[0] : '');
     for (const e of root.querySelectorAll('*')) {
         const r = e.getBoundingClientRect();
-        if (r.width === 0 || r.height === 0) continue;
+        if (r.width === 0 || r.height === 0 || !e.checkVisibility()) continue;
         if (e.closest('.katex-mathml, [data-testid^="stDataFrame"]')) continue;
         if (e.tagName.toLowerCase() !== 'svg' && e.closest('svg')) continue;
         let skip = false;
@@ -82,6 +84,7 @@ _SVG_TEXT_OUTSIDE_JS = (
     + _FIGURE_NAME_JS
     + """
     for (const chart of document.querySelectorAll(`${scope} [data-testid="stPlotlyChart"]`)) {
+        if (!chart.checkVisibility()) continue;  // not rendered (a closed expander)
         const svg = chart.querySelector('svg.main-svg');
         if (!svg) continue;
         const box = svg.getBoundingClientRect();
@@ -107,6 +110,7 @@ _PLOT_TEXT_CLIPPED_JS = (
     + _FIGURE_NAME_JS
     + """
     for (const chart of document.querySelectorAll(`${scope} [data-testid="stPlotlyChart"]`)) {
+        if (!chart.checkVisibility()) continue;  // not rendered (a closed expander)
         for (const e of chart.querySelectorAll('svg.main-svg .cartesianlayer text')) {
             const r = e.getBoundingClientRect();
             if (r.width === 0 || !e.textContent.trim()) continue;

@@ -105,8 +105,10 @@ def wait_for_figure(page, timeout_ms: int = RENDER_TIMEOUT_MS) -> None:
     page.wait_for_timeout(500)  # plotly sizes itself after it is attached
 
 
+# Figures Chromium does not render (in a closed expander: `content-visibility: hidden`) keep their box but get
+# no resize event until they are shown, so only rendered ones are waited for (`checkVisibility`).
 PLOTS_FIT_JS = """() => Array.from(document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot'))
-    .filter(p => p.getBoundingClientRect().width > 0)
+    .filter(p => p.getBoundingClientRect().width > 0 && p.checkVisibility())
     .every(p => Array.from(p.querySelectorAll('.main-svg'))
         .every(svg => svg.getBoundingClientRect().width <= p.getBoundingClientRect().width + 1))"""
 
@@ -137,7 +139,7 @@ def overflowing(page) -> list[str]:
             s.overflowX === 'hidden' && p.scrollWidth > p.clientWidth + 1) return true; } return false; };
         for (const e of document.querySelectorAll('[data-testid="stAppViewContainer"] *')) {
             const r = e.getBoundingClientRect();
-            if (r.width === 0 || r.height === 0) continue;
+            if (r.width === 0 || r.height === 0 || !e.checkVisibility()) continue;
             if (r.right > width + 1 && !scrolls(e)) {
                 found.push(`${e.tagName.toLowerCase()}${e.dataset.testid ? '[' + e.dataset.testid + ']' : ''}` +
                            `.${String(e.className).slice(0, 40)} right=${Math.round(r.right)}`);
@@ -155,6 +157,7 @@ def cut_text(page) -> list[str]:
         for (const e of document.querySelectorAll(`[data-testid="stAppViewContainer"] ${texts}`)) {
             const r = e.getBoundingClientRect();
             if (r.width === 0 || r.height === 0 || !e.textContent.trim() || e.closest('.katex')) continue;
+            if (!e.checkVisibility()) continue;  // not rendered (a closed expander's content)
             const s = getComputedStyle(e);
             const clips = s.textOverflow === 'ellipsis' || s.overflowX === 'hidden' || s.overflowX === 'clip';
             const text = e.textContent.trim().slice(0, 50);

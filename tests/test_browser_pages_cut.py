@@ -46,7 +46,7 @@ MIN_FIGURE_TEXT_PX = 14
 
 FIGURE_TEXT_SIZES_JS = """() => Array.from(document.querySelectorAll(
     '[data-testid="stMain"] [data-testid="stPlotlyChart"] .main-svg text'))
-    .filter(e => e.textContent.trim() && e.getBoundingClientRect().width > 0)
+    .filter(e => e.textContent.trim() && e.getBoundingClientRect().width > 0 && e.checkVisibility())
     .map(e => [parseFloat(getComputedStyle(e).fontSize), e.textContent.trim().slice(0, 30)])"""
 
 
@@ -104,3 +104,37 @@ def test_nothing_is_cut_and_figure_text_is_readable(app, browser, theme, lang):
     finally:
         context.close()
     assert not problems, "\n".join(problems)
+
+
+STAGES_FIT_JS = """() => {
+    const plot = document.querySelector('.st-key-sbs_stages .js-plotly-plot');
+    const svg = plot && plot.querySelector('.main-svg');
+    return plot && svg ? [plot.checkVisibility(), Math.round(plot.getBoundingClientRect().width),
+                          Math.round(svg.getBoundingClientRect().width)] : null;
+}"""
+
+
+def test_a_figure_in_a_closed_expander_fits_once_opened(app, browser):
+    """The Step-by-step page's stage matrices sit in a closed expander, which Chromium does not render, so the
+    checks above skip it; a lecturer who resizes the window and then opens it must still see it whole."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    context.set_default_timeout(RENDER_TIMEOUT_MS)
+    try:
+        page = context.new_page()
+        page.goto(f"{app.url}/step_by_step?" + query(model="words-fixture", lang="en", sbs_sentence=SENTENCE))
+        wait_idle(page)
+        assert_no_exception(page)
+        wait_for_figure(page)
+        visible, _, _ = page.evaluate(STAGES_FIT_JS)
+        assert not visible, "the stage matrices' expander should start closed"
+        page.set_viewport_size({"width": 1024, "height": 768})
+        wait_for_relayout(page)
+        page.locator("details:has(.st-key-sbs_stages) > summary").click()
+        wait_for_relayout(page)
+        visible, container, drawn = page.evaluate(STAGES_FIT_JS)
+        assert visible
+        assert drawn <= container + 1, f"opened at 1024x768, the figure is {drawn} px wide in {container} px"
+        page.locator(".st-key-sbs_stages").scroll_into_view_if_needed()
+        assert not everything_cut(page, '[data-testid="stMain"] .st-key-sbs_stages')
+    finally:
+        context.close()

@@ -181,7 +181,7 @@ def figure_text_sizes(page) -> list[float]:
     return page.evaluate("""() => Array.from(document.querySelectorAll(
         '[data-testid="stMain"] [data-testid="stPlotlyChart"] .main-svg text, ' +
         '[data-testid="stMain"] [data-testid="stPlotlyChart"] .main-svg tspan'))
-        .filter(e => e.textContent.trim() && e.getBoundingClientRect().width > 0)
+        .filter(e => e.textContent.trim() && e.getBoundingClientRect().width > 0 && e.checkVisibility())
         .map(e => parseFloat(getComputedStyle(e).fontSize))""")
 
 
