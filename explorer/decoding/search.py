@@ -210,44 +210,47 @@ def greedy_search(
     `no_repeat_ngram` = n forbids any token that would repeat an n-gram of the row's own output.
     """
     _check_no_repeat(no_repeat_ngram)
-    limits = torch.tensor(_max_lens(max_len, batch_size), dtype=torch.long)
-    longest = int(limits.max())
-    # Per sentence, as tensors over all rows at once: no per-sentence Python inside the step loop.
-    tokens = torch.zeros((batch_size, longest), dtype=torch.long)
-    token_lps = torch.zeros((batch_size, longest), dtype=torch.float64)
-    totals = torch.zeros(batch_size, dtype=torch.float64)  # summed in token order, as Python floats would be
-    lengths = torch.zeros(batch_size, dtype=torch.long)
-    ended_with_eos = torch.zeros(batch_size, dtype=torch.bool)
+    limits = torch.tensor(_max_lens(max_len, batch_size), dtype=torch.long)  # (B,)
+    # A step's work over all live rows at once, in as few tensor operations as possible (a step of one sentence
+    # costs about 0.7 ms, and each small operation a few µs): every step's (sentences, tokens, log-probs) is kept
+    # as it came, and each sentence's hypothesis is read out of them once, at the end.
+    history: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []
+    tokens = torch.zeros((batch_size, int(limits.max())), dtype=torch.long) if no_repeat_ngram is not None else None
     active = torch.arange(batch_size)  # sentence of each scorer row
+    active_limits = limits
     last = torch.full((batch_size,), bos_id, dtype=torch.long)
     step = 0
     while active.numel():
         log_probs = _checked(scorer.step(last, step), active.numel())
-        if no_repeat_ngram is not None:
+        if tokens is not None and no_repeat_ngram is not None:
             log_probs = ban_repeated_ngrams(log_probs, tokens[active, :step], no_repeat_ngram)
-        best_lp, best_token = log_probs.max(dim=-1)  # (N,), (N,); to float64 after: the same maximum, exactly
-        best_lp, best_token = best_lp.cpu().double(), best_token.cpu()
-        tokens[active, step] = best_token
-        token_lps[active, step] = best_lp
-        totals[active] += best_lp
-        lengths[active] = step + 1
-        is_eos = best_token == eos_id
-        done = is_eos | (step + 1 >= limits[active])
+        best_lp, best_token = log_probs.max(dim=-1)  # (N,), (N,)
+        best_lp, best_token = best_lp.cpu(), best_token.cpu()
+        if tokens is not None:
+            tokens[active, step] = best_token
+        history.append((active, best_token, best_lp))
+        done = (best_token == eos_id) | (active_limits <= step + 1)
         if bool(done.any()):
-            ended_with_eos[active[is_eos]] = True
             keep = (~done).nonzero().squeeze(1)
             if keep.numel():
                 scorer.reorder(keep)
-            active, last = active[keep], best_token[keep]
+            active, last, active_limits = active[keep], best_token[keep], active_limits[keep]
         else:
             last = best_token
         step += 1
-    return [
-        _hypothesis(tokens[s, :n].tolist(), token_lps[s, :n].tolist(), total, eos, alpha)
-        for s, (n, total, eos) in enumerate(
-            zip(lengths.tolist(), totals.tolist(), ended_with_eos.tolist(), strict=True)
-        )
-    ]
+    outputs: list[list[int]] = [[] for _ in range(batch_size)]
+    log_probs_of: list[list[float]] = [[] for _ in range(batch_size)]
+    for sentences, found, found_lps in history:
+        for sentence, token, lp in zip(sentences.tolist(), found.tolist(), found_lps.tolist(), strict=True):
+            outputs[sentence].append(token)
+            log_probs_of[sentence].append(lp)  # a float32 maximum, exactly as a Python float
+    hypotheses = []
+    for out, lps in zip(outputs, log_probs_of, strict=True):
+        total = 0.0
+        for lp in lps:  # summed in token order, in float64
+            total += lp
+        hypotheses.append(_hypothesis(out, lps, total, bool(out) and out[-1] == eos_id, alpha))
+    return hypotheses
 
 
 @dataclass

@@ -17,8 +17,8 @@ import torch
 import torch.nn.functional as F
 
 from explorer.model.head_mask import HeadMask, layer_selection
-from explorer.model.linear_kernels import Linear, kernels_for
-from explorer.model.packing import Norm, cached, layer_norm, pack_linear, pack_norm, pack_qkv
+from explorer.model.linear_kernels import Linear
+from explorer.model.packing import Norm, cached, layer_norm, model_kernels, pack_linear, pack_norm, pack_qkv
 from explorer.model.transformer import EncoderOutput, Transformer
 
 
@@ -39,7 +39,7 @@ class PackedEncoder:
         self.model_ref = weakref.ref(model)
         self.heads, self.d_k = config.n_heads, model.encoder_layers[0].self_attention.d_k
         self.pre_norm = config.norm_position == "pre"
-        self.kernels = kernels = kernels_for(model.embedding.weight)
+        self.kernels = kernels = model_kernels(model)
         self.layers = tuple(
             _Layer(
                 pack_qkv(kernels, layer.self_attention),

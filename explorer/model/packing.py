@@ -9,15 +9,26 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import torch
 import torch.nn.functional as F
 
 from explorer.model.attention import MultiHeadAttention
-from explorer.model.linear_kernels import Kernels, Linear
+from explorer.model.linear_kernels import Kernels, Linear, choose_kernels
+
+if TYPE_CHECKING:
+    from explorer.model.transformer import Transformer
 
 Norm = tuple[torch.Tensor, torch.Tensor, float]  # a LayerNorm's (weight, bias, eps)
+
+
+def model_kernels(model: Transformer) -> Kernels:
+    """The kernels both packed paths of `model` multiply by: chosen on the decoder step's weights (every decoder
+    linear and the output projection), what a search multiplies by most often."""
+    decoder = [m.weight for layer in model.decoder_layers for m in layer.modules() if isinstance(m, torch.nn.Linear)]
+    output = model.embedding.weight if model.config.share_embeddings else model.output_projection.weight
+    return choose_kernels([w.detach() for w in (*decoder, output)])
 
 
 def pack_linear(kernels: Kernels, linear: torch.nn.Linear) -> Linear:
@@ -40,9 +51,24 @@ def layer_norm(x: torch.Tensor, norm: Norm) -> torch.Tensor:
     return F.layer_norm(x, (weight.shape[0],), weight, bias, eps)
 
 
+_PARAMETERS: weakref.WeakKeyDictionary[torch.nn.Module, tuple[tuple[torch.Tensor, bool], ...]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def weight_versions(model: torch.nn.Module) -> tuple[int, ...]:
-    """In-place version of every weight; -1 for inference tensors (made under `inference_mode`, never trained)."""
-    return tuple(-1 if p.is_inference() else p._version for p in model.parameters())
+    """In-place version of every weight; -1 for inference tensors (made under `inference_mode`, never trained).
+
+    The model's parameters are listed once per model and kept: walking its modules took 116 µs, twice per
+    translated sentence (encoder and decoder), against 8 µs to read the versions. Training, loading and the
+    optimizers change weights in place, which bumps their version; a parameter replaced by a new object is not
+    seen (nothing in this project does that to a model it decodes with).
+    """
+    parameters = _PARAMETERS.get(model)
+    if parameters is None:
+        parameters = tuple((p, p.is_inference()) for p in model.parameters())
+        _PARAMETERS[model] = parameters
+    return tuple(-1 if inference else p._version for p, inference in parameters)
 
 
 M = TypeVar("M", bound=torch.nn.Module)
