@@ -15,7 +15,10 @@ Neither has GNMT's length penalty: greedy outputs should match ours exactly; bea
 their own length normalisation (score / length^0.6), so a few differ by design.
 
 Each system runs in its own process (`--child SYSTEM THREADS FOLDER OUT`) at 1 and at 2 threads
-(`PEERS_THREADS=1,2`), the systems interleaved round by round; each cell reports a system's best thread count.
+(`PEERS_THREADS=1,2`), the systems interleaved round by round; each cell reports a system's best setting.
+CTranslate2 also runs on each of its CPU backends (`CT2_USE_MKL=1`: Intel MKL, its default on Intel CPUs;
+`CT2_USE_MKL=0`: oneDNN): on an Intel Xeon with AMX its MKL backend at 2 threads took 62 ms for a sentence that
+oneDNN did in 9.3 ms, and comparing against the slower backend would flatter us.
 The parent converts and tokenizes beforehand, so a CTranslate2 child imports neither torch nor this project
 (two OpenMP runtimes in one process slow CTranslate2 several-fold; a child that finds torch loaded says so).
 Cells: greedy and beam 4 over batches of 32 (sentences/s on Multi30k test2016) and one sentence at a time (ms
@@ -323,10 +326,24 @@ def child(name: str, threads: int, folder: str, out: str) -> None:
     Path(out).write_text(json.dumps(result))
 
 
-def _run_child(name: str, threads: int, folder: Path) -> dict | None:
+# A system's settings besides the thread count: (label, environment). CTranslate2 picks its CPU backend from
+# CT2_USE_MKL when it loads.
+VARIANTS: dict[str, tuple[tuple[str, dict[str, str]], ...]] = {
+    "ctranslate2 float32": (("mkl", {"CT2_USE_MKL": "1"}), ("dnnl", {"CT2_USE_MKL": "0"})),
+    "ctranslate2 int8": (("mkl", {"CT2_USE_MKL": "1"}), ("dnnl", {"CT2_USE_MKL": "0"})),
+}
+
+
+def settings_of(name: str, threads: tuple[int, ...]) -> list[tuple[str, int, dict[str, str]]]:
+    """(label, threads, extra environment) of every setting `name` runs under."""
+    variants = VARIANTS.get(name, (("", {}),))
+    return [(f"{t}t {label}".strip(), t, env) for t in threads for label, env in variants]
+
+
+def _run_child(name: str, threads: int, folder: Path, extra: dict[str, str] | None = None) -> dict | None:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out.json"
-        env = {**os.environ, "OMP_NUM_THREADS": str(threads), "EXPLORER_RUNTIME": "as-given"}
+        env = {**os.environ, "OMP_NUM_THREADS": str(threads), "EXPLORER_RUNTIME": "as-given", **(extra or {})}
         done = subprocess.run(
             [sys.executable, __file__, "--child", name, str(threads), str(folder), str(out)],
             env=env,
@@ -340,8 +357,8 @@ def _run_child(name: str, threads: int, folder: Path) -> dict | None:
         return json.loads(out.read_text())
 
 
-def _best(runs: dict[int, list[dict]], cell: str) -> tuple[float, int]:
-    """(median over rounds at the best thread count for this cell, that thread count); ms cells: lower is better."""
+def _best(runs: dict[str, list[dict]], cell: str) -> tuple[float, str]:
+    """(median over rounds at the best setting for this cell, that setting); ms cells: lower is better."""
     medians = {t: statistics.median(r["figures"][cell] for r in rs) for t, rs in runs.items() if rs}
     pick = min if cell.endswith("(ms)") else max
     threads = pick(medians, key=lambda t: medians[t])
@@ -350,28 +367,30 @@ def _best(runs: dict[int, list[dict]], cell: str) -> tuple[float, int]:
 
 def main(rounds: int = 3, n: int = 1000) -> int:
     settings = tuple(int(t) for t in os.environ.get("PEERS_THREADS", "1,2").split(","))
-    results: dict[str, dict[int, list[dict]]] = {name: {t: [] for t in settings} for name in SYSTEMS}
+    results: dict[str, dict[str, list[dict]]] = {
+        name: {label: [] for label, _, _ in settings_of(name, settings)} for name in SYSTEMS
+    }
     loads = []
     with tempfile.TemporaryDirectory(prefix="explorer-peers-") as tmp:
         folder = prepare(Path(tmp), n)
         for r in range(rounds):
             loads.append(os.getloadavg()[0])
             for name in SYSTEMS if r % 2 == 0 else SYSTEMS[::-1]:
-                for threads in settings:
-                    measured = _run_child(name, threads, folder)
+                for label, threads, extra in settings_of(name, settings):
+                    measured = _run_child(name, threads, folder, extra)
                     if measured is None:
                         continue
                     if name.startswith("ctranslate2") and measured["torch_loaded"]:
                         print(f"  warning: torch was loaded in the {name} child: its figures are unfair to it")
-                    results[name][threads].append(measured)
+                    results[name][label].append(measured)
                     figures = ", ".join(f"{k} {v:.1f}" for k, v in measured["figures"].items())
-                    print(f"  round {r + 1} {name} ({threads} threads): {figures}", flush=True)
+                    print(f"  round {r + 1} {name} ({label}): {figures}", flush=True)
     first = [runs[0] for runs in results["explorer"].values() if runs]
     reference = first[0] if first else None
     base = results["ctranslate2 float32"]
     print(
         f"\n{n} test2016 sentences, {rounds} interleaved rounds, each system in its own process at each of "
-        f"{settings} threads (each cell: that system's best thread count, in brackets), "
+        f"{settings} threads, CTranslate2 on both CPU backends (each cell: that system's best setting, in brackets), "
         f"1-minute load {min(loads):.1f}–{max(loads):.1f}; ratio = ÷ CTranslate2 float32"
     )
     print("| system | " + " | ".join(CELLS) + " | identical to explorer (greedy / beam 4) |")
@@ -382,9 +401,9 @@ def main(rounds: int = 3, n: int = 1000) -> int:
             continue
         cells = []
         for cell in CELLS:
-            value, threads = _best(runs, cell)
+            value, label = _best(runs, cell)
             ratio = f", {value / _best(base, cell)[0]:.2f}×" if any(base.values()) else ""
-            cells.append(f"{value:.1f} ({threads}t{ratio})")
+            cells.append(f"{value:.1f} ({label}{ratio})")
         mine = next(rs[0] for rs in runs.values() if rs)
         same = (
             ""
