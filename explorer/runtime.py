@@ -16,9 +16,10 @@ So the command line picks the policy from the load when it starts (`load_per_cor
 the tasks runnable at that moment must both say busy). The app batches concurrent requests into one forward
 pass (`explorer.serving`). On a busy machine it runs one OpenMP thread per request: no thread team, nothing
 to spin. On a quiet one it keeps the OpenMP defaults (a thread per core, spinning briefly, then sleeping):
-since decoding multiplies through oneDNN, which splits even one sentence's products over both cores, one
-thread was 1.19x slower for a single translation with all maps (43.1 vs 36.2 ms) and the classroom's batched
-burst of 40 was slower too (p95 0.48 vs 0.41 s) (2026-11-25, benchmarks/RESULTS.md).
+a decoding step's products are split over both cores (by oneDNN on the AMD EPYC, by MKL on the Intel Xeon),
+and one thread was 1.19x slower for a single translation with all maps on the first (43.1 vs 36.2 ms) and
+1.51x on the second (25.3 vs 16.8 ms); the classroom's batched burst of 40 was slower too (p95 0.48 vs
+0.41 s) (2026-11-25, benchmarks/RESULTS.md).
 
 A variable the user has set is never overridden; with EXPLORER_RUNTIME=as-given nothing is set at all
 (the OpenMP runtime's own defaults; the benchmark uses it).

@@ -8,11 +8,13 @@ path does the step's work in fewer, larger operations:
 - a layer's self-attention cache holds keys and values together, (rows, 2, heads, t, d_k);
 - no per-step dataclasses, closures or module calls: the weights are read once, when the packed decoder is
   built from the model (`packed_decoder`), and rebuilt when a weight has changed since (training in place);
-- on a CPU, the linears (and the tied output projection) run on oneDNN with weights prepacked once, ReLU
-  fused into the first feed-forward linear (`linear_kernels.py` says why: a step is bound by reading weights).
+- the linears (and the tied output projection) run on the kernels measured fastest on this machine, MKL's
+  `addmm` on an (in, out) copy or oneDNN with weights prepacked once and ReLU fused into the first
+  feed-forward linear (`linear_kernels.py` says why: a step is bound by reading weights, and which library
+  reads them faster depends on the CPU).
 
 Same arithmetic (the fused attention kernel, LayerNorm, the same linears), so the log-probabilities equal
-`decode_step`'s to float32 rounding (oneDNN sums in another order than MKL);
+`decode_step`'s to float32 rounding (either kernel may sum in another order than F.linear does);
 `tests/test_perf_search_identical.py` holds the search's outputs to the old ones on 200 test2016 sentences.
 A head mask (`HeadMask`, Michel et al. 2019) is an argument of `step`,
 as of `decode_step`: the switched-off heads' outputs are gated before W^O by the same `HeadSelection.apply`,
@@ -31,7 +33,18 @@ import torch.nn.functional as F
 
 from explorer.model.head_mask import HeadMask, HeadSelection
 from explorer.model.linear_kernels import Linear
-from explorer.model.packing import Norm, cached, layer_norm, model_kernels, pack_linear, pack_norm, pack_qkv
+from explorer.model.packing import (
+    FeedForward,
+    Norm,
+    cached,
+    layer_norm,
+    model_kernels,
+    pack_feed_forward,
+    pack_linear,
+    pack_norm,
+    pack_qkv,
+    packable,
+)
 from explorer.model.transformer import EncoderOutput, Transformer
 
 
@@ -103,8 +116,7 @@ class _Layer:
     self_out: Linear
     cross_q: Linear
     cross_out: Linear
-    ff1: Linear
-    ff2: Linear
+    ffn: FeedForward  # Eq. 2, float or int8
     norms: tuple[Norm, ...]  # self, cross, ffn
 
 
@@ -123,8 +135,7 @@ class PackedDecoder:
                 pack_linear(kernels, layer.self_attention.w_o),
                 pack_linear(kernels, layer.cross_attention.w_q),
                 pack_linear(kernels, layer.cross_attention.w_o),
-                pack_linear(kernels, layer.feed_forward.w_1),
-                pack_linear(kernels, layer.feed_forward.w_2),
+                pack_feed_forward(kernels, layer.feed_forward),
                 tuple(pack_norm(r.norm) for r in (layer.self_residual, layer.cross_residual, layer.ffn_residual)),
             )
             for layer in model.decoder_layers
@@ -202,7 +213,7 @@ class PackedDecoder:
             out = linear(attended.transpose(1, 2).reshape(rows, width), layer.cross_out, False)
             y = y + out if pre_norm else layer_norm(y + out, norm_cross)
             h = layer_norm(y, norm_ffn) if pre_norm else y
-            out = linear(linear(h, layer.ff1, True), layer.ff2, False)
+            out = layer.ffn(h)
             y = y + out if pre_norm else layer_norm(y + out, norm_ffn)
         if self.final_norm is not None:
             y = layer_norm(y, self.final_norm)
@@ -227,14 +238,14 @@ _SUPPORTED: weakref.WeakKeyDictionary[Transformer, bool] = weakref.WeakKeyDictio
 
 
 def supports_packed(model: Transformer) -> bool:
-    """Packed encoding and decoding need float nn.Linear weights (not int8 modules) and keys and values of one
-    width. Answered once per model: walking its modules took 0.2 ms of every translated sentence, and a model's
-    modules are not swapped after it is built (`quantize_int8` quantizes a copy)."""
+    """Packed encoding and decoding need float nn.Linear weights, except feed-forward blocks in int8 as
+    `explorer.quantize` makes them, and keys and values of one width. Answered once per model: walking its
+    modules took 0.2 ms of every translated sentence, and a model's modules are not swapped after it is built
+    (`quantize_int8` quantizes a copy)."""
     known = _SUPPORTED.get(model)
     if known is None:
         attention = model.decoder_layers[0].self_attention
-        float_linears = all(type(m) is torch.nn.Linear for m in model.modules() if "Linear" in type(m).__name__)
-        known = _SUPPORTED[model] = float_linears and attention.d_k == attention.d_v
+        known = _SUPPORTED[model] = packable(model) and attention.d_k == attention.d_v
     return known
 
 

@@ -1,11 +1,12 @@
 """The encoder for decoding, on the same packed weights as the decoder: `Transformer.encode` without weights.
 
 A search encodes its sentences once, then decodes; the encoder's linears were a fifth of a greedy batch's
-time on MKL (`python -m benchmarks.profile_search --ops`), so they take the same oneDNN kernels as the
-decoder's steps (`linear_kernels.py`). W^Q, W^K, W^V are one matrix, ReLU is fused, and a head mask gates
-the same heads as `Transformer.encode` does. The memory equals `encode`'s to float32 rounding; the search's
-outputs are held to the old ones by tests/test_perf_search_identical.py. Attention weights, internals and
-training (dropout) stay on `Transformer.encode`.
+time on MKL (`python -m benchmarks.profile_search --ops`), so they take the same packed weights and kernels as
+the decoder's steps (`linear_kernels.py`: MKL or oneDNN, whichever measured faster). W^Q, W^K, W^V are one
+matrix, ReLU is fused, and a head mask gates the same heads as `Transformer.encode` does. The memory equals
+`encode`'s to float32 rounding; the search's outputs are held to the old ones by
+tests/test_perf_search_identical.py. Attention weights, internals and training (dropout) stay on
+`Transformer.encode`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,17 @@ import torch.nn.functional as F
 
 from explorer.model.head_mask import HeadMask, layer_selection
 from explorer.model.linear_kernels import Linear
-from explorer.model.packing import Norm, cached, layer_norm, model_kernels, pack_linear, pack_norm, pack_qkv
+from explorer.model.packing import (
+    FeedForward,
+    Norm,
+    cached,
+    layer_norm,
+    model_kernels,
+    pack_feed_forward,
+    pack_linear,
+    pack_norm,
+    pack_qkv,
+)
 from explorer.model.transformer import EncoderOutput, Transformer
 
 
@@ -26,8 +37,7 @@ from explorer.model.transformer import EncoderOutput, Transformer
 class _Layer:
     qkv: Linear  # W^Q, W^K, W^V as one (3·d, d) linear
     out: Linear
-    ff1: Linear
-    ff2: Linear
+    ffn: FeedForward  # Eq. 2, float or int8
     norms: tuple[Norm, Norm]  # attention, feed-forward
 
 
@@ -44,8 +54,7 @@ class PackedEncoder:
             _Layer(
                 pack_qkv(kernels, layer.self_attention),
                 pack_linear(kernels, layer.self_attention.w_o),
-                pack_linear(kernels, layer.feed_forward.w_1),
-                pack_linear(kernels, layer.feed_forward.w_2),
+                pack_feed_forward(kernels, layer.feed_forward),
                 (pack_norm(layer.attention_residual.norm), pack_norm(layer.ffn_residual.norm)),
             )
             for layer in model.encoder_layers
@@ -75,7 +84,7 @@ class PackedEncoder:
             out = linear(attended.transpose(1, 2).reshape(batch * length, heads * d_k), layer.out, False)
             x = x + out if pre_norm else layer_norm(x + out, norm_attention)
             h = layer_norm(x, norm_ffn) if pre_norm else x
-            out = linear(linear(h, layer.ff1, True), layer.ff2, False)
+            out = layer.ffn(h)
             x = x + out if pre_norm else layer_norm(x + out, norm_ffn)
         if self.final_norm is not None:
             x = layer_norm(x, self.final_norm)

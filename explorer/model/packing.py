@@ -2,7 +2,8 @@
 kept per model and rebuilt when a weight has changed in place since (training).
 
 The packing itself (oneDNN or MKL) is `linear_kernels.py`; here: packing one linear, a fused W^Q/W^K/W^V, a
-LayerNorm, and the per-model cache both paths keep.
+feed-forward block (float, or int8 as `explorer.quantize` leaves it), a LayerNorm, and the per-model cache both
+paths keep.
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ import torch
 import torch.nn.functional as F
 
 from explorer.model.attention import MultiHeadAttention
+from explorer.model.layers import PositionwiseFeedForward
 from explorer.model.linear_kernels import Kernels, Linear, choose_kernels
 
 if TYPE_CHECKING:
     from explorer.model.transformer import Transformer
 
 Norm = tuple[torch.Tensor, torch.Tensor, float]  # a LayerNorm's (weight, bias, eps)
+FeedForward = Callable[[torch.Tensor], torch.Tensor]  # Eq. 2 on rows: (rows, d_model) -> (rows, d_model)
 
 
 def model_kernels(model: Transformer) -> Kernels:
@@ -33,6 +36,47 @@ def model_kernels(model: Transformer) -> Kernels:
 
 def pack_linear(kernels: Kernels, linear: torch.nn.Linear) -> Linear:
     return kernels.pack(linear.weight), linear.bias.detach()
+
+
+def is_int8_linear(module: torch.nn.Module) -> bool:
+    """A linear layer `torch.ao.quantization.quantize_dynamic` made int8 (`explorer.quantize`). By name, so that a
+    float model never imports torch.ao (slow to import, and only a session that asks for int8 needs it)."""
+    kind = type(module)
+    packed = getattr(module, "_packed_params", None)
+    return (
+        kind.__name__ == "Linear"
+        and kind.__module__.startswith("torch.ao.nn.quantized.dynamic")
+        and getattr(packed, "dtype", None) == torch.qint8
+    )
+
+
+def packable(model: Transformer) -> bool:
+    """Every linear layer float `nn.Linear`, except feed-forward blocks whose two layers are both int8."""
+    blocks = [m for m in model.modules() if isinstance(m, PositionwiseFeedForward)]
+    int8 = {id(m) for b in blocks if is_int8_linear(b.w_1) and is_int8_linear(b.w_2) for m in (b.w_1, b.w_2)}
+    # Any linear layer: nn.Linear and its subclasses, and the quantized modules named Linear (not the
+    # LinearPackedParams module an int8 layer holds its weights in).
+    linears = (m for m in model.modules() if isinstance(m, torch.nn.Linear) or type(m).__name__ == "Linear")
+    return all(type(m) is torch.nn.Linear or id(m) in int8 for m in linears)
+
+
+def pack_feed_forward(kernels: Kernels, block: PositionwiseFeedForward) -> FeedForward:
+    """max(0, x·W_1 + b_1)·W_2 + b_2 (Eq. 2), ReLU fused into the first product.
+
+    Float layers run on `kernels`; int8 layers (`explorer.quantize`: the feed-forward weights in int8, the input
+    quantized on the fly) on the same fbgemm operators their modules call, with their own prepacked weights:
+    a packed int8 step reads about a third fewer bytes than a float one, where the general path with int8
+    modules was slower than packed float (benchmarks/RESULTS.md).
+    """
+    w_1, w_2 = block.w_1, block.w_2
+    if type(w_1) is not torch.nn.Linear and is_int8_linear(w_1) and is_int8_linear(w_2):
+        first, second = (getattr(w, "_packed_params")._packed_params for w in (w_1, w_2))  # noqa: B009
+        quantized = torch.ops.quantized
+        # reduce_range=True as the modules pass it (fbgemm's 7-bit activations, no overflow in VNNI sums).
+        return lambda x: quantized.linear_dynamic(quantized.linear_relu_dynamic(x, first, True), second, True)
+    assert isinstance(w_1, torch.nn.Linear) and isinstance(w_2, torch.nn.Linear), "float or int8 feed-forward only"
+    packed_1, packed_2, apply = pack_linear(kernels, w_1), pack_linear(kernels, w_2), kernels.apply
+    return lambda x: apply(apply(x, packed_1, True), packed_2, False)
 
 
 def pack_qkv(kernels: Kernels, attention: MultiHeadAttention) -> Linear:
