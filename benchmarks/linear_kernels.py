@@ -4,9 +4,11 @@
 
 One "step" multiplies `rows` rows by every linear of the shipped checkpoint's decoder (fused W^Q/W^K/W^V,
 W^O, cross W^Q and W^O, both feed-forward linears, three layers) and by the tied output projection: 19 MB of
-float32 weights, more than this machine's caches keep, so the figure is how fast each kernel reads them.
+float32 weights, more than the AMD EPYC's caches keep, so the figure is how fast each kernel reads them.
 Rows: 1 (greedy, one sentence), 4 (beam 4, one sentence), 32 (greedy, a batch), 128 (beam 4, a batch).
-Both kernels in one process, interleaved round by round; prints median microseconds per step and MKL ÷ oneDNN.
+Both kernels in one process, interleaved round by round; prints median microseconds per step and MKL ÷ oneDNN,
+and the kernels the packed paths choose on this machine (`explorer/model/linear_kernels.py`, measured: the
+winner differs between CPUs).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 import torch
 
 from explorer.checkpoint import load_checkpoint
-from explorer.model.linear_kernels import MKL, ONEDNN, Kernels
+from explorer.model.linear_kernels import MKL, ONEDNN, Kernels, choose_kernels
 
 CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "multi30k-en-de"
 ROWS = (1, 4, 32, 128)
@@ -73,6 +75,7 @@ def main(rounds: int = 5) -> int:
     for rows in ROWS:
         mkl, onednn = (statistics.median(times[(name, rows)]) for name in kernels)
         print(f"| {rows} | {mkl:.0f} | {onednn:.0f} | {mkl / onednn:.2f}× |")
+    print(f"chosen by the packed paths here: {choose_kernels([w for w, _ in weights]).name}")
     return 0
 
 
