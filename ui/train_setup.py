@@ -681,7 +681,6 @@ def start_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConfig,
     save = right.checkbox(
         t("When finished, save the model to the checkpoint list (every page's picker)"), key="train_save"
     )
-    estimate_section(choice, tokenizer, config, train_config, save)
     problems = []
     try:
         validate_run_name(name)
@@ -723,3 +722,7 @@ def start_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConfig,
         on_click=start_run,
         args=(choice, tokenizer, config, train_config, name, save, name == auto),
     )
+    # Under the button, not above it: the estimate times real steps at the run's own low priority, which takes
+    # minutes on a busy machine (two busy processes kept the button from appearing for over two minutes), and
+    # nobody should wait for a figure to be allowed to start.
+    estimate_section(choice, tokenizer, config, train_config, save)
