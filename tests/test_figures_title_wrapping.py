@@ -41,3 +41,21 @@ def test_each_extra_title_line_gets_room_above_the_plot() -> None:
     one = apply_theme(go.Figure(), title="One line")
     three = apply_theme(go.Figure(), title="One<br>two<br>three")
     assert three.layout.margin.t - one.layout.margin.t >= 2 * TITLE_SIZE
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+@pytest.mark.parametrize("family", ["encoder_self", "decoder_self", "cross"])
+def test_a_head_title_fits_the_narrow_column_in_both_languages(lang: str, family: str) -> None:
+    """Translate's heatmap sits beside its pickers, `NARROW_COLUMN_PX` wide at 1024x768. The Korean
+    cross-attention title has no " · " before which it fits, and used to be left whole and cut at "레이"."""
+    from ui.attention_view import head_title
+    from ui.layout import NARROW_COLUMN_PX, wrap_title
+
+    title = head_title(family, 3, 1, lang)
+    one_line = apply_theme(go.Figure(), title=title)
+    fig = wrap_title(apply_theme(go.Figure(), title=title), NARROW_COLUMN_PX)
+    lines = fig.layout.title.text.split("<br>")
+    assert all(text_width_px(line, TITLE_SIZE) <= NARROW_COLUMN_PX - 20 for line in lines), lines
+    words = [w for w in " ".join(lines).split() if w != "\u00b7"]  # a line may end where a " · " was
+    assert words == [w for w in title.split() if w != "\u00b7"]
+    assert fig.layout.margin.t - one_line.layout.margin.t >= int(1.3 * TITLE_SIZE) * (len(lines) - 1)

@@ -15,7 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from explorer.figures.theme import TITLE_SIZE, numbers_fit, text_width_px
+from explorer.figures.theme import TITLE_SIZE, numbers_fit, text_width_px, wrap_words
 from ui.i18n import t
 
 _SLOT = "_page_controls"
@@ -76,7 +76,9 @@ def page_header(
 
 def wrap_title(fig: go.Figure, width: int = NARROW_COLUMN_PX) -> go.Figure:
     """Break a title that would run past a `width` px figure at its last " · " (else " — ", else ", ") that
-    fits (in place): plotly does not wrap titles, it cuts them at the figure's edge."""
+    fits (in place): plotly does not wrap titles, it cuts them at the figure's edge. Where no separator leaves a
+    first line that fits (the Korean cross-attention title, "인코더-디코더 어텐션 (cross-attention) · 레이어 3 ·
+    헤드 1", was cut at "레이" at 1024x768), it breaks between words, over as many lines as it takes."""
     text = fig.layout.title.text
     size = fig.layout.title.font.size or TITLE_SIZE
     if not text or "<br>" in text or text_width_px(text, size) <= width - 20:
@@ -84,13 +86,35 @@ def wrap_title(fig: go.Figure, width: int = NARROW_COLUMN_PX) -> go.Figure:
     for separator in (" \u00b7 ", " \u2014 ", ", "):
         parts = text.split(separator)
         for cut in range(len(parts) - 1, 0, -1):
-            head = separator.join(parts[:cut])
-            if text_width_px(head, size) <= width - 20:
-                fig.update_layout(
-                    title_text=head + "<br>" + separator.join(parts[cut:]),
-                    margin_t=(fig.layout.margin.t or 80) + int(1.3 * size),
-                )
-                return fig
+            head, rest = separator.join(parts[:cut]), separator.join(parts[cut:])
+            if text_width_px(head, size) <= width - 20 and text_width_px(rest, size) <= width - 20:
+                return _set_title(fig, head + "<br>" + rest, size)
+    return _set_title(fig, _by_parts(text, width - 20, size), size)
+
+
+def _by_parts(text: str, width: float, size: float) -> str:
+    """Lines of whole " · " parts where they fit; a part too wide for a line alone gets lines of its own, broken
+    between words, so "레이어 3 · 헤드 1" stays together after a family name that had to be broken."""
+    lines: list[str] = []
+    current = ""
+    for part in text.split(" \u00b7 "):
+        candidate = f"{current} \u00b7 {part}" if current else part
+        if text_width_px(candidate, size) <= width:
+            current = candidate
+            continue
+        if current:
+            lines.append(current)
+        current = part
+        if text_width_px(part, size) > width:
+            lines.extend(wrap_words(part, width, size).split("<br>"))
+            current = ""
+    return "<br>".join(lines + ([current] if current else []))
+
+
+def _set_title(fig: go.Figure, text: str, size: float) -> go.Figure:
+    """The wrapped title, and room above the plot for each line it gained."""
+    extra = text.count("<br>")
+    fig.update_layout(title_text=text, margin_t=(fig.layout.margin.t or 80) + int(1.3 * size) * extra)
     return fig
 
 
