@@ -328,9 +328,10 @@ def child(name: str, threads: int, folder: str, out: str) -> None:
 
 # A system's settings besides the thread count: (label, environment). CTranslate2 picks its CPU backend from
 # CT2_USE_MKL when it loads.
+_CT2_BACKENDS = (("mkl", {"CT2_USE_MKL": "1"}), ("dnnl", {"CT2_USE_MKL": "0"}))
 VARIANTS: dict[str, tuple[tuple[str, dict[str, str]], ...]] = {
-    "ctranslate2 float32": (("mkl", {"CT2_USE_MKL": "1"}), ("dnnl", {"CT2_USE_MKL": "0"})),
-    "ctranslate2 int8": (("mkl", {"CT2_USE_MKL": "1"}), ("dnnl", {"CT2_USE_MKL": "0"})),
+    "ctranslate2 float32": _CT2_BACKENDS,
+    "ctranslate2 int8": _CT2_BACKENDS,
 }
 
 
@@ -359,10 +360,10 @@ def _run_child(name: str, threads: int, folder: Path, extra: dict[str, str] | No
 
 def _best(runs: dict[str, list[dict]], cell: str) -> tuple[float, str]:
     """(median over rounds at the best setting for this cell, that setting); ms cells: lower is better."""
-    medians = {t: statistics.median(r["figures"][cell] for r in rs) for t, rs in runs.items() if rs}
+    medians = {label: statistics.median(r["figures"][cell] for r in rs) for label, rs in runs.items() if rs}
     pick = min if cell.endswith("(ms)") else max
-    threads = pick(medians, key=lambda t: medians[t])
-    return medians[threads], threads
+    best = pick(medians, key=lambda label: medians[label])
+    return medians[best], best
 
 
 def main(rounds: int = 3, n: int = 1000) -> int:

@@ -247,7 +247,7 @@ def greedy_search(
     hypotheses = []
     for out, lps in zip(outputs, log_probs_of, strict=True):
         total = 0.0
-        for lp in lps:  # summed in token order, in float64
+        for lp in lps:  # summed in token order, in float64 (not sum(): from Python 3.12 it compensates)
             total += lp
         hypotheses.append(_hypothesis(out, lps, total, bool(out) and out[-1] == eos_id, alpha))
     return hypotheses

@@ -69,7 +69,7 @@ def pack_feed_forward(kernels: Kernels, block: PositionwiseFeedForward) -> FeedF
     modules was slower than packed float (benchmarks/RESULTS.md).
     """
     w_1, w_2 = block.w_1, block.w_2
-    if type(w_1) is not torch.nn.Linear and is_int8_linear(w_1) and is_int8_linear(w_2):
+    if is_int8_linear(w_1) and is_int8_linear(w_2):
         first, second = (getattr(w, "_packed_params")._packed_params for w in (w_1, w_2))  # noqa: B009
         quantized = torch.ops.quantized
         # reduce_range=True as the modules pass it (fbgemm's 7-bit activations, no overflow in VNNI sums).
