@@ -43,6 +43,7 @@ from typing import Final, Literal, Protocol
 import torch
 
 from explorer.decoding.repetition import ban_repeated_ngrams
+from explorer.decoding.top_k import row_top_k
 
 Status = Literal["kept", "pruned", "finished"]
 KEPT: Final = "kept"
@@ -361,7 +362,7 @@ def _top_candidates(
     vocab = log_probs.shape[1]
     device = log_probs.device
     per_row = min(2 * beam_size, vocab)
-    row_lps, row_tokens = log_probs.topk(per_row, dim=1)  # (N, per_row), best first
+    row_lps, row_tokens = row_top_k(log_probs, per_row)  # (N, per_row), best first
     row_lps = row_lps.double()
     cumulative = torch.tensor([h.log_prob for live in lives for h in live], dtype=torch.float64, device=device)  # (N,)
     slots = torch.tensor(

@@ -1,0 +1,110 @@
+"""Cross-attention folded with one batch's encoder memory: two small products a step instead of two weight reads.
+
+During decoding the keys K_h and values V_h of a cross-attention head are fixed for the whole search (the
+encoder memory projected once). The products on either side of the attention are therefore linear maps that can
+be multiplied out once per batch, before the first step:
+
+    scores_h = (y W_h^Q + b_h^Q) K_h^T / √d_k = y (W_h^Q K_h^T / √d_k) + b_h^Q K_h^T / √d_k
+    out      = Σ_h softmax(scores_h) V_h W_h^O + b^O = Σ_h softmax(scores_h) (V_h W_h^O) + b^O
+
+(W_h^Q: the head's d_k columns of W^Q as it multiplies rows; W_h^O: its d_k rows of W^O.) The same function as
+Eq. 1 and the multi-head concatenation, reassociated. What a step reads per layer drops from W^Q and W^O
+(2·d_model² floats, 512 KiB for the shipped model) to groups·heads·src·2·d_model floats (a 15-token sentence:
+120 KiB), and the attention kernel call and two head reshapes go too. A decoder step of a small model on a CPU is
+bound by reading weights (`linear_kernels.py`), so this pays exactly when the folded matrices are smaller than
+the weights: `worth_folding`. A batch of 32 sentences is not (its step multiplies 32·4 rows by shared weights,
+where folded matrices would be one per sentence), so batches decode as before.
+
+The sums run in another order than the unfolded products, so the log-probabilities agree to float32 rounding;
+`tests/test_perf_folded_cross.py` holds them to the unfolded step's and the search's outputs to the reference.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass(frozen=True)
+class FoldedCross:
+    """Every decoder layer's cross-attention folded with the memory of `groups` sentences.
+
+    scores: (layers, groups, heads·src, d_model), K_h W_h^Q / √d_k of every head stacked (the step multiplies
+        by its transpose, W_h^Q K_h^T / √d_k, as BLAS reads a transposed operand in place);
+    scores_bias: (layers, groups, 1, heads·src), b_h^Q K_h^T / √d_k plus the source mask (0 or -inf per token),
+        so that the step adds the mask with the bias;
+    values: (layers, groups, heads·src, d_model), V_h W_h^O stacked by head;
+    out_bias: (layers, 1, 1, d_model), b^O.
+    """
+
+    scores: torch.Tensor
+    scores_bias: torch.Tensor
+    values: torch.Tensor
+    out_bias: torch.Tensor
+
+    def select(self, index: torch.Tensor) -> FoldedCross:
+        """Keep the groups `index` (a long tensor), in that order, as a beam's reordering needs."""
+        return FoldedCross(
+            self.scores.index_select(1, index),
+            self.scores_bias.index_select(1, index),
+            self.values.index_select(1, index),
+            self.out_bias,
+        )
+
+    def attend(self, index: int, h: torch.Tensor, heads: int) -> torch.Tensor:
+        """Layer `index`'s cross-attention sub-layer output before the residual: h (groups, size, d_model) -> same."""
+        groups, size, _ = h.shape
+        # (groups, size, heads·src)
+        scores = torch.baddbmm(self.scores_bias[index], h, self.scores[index].transpose(1, 2))
+        weights = torch.softmax(scores.view(groups, size, heads, -1), dim=-1).view(groups, size, -1)
+        return torch.baddbmm(self.out_bias[index], weights, self.values[index])
+
+
+@dataclass(frozen=True)
+class CrossWeights:
+    """A decoder's cross-attention weights, stacked over layers in the shapes folding multiplies by.
+
+    w_q: (layers, 1, heads, d_k, d_model), each head's rows of W^Q (out, in), times 1/√d_k;
+    b_q: (layers, 1, heads, d_k, 1), b^Q by head, times 1/√d_k;
+    w_o: (layers, 1, heads, d_k, d_model), each head's d_k input columns of W^O, transposed;
+    b_o: (layers, 1, 1, d_model).
+    """
+
+    w_q: torch.Tensor
+    b_q: torch.Tensor
+    w_o: torch.Tensor
+    b_o: torch.Tensor
+
+
+def cross_weights(
+    layers: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]], heads: int
+) -> CrossWeights:
+    """layers: per decoder layer (W^Q (d, d), b^Q (d,), W^O (d, d), b^O (d,)) as nn.Linear holds them, (out, in)."""
+    d_model = layers[0][0].shape[1]
+    d_k = layers[0][0].shape[0] // heads
+    scale = 1.0 / math.sqrt(d_k)  # SDPA's default scale, Eq. 1
+    w_q = torch.stack([w.view(heads, d_k, d_model) for w, _, _, _ in layers]).unsqueeze(1) * scale
+    b_q = torch.stack([b.view(heads, d_k, 1) for _, b, _, _ in layers]).unsqueeze(1) * scale
+    w_o = torch.stack([w.view(d_model, heads, d_k).permute(1, 2, 0) for _, _, w, _ in layers]).unsqueeze(1)
+    b_o = torch.stack([b for _, _, _, b in layers]).view(len(layers), 1, 1, d_model)
+    return CrossWeights(w_q.contiguous(), b_q.contiguous(), w_o.contiguous(), b_o.contiguous())
+
+
+def worth_folding(groups: int, heads: int, src: int, d_model: int) -> bool:
+    """Fold when the folded matrices of a layer are no larger than W^Q and W^O together (see the module doc)."""
+    return groups * heads * src <= d_model
+
+
+def fold_cross(cross_kv: torch.Tensor, src_mask: torch.Tensor, weights: CrossWeights) -> FoldedCross:
+    """cross_kv (layers, 2, groups, heads, src, d_k): keys and values as `PackedDecoder.start` projects them;
+    src_mask (groups, 1, 1, src) additive. Three batched products for all layers at once."""
+    layers, _, groups, heads, src, _ = cross_kv.shape
+    keys, values = cross_kv[:, 0], cross_kv[:, 1]  # (layers, groups, heads, src, d_k)
+    d_model = weights.w_q.shape[-1]
+    scores = torch.matmul(keys, weights.w_q).view(layers, groups, heads * src, d_model)  # K_h W_h^Q / √d_k
+    bias = torch.matmul(keys, weights.b_q).view(layers, groups, heads, src)  # b_h^Q K_h^T / √d_k
+    bias = (bias + src_mask.view(1, groups, 1, src)).view(layers, groups, 1, heads * src)
+    folded_values = torch.matmul(values, weights.w_o).view(layers, groups, heads * src, d_model)  # V_h W_h^O
+    return FoldedCross(scores, bias, folded_values, weights.b_o)
