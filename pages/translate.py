@@ -232,9 +232,11 @@ with side:
 def attention_section(translation: Translation, mode: str, units: str, stretch: bool) -> None:
     """The pickers (family, layer, head) in a narrow column beside the chosen view; a fragment, so changing a
     head, a layer or the family reruns only this part, never the translation."""
-    pickers, shown = st.columns((1, 3), gap="medium")
+    # 1.35 : 3 leaves the pickers room for four head buttons on one row at 1024 px (at 1 : 3 the fourth
+    # wrapped onto a row of its own); the heatmap is sized by its height and still fits its column.
+    pickers, shown = st.columns((1.35, 3), gap="medium")
     with pickers:
-        family = family_picker("family")
+        family = family_picker("family", vertical=True)
     view = attention_view(translation, family, units, current_language())
     summary = head_summary(view.weights, current_language())
     title = t(view.title)

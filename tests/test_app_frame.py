@@ -177,7 +177,7 @@ def test_unknown_link_values_fall_back_with_a_note(checkpoint_root):
     ):
         assert f"{key}={value}" in shown, f"no note for ?{key}={value}"
     assert "no-such-model" in shown
-    assert at.segmented_control(key="mode").value == "head" and at.segmented_control(key="family").value == "cross"
+    assert at.segmented_control(key="mode").value == "head" and at.radio(key="family").value == "cross"
     assert at.select_slider(key="beam").value == 1
 
 
@@ -341,7 +341,7 @@ def test_language_switch_keeps_lang_in_the_url(checkpoint_root):
     at = open_page("pages/translate.py", model="words-fixture", sentence=WORDS_SENTENCE, lang="ko")
     assert at.title[0].value == "번역과 어텐션"
     assert query_value(at, "lang") == "ko"
-    assert any("인코더-디코더 어텐션" in str(o) for o in at.segmented_control(key="family").options)
+    assert any("인코더-디코더 어텐션" in str(o) for o in at.radio(key="family").options)
     at.sidebar.segmented_control(key="lang").set_value("en").run()
     assert not at.exception
     assert at.title[0].value == "Translate & attention" and query_value(at, "lang") == "en"

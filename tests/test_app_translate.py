@@ -132,7 +132,7 @@ def test_url_restores_layer_head_and_family(checkpoint_root, words_checkpoint):
         PAGE, model="words-fixture", sentence=WORDS_SENTENCE, family="cross", layer="2", head="2", mode="head"
     )
     assert at.segmented_control(key="layer").value == 2 and at.segmented_control(key="head").value == 2
-    assert at.segmented_control(key="family").value == "cross"
+    assert at.radio(key="family").value == "cross"
     (fig,) = charts(at, "translate_head")
     t = engine(words_checkpoint, [WORDS_SENTENCE], with_attention=True)[0]
     np.testing.assert_allclose(plotly_array(fig["data"][0]["z"]), t.attention.cross[1, 1], atol=1e-5)
@@ -149,7 +149,7 @@ def test_url_restores_layer_head_and_family(checkpoint_root, words_checkpoint):
 
     # Changing the family updates the URL, so the view can be linked from a slide (plain values such as the
     # head are bound with bind="query-params"; the browser writes those, see tests/test_browser.py).
-    at.segmented_control(key="family").set_value("encoder_self").run()
+    at.radio(key="family").set_value("encoder_self").run()
     assert query_value(at, "family") == "encoder_self"
 
 

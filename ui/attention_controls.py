@@ -152,14 +152,30 @@ def sentence_picker(key: str, sentences: Sequence[str]) -> int:
 
 
 def family_picker(
-    key: str, *, label: str = "Attention family", short: bool = False, help: str | None = FAMILY_HELP
+    key: str,
+    *,
+    label: str = "Attention family",
+    short: bool = False,
+    help: str | None = FAMILY_HELP,
+    vertical: bool = False,
 ) -> str:
-    """Encoder self / decoder self / cross, kept in the URL as its key (?family=cross)."""
+    """Encoder self / decoder self / cross, kept in the URL as its key (?family=cross).
+
+    vertical: a list of radio buttons, one family a line, for a column too narrow for three joined buttons
+    (Translate's pickers at 1024 px: the segmented control broke into three rows with their borders open).
+    """
     url_default(key, "cross", allowed=FAMILIES)
     names = FAMILY_SHORT if short else FAMILY_TITLES
-    family = st.segmented_control(
-        t(label), FAMILIES, key=key, required=True, format_func=lambda f: t(names[f]), help=t(help) if help else None
-    )
+    # Translated now, in this run's language: Streamlit may call format_func again outside the run (AppTest
+    # does, to send the widget's state back), where a lazy `t` would format in the default language.
+    labels = {f: t(names[f]) for f in FAMILIES}
+    help_text = t(help) if help else None
+    if vertical:
+        family = st.radio(t(label), FAMILIES, key=key, format_func=labels.__getitem__, help=help_text)
+    else:
+        family = st.segmented_control(
+            t(label), FAMILIES, key=key, required=True, format_func=labels.__getitem__, help=help_text
+        )
     sync_to_url(key)
     return family
 

@@ -1,0 +1,78 @@
+"""Translate's pickers beside the heatmap at 1024x768, with the shipped model (4 heads, 3 layers), both languages.
+
+The pickers' column is about a quarter of the main area. At 1024 px it was 135 px wide: the four head
+buttons broke into 1 2 3 / 4, and the three attention-family buttons into three rows with their joined
+borders open (`broken_button_rows`). The column is wider now, the segmented buttons narrower, and the family
+is a list of radio buttons; nothing in the main area may be cut and the head and layer buttons sit on one row.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.browser_clipping import broken_button_rows, everything_cut
+from tests.browser_helpers import (
+    CHROMIUM_ARGS,
+    RENDER_TIMEOUT_MS,
+    assert_no_exception,
+    chromium_path,
+    cut_text,
+    overflowing,
+    query,
+    start_server,
+    stop_server,
+    wait_for_figure,
+    wait_idle,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+SHIPPED = Path(__file__).resolve().parents[1] / "checkpoints"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    executable = chromium_path()
+    if executable is None:
+        pytest.skip("Chromium not found: install it (apt-get install chromium) to run browser tests")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("Playwright for Python is not installed (pip install playwright)")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    if not (SHIPPED / "multi30k-en-de" / "model.safetensors").is_file():
+        pytest.skip("the shipped checkpoint checkpoints/multi30k-en-de is absent")
+    logs = tmp_path_factory.mktemp("translate_pickers")
+    server, running = start_server(logs / "server.log", checkpoint_root=SHIPPED, runs=logs / "runs")
+    yield running
+    stop_server(server)
+
+
+@pytest.mark.parametrize("theme, lang", [("light", "en"), ("dark", "ko")])
+def test_the_pickers_fit_their_column_at_1024(app, browser, theme, lang):
+    context = browser.new_context(viewport={"width": 1024, "height": 768}, color_scheme=theme)
+    context.set_default_timeout(RENDER_TIMEOUT_MS)
+    try:
+        page = context.new_page()
+        page.goto(f"{app.url}/translate?" + query(model="multi30k-en-de", lang=lang, mode="head"))
+        wait_idle(page)
+        assert_no_exception(page)
+        wait_for_figure(page)
+        main = '[data-testid="stMain"]'
+        assert broken_button_rows(page, main) == []
+        assert everything_cut(page) + cut_text(page) + overflowing(page) == []
+        head_buttons = page.locator(f'{main} .st-key-head button[data-variant="segmented_control"]')
+        assert head_buttons.count() == 4, "the shipped model has four heads"
+        family = page.locator(f'{main} .st-key-family [role="radiogroup"] label')
+        assert family.count() == 3, "the three attention families, one a line"
+    finally:
+        context.close()
