@@ -11,7 +11,7 @@ about nine times faster per element, so `row_top_k` looks at the row's chunks fi
 3. `topk` over those k·CHUNK entries only.
 0.36 ms instead of 0.68 ms for that step (`python -m benchmarks.search_parts`). The values are exactly `topk`'s; the
 indices too, except where equal values compete for the last places, where either may be returned (as
-`topk` itself documents nothing about its order among ties). Small rows, and GPUs, call `topk` directly.
+`topk` itself documents nothing about its order among ties). Short rows, a few rows (`_MIN_ROWS`), and GPUs call `topk` directly.
 """
 
 from __future__ import annotations
@@ -20,13 +20,17 @@ import torch
 
 CHUNK = 64  # entries per chunk: the fastest of 16-500 for 128 rows of 8,000, 2 threads (module doc)
 _MIN_CHUNKS_PER_K = 4  # below k·CHUNK·4 entries a row, the chunk pass saves less than it costs
+# Below this many rows `topk` itself: at 4 rows (beam 4, one sentence) the two were equal alone (39 against
+# 41 µs), and within a search, between the step's products, the chunk pass's extra operations cost
+# 0.3-0.5 ms a sentence more than they saved.
+_MIN_ROWS = 16
 
 
 def row_top_k(x: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
     """x (rows, vocab) -> (values (rows, k), indices (rows, k)), best first, as `x.topk(k, dim=1)`."""
     rows, vocab = x.shape
     full = vocab // CHUNK
-    if x.device.type != "cpu" or full < k * _MIN_CHUNKS_PER_K:
+    if x.device.type != "cpu" or rows < _MIN_ROWS or full < k * _MIN_CHUNKS_PER_K:
         return x.topk(k, dim=1)
     tail = full * CHUNK
     # (rows, full, CHUNK), a view without the last partial chunk; `view` where it can (its pass is 1.2x faster)
