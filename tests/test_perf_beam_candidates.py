@@ -34,7 +34,8 @@ def test_few_rows_rank_like_the_batched_path(sizes, vocab, beam, monkeypatch):
     monkeypatch.setattr(search, "_FEW_ROWS", 0)
     batched = _top_candidates(log_probs, lives, beam)
     assert few == batched
-    assert [len(c) for c in few] == [min(2 * beam, int(row.isfinite().sum())) for row in _per_sentence(log_probs, sizes)]
+    finite = [int(rows.isfinite().sum()) for rows in _per_sentence(log_probs, sizes)]
+    assert [len(c) for c in few] == [min(2 * beam, n) for n in finite]
 
 
 def _per_sentence(log_probs: torch.Tensor, sizes: list[int]) -> list[torch.Tensor]:

@@ -11,7 +11,8 @@ about nine times faster per element, so `row_top_k` looks at the row's chunks fi
 3. `topk` over those k·CHUNK entries only.
 0.36 ms instead of 0.68 ms for that step (`python -m benchmarks.search_parts`). The values are exactly `topk`'s; the
 indices too, except where equal values compete for the last places, where either may be returned (as
-`topk` itself documents nothing about its order among ties). Short rows, a few rows (`_MIN_ROWS`), and GPUs call `topk` directly.
+`topk` itself documents nothing about its order among ties). Short rows, a few rows (`_MIN_ROWS`), and GPUs
+call `topk` directly.
 """
 
 from __future__ import annotations
