@@ -678,8 +678,12 @@ def start_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConfig,
     name = left.text_input(
         t("Run name"), key="train_name", max_chars=64, help=t("Names the run folder and the checkpoint it is saved as.")
     ).strip()
+    # A short label: a checkbox label stays on one line and is cut with an ellipsis (the Korean one was, at
+    # 1024 px); the where goes in the help.
     save = right.checkbox(
-        t("When finished, save the model to the checkpoint list (every page's picker)"), key="train_save"
+        t("Save the model when finished"),
+        key="train_save",
+        help=t("It then appears in the checkpoint list, the model picker of every page."),
     )
     problems = []
     try:

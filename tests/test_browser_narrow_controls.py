@@ -1,9 +1,12 @@
-"""Translate's pickers beside the heatmap at 1024x768, with the shipped model (4 heads, 3 layers), both languages.
+"""Controls in narrow columns at 1024x768, both languages: Translate's pickers beside the heatmap (the shipped
+model: 4 heads, 3 layers), and the Train page's form.
 
 The pickers' column is about a quarter of the main area. At 1024 px it was 135 px wide: the four head
 buttons broke into 1 2 3 / 4, and the three attention-family buttons into three rows with their joined
 borders open (`broken_button_rows`). The column is wider now, the segmented buttons narrower, and the family
 is a list of radio buttons; nothing in the main area may be cut and the head and layer buttons sit on one row.
+On Train, the Korean label of the "save when finished" checkbox, in the right two fifths of section 5, was cut
+with an ellipsis (a checkbox label keeps to one line); the label is short now and the where is in its help.
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ def browser():
 def app(tmp_path_factory):
     if not (SHIPPED / "multi30k-en-de" / "model.safetensors").is_file():
         pytest.skip("the shipped checkpoint checkpoints/multi30k-en-de is absent")
-    logs = tmp_path_factory.mktemp("translate_pickers")
+    logs = tmp_path_factory.mktemp("narrow_controls")
     server, running = start_server(logs / "server.log", checkpoint_root=SHIPPED, runs=logs / "runs")
     yield running
     stop_server(server)
@@ -74,5 +77,20 @@ def test_the_pickers_fit_their_column_at_1024(app, browser, theme, lang):
         assert head_buttons.count() == 4, "the shipped model has four heads"
         family = page.locator(f'{main} .st-key-family [role="radiogroup"] label')
         assert family.count() == 3, "the three attention families, one a line"
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("theme, lang", [("light", "en"), ("dark", "ko")])
+def test_nothing_on_the_train_form_is_cut_at_1024(app, browser, theme, lang):
+    context = browser.new_context(viewport={"width": 1024, "height": 768}, color_scheme=theme)
+    context.set_default_timeout(RENDER_TIMEOUT_MS)
+    try:
+        page = context.new_page()
+        page.goto(f"{app.url}/train?" + query(lang=lang))
+        wait_idle(page)
+        assert_no_exception(page)
+        page.locator(".st-key-train_save").wait_for()
+        assert everything_cut(page) + cut_text(page) + overflowing(page) == []
     finally:
         context.close()
