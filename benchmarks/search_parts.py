@@ -8,6 +8,8 @@
    checkpoint translating one sentence at a time (what the app does for a typed sentence), greedy and beam 4:
    milliseconds per sentence.
 3. Beam 4 over batches of 32 with each top-k, sentences per second.
+4. Beam 4 on one sentence with its candidates ranked in Python (`search._top_candidates_few`, up to
+   `search._FEW_ROWS` rows) ÷ with the batched tensor operations, milliseconds per sentence.
 Sentences: the first SENTENCES (default 100) of Multi30k test2016 where the data is found, else the
 checkpoint's own examples. Medians over ROUNDS (default 3); each ratio is new ÷ old, below 1.00 is faster for
 times, above 1.00 for sentences per second. Outputs are compared too: the two ways must translate alike.
@@ -81,6 +83,7 @@ def main(rounds: int = 3, count: int = 100) -> int:
     sentences = _sentences(count)
     top_k_ways = {"topk": _plain_top_k, "row_top_k": row_top_k}
     fold_ways = {"unfolded": lambda *sizes: False, "folded": worth_folding}
+    few_ways = {"tensors": 0, "python": search._FEW_ROWS}
     times: dict[tuple[str, ...], list[float]] = {}
     outputs: dict[tuple[str, ...], list[list[int]]] = {}
     translate(model, tokenizer, sentences[:8], beam_size=4)  # packing, kernel choice
@@ -99,6 +102,13 @@ def main(rounds: int = 3, count: int = 100) -> int:
                         elapsed = (time.perf_counter() - start) / len(sentences) * 1e3
                         times.setdefault(("fold", str(beam), name), []).append(elapsed)
                         outputs[("fold", str(beam), name)] = [t.output_ids for t in found]
+            for name in _order(few_ways, r):
+                with _patched(search, "_FEW_ROWS", few_ways[name]):
+                    start = time.perf_counter()
+                    found = [translate(model, tokenizer, [s], beam_size=4)[0] for s in sentences]
+                    elapsed = (time.perf_counter() - start) / len(sentences) * 1e3
+                    times.setdefault(("few", name), []).append(elapsed)
+                    outputs[("few", name)] = [t.output_ids for t in found]
             for name in _order(top_k_ways, r):
                 with _patched(search, "row_top_k", top_k_ways[name]):
                     start = time.perf_counter()
@@ -115,9 +125,11 @@ def main(rounds: int = 3, count: int = 100) -> int:
     for beam, label in ((1, "greedy"), (4, "beam 4")):
         old, new = med[("fold", str(beam), "unfolded")], med[("fold", str(beam), "folded")]
         print(f"| one sentence, {label}, ms (folded cross-attention) | {old:.2f} | {new:.2f} | {new / old:.2f}× |")
+    old, new = med[("few", "tensors")], med[("few", "python")]
+    print(f"| one sentence, beam 4, ms (candidates ranked in Python) | {old:.2f} | {new:.2f} | {new / old:.2f}× |")
     old, new = med[("batch", "topk")], med[("batch", "row_top_k")]
     print(f"| beam 4, batches of 32, sent/s (row_top_k) | {old:.1f} | {new:.1f} | {new / old:.2f}× |")
-    for part, a, b in (("fold", "unfolded", "folded"), ("batch", "topk", "row_top_k")):
+    for part, a, b in (("fold", "unfolded", "folded"), ("few", "tensors", "python"), ("batch", "topk", "row_top_k")):
         for key in [k for k in outputs if k[0] == part and k[-1] == a]:
             same = sum(x == y for x, y in zip(outputs[key], outputs[(*key[:-1], b)], strict=True))
             print(f"identical outputs, {' '.join(key[:-1])}: {same}/{len(sentences)}")

@@ -22,12 +22,12 @@ def test_the_search_parts_benchmark_prints_ratios_and_identical_outputs(capsys):
     assert search_parts.main(1, 6) == 0
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if line.startswith("| ") and "---" not in line][1:]
-    assert len(rows) == 6, out
+    assert len(rows) == 7, out
     for row in rows:
         old, new, ratio = (cell.strip() for cell in row.split("|")[2:5])
         assert float(old) > 0 and float(new) > 0 and re.fullmatch(r"\d+\.\d\d×", ratio)
     counts = re.findall(r"^identical outputs, [^:]+: (\d+)/(\d+)$", out, re.M)
-    assert len(counts) == 3 and all(same == total for same, total in counts), out
+    assert len(counts) == 4 and all(same == total for same, total in counts), out
 
 
 def test_both_ways_are_restored_after_the_benchmark():
@@ -40,3 +40,4 @@ def test_both_ways_are_restored_after_the_benchmark():
     search_parts.main(1, 2)
     assert search.row_top_k is row_top_k
     assert packed_decoding.worth_folding is worth_folding
+    assert search._FEW_ROWS == 8
