@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from tests.browser_helpers import CHROMIUM_ARGS, chromium_path
 from tests.fixture_models import train_fixture
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -120,3 +121,20 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium for one browser-test module (Debian's `chromium`, driven by Playwright); the module's
+    tests are skipped with the reason when either is missing."""
+    executable = chromium_path()
+    if executable is None:
+        pytest.skip("Chromium not found: install it (apt-get install chromium) to run browser tests")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("Playwright for Python is not installed (pip install playwright)")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+        yield launched
+        launched.close()

@@ -15,11 +15,9 @@ from pathlib import Path
 import pytest
 
 from tests.browser_helpers import (
-    CHROMIUM_ARGS,
     RENDER_TIMEOUT_MS,
     RequestLog,
     assert_no_exception,
-    chromium_path,
     first_figure_box,
     query,
     start_server,
@@ -41,21 +39,6 @@ _CELLS_JS = """() => [...document.querySelectorAll('[data-testid="stVegaLiteChar
     return {query: match ? Number(match[1]) : null, opacity: Number(p.getAttribute('opacity') ?? 1),
             outlined: !!p.getAttribute('stroke') && p.getAttribute('stroke') !== 'none'};
   }))"""
-
-
-@pytest.fixture(scope="module")
-def browser():
-    executable = chromium_path()
-    if executable is None:
-        pytest.skip("Chromium not found: install it (apt-get install chromium) to run browser tests")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("Playwright for Python is not installed (pip install playwright)")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
-        yield launched
-        launched.close()
 
 
 @pytest.fixture(scope="module")

@@ -11,16 +11,15 @@ with an ellipsis (a checkbox label keeps to one line); the label is short now an
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from tests.browser_clipping import broken_button_rows, everything_cut
 from tests.browser_helpers import (
-    CHROMIUM_ARGS,
     RENDER_TIMEOUT_MS,
     assert_no_exception,
-    chromium_path,
     cut_text,
     overflowing,
     query,
@@ -36,21 +35,6 @@ SHIPPED = Path(__file__).resolve().parents[1] / "checkpoints"
 
 
 @pytest.fixture(scope="module")
-def browser():
-    executable = chromium_path()
-    if executable is None:
-        pytest.skip("Chromium not found: install it (apt-get install chromium) to run browser tests")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("Playwright for Python is not installed (pip install playwright)")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
-        yield launched
-        launched.close()
-
-
-@pytest.fixture(scope="module")
 def app(tmp_path_factory):
     if not (SHIPPED / "multi30k-en-de" / "model.safetensors").is_file():
         pytest.skip("the shipped checkpoint checkpoints/multi30k-en-de is absent")
@@ -60,15 +44,25 @@ def app(tmp_path_factory):
     stop_server(server)
 
 
-@pytest.mark.parametrize("theme, lang", [("light", "en"), ("dark", "ko")])
-def test_the_pickers_fit_their_column_at_1024(app, browser, theme, lang):
+@contextmanager
+def opened(browser, url: str, theme: str):
+    """`url` at 1024x768 in `theme`, waited for until the page has run without an exception."""
     context = browser.new_context(viewport={"width": 1024, "height": 768}, color_scheme=theme)
     context.set_default_timeout(RENDER_TIMEOUT_MS)
     try:
         page = context.new_page()
-        page.goto(f"{app.url}/translate?" + query(model="multi30k-en-de", lang=lang, mode="head"))
+        page.goto(url)
         wait_idle(page)
         assert_no_exception(page)
+        yield page
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("theme, lang", [("light", "en"), ("dark", "ko")])
+def test_the_pickers_fit_their_column_at_1024(app, browser, theme, lang):
+    url = f"{app.url}/translate?" + query(model="multi30k-en-de", lang=lang, mode="head")
+    with opened(browser, url, theme) as page:
         wait_for_figure(page)
         main = '[data-testid="stMain"]'
         assert broken_button_rows(page, main) == []
@@ -77,20 +71,10 @@ def test_the_pickers_fit_their_column_at_1024(app, browser, theme, lang):
         assert head_buttons.count() == 4, "the shipped model has four heads"
         family = page.locator(f'{main} .st-key-family [role="radiogroup"] label')
         assert family.count() == 3, "the three attention families, one a line"
-    finally:
-        context.close()
 
 
 @pytest.mark.parametrize("theme, lang", [("light", "en"), ("dark", "ko")])
 def test_nothing_on_the_train_form_is_cut_at_1024(app, browser, theme, lang):
-    context = browser.new_context(viewport={"width": 1024, "height": 768}, color_scheme=theme)
-    context.set_default_timeout(RENDER_TIMEOUT_MS)
-    try:
-        page = context.new_page()
-        page.goto(f"{app.url}/train?" + query(lang=lang))
-        wait_idle(page)
-        assert_no_exception(page)
+    with opened(browser, f"{app.url}/train?" + query(lang=lang), theme) as page:
         page.locator(".st-key-train_save").wait_for()
         assert everything_cut(page) + cut_text(page) + overflowing(page) == []
-    finally:
-        context.close()

@@ -16,10 +16,8 @@ import pytest
 
 from tests.browser_clipping import everything_cut
 from tests.browser_helpers import (
-    CHROMIUM_ARGS,
     RENDER_TIMEOUT_MS,
     assert_no_exception,
-    chromium_path,
     cut_text,
     first_figure_box,
     overflowing,
@@ -48,21 +46,6 @@ FIGURE_TEXT_SIZES_JS = """() => Array.from(document.querySelectorAll(
     '[data-testid="stMain"] [data-testid="stPlotlyChart"] .main-svg text'))
     .filter(e => e.textContent.trim() && e.getBoundingClientRect().width > 0 && e.checkVisibility())
     .map(e => [parseFloat(getComputedStyle(e).fontSize), e.textContent.trim().slice(0, 30)])"""
-
-
-@pytest.fixture(scope="module")
-def browser():
-    executable = chromium_path()
-    if executable is None:
-        pytest.skip("Chromium not found: install it (apt-get install chromium) to run browser tests")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("Playwright for Python is not installed (pip install playwright)")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
-        yield launched
-        launched.close()
 
 
 @pytest.fixture(scope="module")

@@ -16,11 +16,9 @@ import pytest
 
 from explorer.i18n import _catalogue
 from tests.browser_helpers import (
-    CHROMIUM_ARGS,
     RENDER_TIMEOUT_MS,
     RequestLog,
     assert_no_exception,
-    chromium_path,
     cut_text,
     first_figure_box,
     overflowing,
@@ -53,21 +51,6 @@ PAGE_QUERY = {
 
 def page_url(app, url_path: str, **extra: str) -> str:
     return f"{app.url}/{url_path}?" + query(model="words-fixture", **PAGE_QUERY.get(url_path, {}), **extra)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    executable = chromium_path()
-    if executable is None:
-        pytest.skip("Chromium not found: install it (apt-get install chromium) to run browser tests")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("Playwright for Python is not installed (pip install playwright)")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
-        yield launched
-        launched.close()
 
 
 @pytest.fixture(scope="module")

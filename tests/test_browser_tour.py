@@ -20,11 +20,9 @@ import pytest
 from explorer.tour.stops import STOPS
 from tests.browser_clipping import everything_cut
 from tests.browser_helpers import (
-    CHROMIUM_ARGS,
     RENDER_TIMEOUT_MS,
     REPO,
     assert_no_exception,
-    chromium_path,
     cut_text,
     first_figure_box,
     overflowing,
@@ -42,21 +40,6 @@ SENTENCE = "a small child sees the red dog ."
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 RECORD = REPO / "test-artifacts" / "tour_first_screen.json"
 measured: dict[str, dict[str, dict[int, dict]]] = {}
-
-
-@pytest.fixture(scope="module")
-def browser():
-    executable = chromium_path()
-    if executable is None:
-        pytest.skip("Chromium not found: install it (apt-get install chromium) to run browser tests")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("Playwright for Python is not installed (pip install playwright)")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
-        yield launched
-        launched.close()
 
 
 @pytest.fixture(scope="module")
