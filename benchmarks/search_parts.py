@@ -22,9 +22,9 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
+from unittest.mock import patch
 
 import torch
 
@@ -41,16 +41,6 @@ CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "multi30k-
 
 def _plain_top_k(x: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
     return x.topk(k, dim=1)
-
-
-@contextmanager
-def _patched(module: object, name: str, value: object):
-    before = getattr(module, name)
-    setattr(module, name, value)
-    try:
-        yield
-    finally:
-        setattr(module, name, before)
 
 
 def _median_us(call: Callable[[], object], repeats: int = 200) -> float:
@@ -95,7 +85,7 @@ def main(rounds: int = 3, count: int = 100) -> int:
                     call = partial(top_k_ways[name], x, 8)
                     times.setdefault(("top_k", str(rows), name), []).append(_median_us(call))
             for name in _order(fold_ways, r):
-                with _patched(packed_decoding, "worth_folding", fold_ways[name]):
+                with patch.object(packed_decoding, "worth_folding", fold_ways[name]):
                     for beam in (1, 4):
                         start = time.perf_counter()
                         found = [translate(model, tokenizer, [s], beam_size=beam)[0] for s in sentences]
@@ -103,14 +93,14 @@ def main(rounds: int = 3, count: int = 100) -> int:
                         times.setdefault(("fold", str(beam), name), []).append(elapsed)
                         outputs[("fold", str(beam), name)] = [t.output_ids for t in found]
             for name in _order(few_ways, r):
-                with _patched(search, "_FEW_ROWS", few_ways[name]):
+                with patch.object(search, "_FEW_ROWS", few_ways[name]):
                     start = time.perf_counter()
                     found = [translate(model, tokenizer, [s], beam_size=4)[0] for s in sentences]
                     elapsed = (time.perf_counter() - start) / len(sentences) * 1e3
                     times.setdefault(("few", name), []).append(elapsed)
                     outputs[("few", name)] = [t.output_ids for t in found]
             for name in _order(top_k_ways, r):
-                with _patched(search, "row_top_k", top_k_ways[name]):
+                with patch.object(search, "row_top_k", top_k_ways[name]):
                     start = time.perf_counter()
                     found = translate(model, tokenizer, sentences, beam_size=4, batch_size=32)
                     times.setdefault(("batch", name), []).append(len(sentences) / (time.perf_counter() - start))

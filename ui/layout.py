@@ -36,10 +36,10 @@ _COMPACT_CSS = """<style>
 [data-testid="stSidebarUserContent"] { padding-top: 0.5rem; }
 /* Segmented controls wrap onto a second line in a narrow column instead of scrolling their buttons away. */
 [data-testid="stButtonGroup"], [data-testid="stButtonGroup"] > div { flex-wrap: wrap; overflow: visible; }
-/* ...and a label too long for its button wraps inside it rather than being cut. */
-[data-testid="stButtonGroup"] button { height: auto; max-width: 100%; }
-/* Less side padding than Streamlit's: four head numbers fit on one row beside Translate's heatmap at 1024 px. */
-[data-testid="stButtonGroup"] button { min-width: 2.4rem; padding-left: 0.65rem; padding-right: 0.65rem; }
+/* ...and a label too long for its button wraps inside it rather than being cut. Less side padding than
+   Streamlit's: four head numbers fit on one row beside Translate's heatmap at 1024 px. */
+[data-testid="stButtonGroup"] button {
+  height: auto; max-width: 100%; min-width: 2.4rem; padding-left: 0.65rem; padding-right: 0.65rem; }
 [data-testid="stButtonGroup"] button, [data-testid="stButtonGroup"] button * {
   white-space: normal; overflow: visible; text-overflow: clip; }
 /* Presenter mode (ui/presenter.py draws the marker): no sidebar, the whole width for the figure. */

@@ -260,19 +260,13 @@ def _greedy_rows(
         for sentence, token, lp in zip(sentences.tolist(), found.tolist(), found_lps.tolist(), strict=True):
             outputs[sentence].append(token)
             log_probs_of[sentence].append(lp)  # a float32 maximum, exactly as a Python float
-    hypotheses = []
-    for out, lps in zip(outputs, log_probs_of, strict=True):
-        total = 0.0
-        for lp in lps:  # summed in token order, in float64 (not sum(): from Python 3.12 it compensates)
-            total += lp
-        hypotheses.append(_hypothesis(out, lps, total, bool(out) and out[-1] == eos_id, alpha))
-    return hypotheses
+    return [_greedy_hypothesis(out, lps, eos_id, alpha) for out, lps in zip(outputs, log_probs_of, strict=True)]
 
 
 def _greedy_one(scorer: StepScorer, bos_id: int, eos_id: int, max_len: int, alpha: float) -> Hypothesis:
-    """`greedy_search` of one sentence (what the app and `explorer translate` run for a typed line): the same
-    tokens, log-probs and sum, with the bookkeeping in Python numbers instead of tensor operations over rows
-    (about 55 µs a step there, against 0.6 ms for the step itself)."""
+    """`greedy_search` of one sentence (a page decoding one typed sentence greedily): the same tokens,
+    log-probs and sum as `_greedy_rows`, with the bookkeeping in Python numbers instead of tensor operations
+    over rows (those took about 55 µs a step, against 0.6 ms for the step itself)."""
     tokens: list[int] = []
     lps: list[float] = []
     last = torch.tensor([bos_id], dtype=torch.long)
@@ -283,8 +277,12 @@ def _greedy_one(scorer: StepScorer, bos_id: int, eos_id: int, max_len: int, alph
         if tokens[-1] == eos_id:
             break
         last = best_token.cpu()
+    return _greedy_hypothesis(tokens, lps, eos_id, alpha)
+
+
+def _greedy_hypothesis(tokens: list[int], lps: list[float], eos_id: int, alpha: float) -> Hypothesis:
     total = 0.0
-    for lp in lps:  # summed in token order, in float64, as greedy_search does
+    for lp in lps:  # summed in token order, in float64 (not sum(): from Python 3.12 it compensates)
         total += lp
     return _hypothesis(tokens, lps, total, bool(tokens) and tokens[-1] == eos_id, alpha)
 

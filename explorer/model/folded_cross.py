@@ -22,9 +22,12 @@ The sums run in another order than the unfolded products, so the log-probabiliti
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
+
+from explorer.model.attention import MultiHeadAttention
 
 
 @dataclass(frozen=True)
@@ -78,18 +81,16 @@ class CrossWeights:
     b_o: torch.Tensor
 
 
-def cross_weights(
-    layers: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]], heads: int
-) -> CrossWeights:
-    """layers: per decoder layer (W^Q (d, d), b^Q (d,), W^O (d, d), b^O (d,)) as nn.Linear holds them, (out, in)."""
-    d_model = layers[0][0].shape[1]
-    d_k = layers[0][0].shape[0] // heads
+def cross_weights(attentions: Sequence[MultiHeadAttention]) -> CrossWeights:
+    """The decoder layers' cross-attentions (d_k == d_v), their weights as nn.Linear holds them, (out, in)."""
+    heads, d_k, d_model = attentions[0].n_heads, attentions[0].d_k, attentions[0].d_model
     scale = 1.0 / math.sqrt(d_k)  # SDPA's default scale, Eq. 1
-    w_q = torch.stack([w.view(heads, d_k, d_model) for w, _, _, _ in layers]).unsqueeze(1) * scale
-    b_q = torch.stack([b.view(heads, d_k, 1) for _, b, _, _ in layers]).unsqueeze(1) * scale
-    w_o = torch.stack([w.view(d_model, heads, d_k).permute(1, 2, 0) for _, _, w, _ in layers]).unsqueeze(1)
-    b_o = torch.stack([b for _, _, _, b in layers]).view(len(layers), 1, 1, d_model)
-    return CrossWeights(w_q.contiguous(), b_q.contiguous(), w_o.contiguous(), b_o.contiguous())
+    w_q = torch.stack([a.w_q.weight.detach().view(heads, d_k, d_model) for a in attentions]) * scale
+    b_q = torch.stack([a.w_q.bias.detach().view(heads, d_k, 1) for a in attentions]) * scale
+    w_o = torch.stack([a.w_o.weight.detach().view(d_model, heads, d_k).permute(1, 2, 0) for a in attentions])
+    b_o = torch.stack([a.w_o.bias.detach() for a in attentions]).view(len(attentions), 1, 1, d_model)
+    w_q, b_q, w_o = (w.unsqueeze(1).contiguous() for w in (w_q, b_q, w_o))  # a groups dimension of 1
+    return CrossWeights(w_q, b_q, w_o, b_o.contiguous())
 
 
 def worth_folding(groups: int, heads: int, src: int, d_model: int) -> bool:

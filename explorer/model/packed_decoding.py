@@ -34,7 +34,6 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from explorer.model.attention import MultiHeadAttention
 from explorer.model.folded_cross import FoldedCross, cross_weights, fold_cross, worth_folding
 from explorer.model.head_mask import HeadMask, HeadSelection
 from explorer.model.linear_kernels import Linear
@@ -151,7 +150,7 @@ class PackedDecoder:
         kv_biases: list[torch.Tensor] = [b for c in cross for b in (c.w_k.bias, c.w_v.bias)]
         self.ungated: _Gates = ((None, None),) * len(self.layers)  # what a step without a head mask gates: nothing
         self.cross_kv = (torch.cat(kv_weights).detach(), torch.cat(kv_biases).detach())  # (layers·2·d, d)
-        self.cross_fold = cross_weights([_weights(c) for c in cross], self.heads)
+        self.cross_fold = cross_weights(cross)
         final = model.decoder_norm
         self.final_norm = pack_norm(final) if self.pre_norm and isinstance(final, torch.nn.LayerNorm) else None
         # E·√d_model once, not at every step: the same products, one operation fewer a step.
@@ -235,12 +234,6 @@ class PackedDecoder:
         logits = linear(y, self.output, False)  # (rows, vocab)
         next_cache = PackedCache(buffer, cross_kv, src_mask, length, size, folded)
         return torch.log_softmax(logits.float(), dim=-1), next_cache
-
-
-def _weights(attention: MultiHeadAttention) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """W^Q, b^Q, W^O, b^O of a cross-attention, for folding (`folded_cross.cross_weights`)."""
-    w_q, w_o = attention.w_q, attention.w_o
-    return w_q.weight.detach(), w_q.bias.detach(), w_o.weight.detach(), w_o.bias.detach()
 
 
 _Gates = tuple[tuple[HeadSelection | None, HeadSelection | None], ...]
