@@ -274,10 +274,13 @@ def read_run(run_dir: Path) -> RunStatus | None:
         status = "finished" if saved_step is not None and saved_step >= total > 0 else "stopped"
     if status not in FINAL:  # None, preparing, running or stopping: the process decides
         launched = float(state.get("launched", info.get("created", 0.0)))
+        young = time.time() - launched < STARTING_GRACE_S
         if pid is None:
-            young = time.time() - launched < STARTING_GRACE_S
             status = "preparing" if young else ("stopped" if saved_step is not None else "crashed")
-        elif not process_alive(pid, run_dir):
+        elif not process_alive(pid, run_dir) and not (young and process_alive(pid)):
+            # A live pid whose command line does not name the folder is another program, except just after the
+            # launch: while the kernel sets up the worker's image its command line reads empty (a fresh-clone
+            # test run saw a just-started run as crashed that way, under load).
             status = "crashed"
             error = error or "the training process ended without a word (killed, or out of memory)"
         elif status in (None, "preparing"):
