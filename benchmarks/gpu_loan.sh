@@ -3,10 +3,15 @@
 #   smoke: the CUDA tests beside a 45-second run of the whole sweep grid (steps/s of every row side by side);
 #   full:  the Multi30k recipe sweep (benchmarks/multi30k_sweep.py), and the GPU benchmarks once its training
 #          is done (they then share the GPU with nothing; the sweep scores on the CPU meanwhile).
-# usage: bash benchmarks/gpu_loan.sh smoke|full DATA_DIR OUT_DIR [TRAINING_MINUTES]
+# usage: [WHEELS=DIR] [DEVICE=cuda] [SWEEP_ARGS="..."] bash benchmarks/gpu_loan.sh smoke|full DATA_DIR OUT_DIR [MINUTES]
+# WHEELS: wheels to install first (the lent machine has torch, sacrebleu and sentencepiece, not sentencex).
 set -u
-mode=$1 data=$2 out=$3 minutes=${4:-4.5}
+mode=$1 data=$2 out=$3 minutes=${4:-5.5}
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+if [ -n "${WHEELS:-}" ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "$WHEELS"/*.whl &&
+    export PYTHONPATH=$PYTHONPATH:/tmp/site
+fi
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 python3 -c "import os, sys, torch; print(sys.version.split()[0], torch.__version__, torch.cuda.get_device_name(0), os.cpu_count(), 'CPUs')"
 if [ "$mode" = smoke ]; then
@@ -20,15 +25,19 @@ if [ "$mode" = smoke ]; then
   for f in /tmp/smoke/*.log; do echo "== $f"; tail -4 "$f"; done
   exit 0
 fi
-python3 -m benchmarks.multi30k_sweep --data "$data" --work /tmp/sweep --out /tmp/sweep-out --minutes "$minutes" --device "${DEVICE:-cuda}" \
-  --workers 7 --worker-threads 2 >"$out/sweep.log" 2>&1 &
+# Killed at 530 s whatever it is doing, so that what it wrote still comes back inside a 600-second command.
+timeout 530 python3 -m benchmarks.multi30k_sweep --data "$data" --work /tmp/sweep --out /tmp/sweep-out \
+  --minutes "$minutes" --device "${DEVICE:-cuda}" --workers 7 --worker-threads 2 ${SWEEP_ARGS:-} >"$out/sweep.log" 2>&1 &
 sweep=$!
+timeout 150 python3 -m pytest -q -p no:cacheprovider -rs tests/test_cuda.py >"$out/cuda_tests.log" 2>&1  # while tokenizers train
 until grep -q "training done" "$out/sweep.log" 2>/dev/null || ! kill -0 $sweep 2>/dev/null; do sleep 2; done
 timeout 170 python3 -m benchmarks --only gpu --device cuda --no-memory --out "$out/gpu_bench.md" >"$out/gpu_bench.log" 2>&1
 wait $sweep
 tail -60 "$out/sweep.log"
 tail -30 "$out/gpu_bench.log"
 for f in /tmp/sweep/*/progress.json; do echo "$f: $(head -c 300 "$f")"; done
-cp /tmp/sweep/*.log /tmp/sweep-out/ 2>/dev/null
+mkdir -p /tmp/sweep-out/runs
+cp /tmp/sweep/*.log /tmp/sweep-out/runs/ 2>/dev/null
+for d in /tmp/sweep/*/; do cp "$d/progress.json" "/tmp/sweep-out/runs/$(basename "$d").progress.json" 2>/dev/null; done
 tar cf - -C /tmp sweep-out | split -b 15m - "$out/result.tar."
 ls -la "$out"
