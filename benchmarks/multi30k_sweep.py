@@ -23,6 +23,7 @@ import concurrent.futures as cf
 import json
 import multiprocessing
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -119,27 +120,37 @@ def train_until(names: list[str], args: argparse.Namespace, deadline: float) -> 
         command[command.index("--out") + 1] = str(args.work / folders[name])
         return command
 
-    for name in names:
-        start(name, evaluate=args.eval_every > 0)
-    while time.time() < deadline:
-        time.sleep(2)
-        for name, proc in list(procs.items()):
-            if proc.poll() not in (None, 0) and name not in retried:
-                retried.add(name)
-                print(f"[sweep] {name} failed (exit {proc.returncode}); starting it again without evaluations")
-                folders[name] = name + "-noeval"
-                start(name, evaluate=False)
-    for name in names:
-        (args.work / folders[name]).mkdir(parents=True, exist_ok=True)  # a run that failed early made none
-        (args.work / folders[name] / "stop").write_text(f"{time.time()}\n")
-    for name, proc in procs.items():
-        try:
-            proc.wait(timeout=90)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            print(f"[sweep] {name} did not stop within 90 s: killed (its saves so far stand)")
-        print(f"[sweep] {name}: exit {proc.returncode}")
+    # SIGTERM (`timeout`, a closing session) ends the sweep through the `finally` below, which stops the runs:
+    # otherwise they would train on, orphaned, holding the CPU and the GPU.
+    previous = signal.signal(signal.SIGTERM, _exit_on_signal)
+    try:
+        for name in names:
+            start(name, evaluate=args.eval_every > 0)
+        while time.time() < deadline:
+            time.sleep(2)
+            for name, proc in list(procs.items()):
+                if proc.poll() not in (None, 0) and name not in retried:
+                    retried.add(name)
+                    print(f"[sweep] {name} failed (exit {proc.returncode}); starting it again without evaluations")
+                    folders[name] = name + "-noeval"
+                    start(name, evaluate=False)
+    finally:
+        for name in procs:
+            (args.work / folders[name]).mkdir(parents=True, exist_ok=True)  # a run that failed early made none
+            (args.work / folders[name] / "stop").write_text(f"{time.time()}\n")
+        for name, proc in procs.items():
+            try:
+                proc.wait(timeout=90)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                print(f"[sweep] {name} did not stop within 90 s: killed (its saves so far stand)")
+            print(f"[sweep] {name}: exit {proc.returncode}")
+        signal.signal(signal.SIGTERM, previous)
     return folders
+
+
+def _exit_on_signal(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _saves(run: Path) -> list[Path]:

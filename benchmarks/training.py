@@ -212,8 +212,8 @@ def run(opts: Options) -> Result:
 
     ratio = paired_ratio(times["nn.Transformer"], times["explorer"])
     # Utilisation per round against that round's matmul rate: robust to load that comes and goes.
-    rounds = zip(flops, times["explorer"], round_peaks, strict=True)
-    round_utilisation = statistics.median(f / t / p for f, t, p in rounds)
+    per_round = zip(flops, times["explorer"], round_peaks, strict=True)
+    round_utilisation = statistics.median(f / t / p for f, t, p in per_round)
     peak_name = "bf16" if s.device.startswith("cuda") else "fp32"
     result.add(
         "speed, explorer ÷ nn.Transformer (same batches, interleaved)", ratio_text(ratio), "≥ 1.00×", ratio >= 1.0

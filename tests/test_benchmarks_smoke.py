@@ -130,6 +130,8 @@ def test_benchmark_runs_at_tiny_size_and_prints_ratios(name, capsys):
     if name == "training":
         measures = " ".join(row.measure for row in result.rows)
         assert "explorer ÷ nn.Transformer" in measures and "matmul" in measures
+        # The round count, not a Python object's repr (a lent H200 printed "median of <zip object …>").
+        assert "median of 3 paired rounds" in printed and "<zip object" not in printed + " ".join(result.notes)
 
 
 @pytest.mark.slow

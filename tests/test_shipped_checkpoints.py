@@ -15,10 +15,10 @@ from explorer.inference import translate
 CHECKPOINTS = Path(__file__).resolve().parents[1] / "checkpoints"
 SHIPPED = list_checkpoints(CHECKPOINTS)
 TRANSLATOR = CHECKPOINTS / "multi30k-en-de"
-# Measured beam-4 cased sacreBLEU on test2016[:200] of the shipped model, minus a small margin (model card).
-# test2016, all 1,000 sentences, the checkpoint's stored decoding (beam 4, α 1.2): measured 39.50 with
+# Cased sacreBLEU of the shipped model on all 1,000 test2016 sentences with its stored decoding (beam 5,
+# α 1.6), minus 0.5: measured 39.72 with
 # `explorer evaluate -c checkpoints/multi30k-en-de --source test2016.en --reference test2016.de` (card).
-MIN_BLEU_TEST2016 = 39.2
+MIN_BLEU_TEST2016 = 39.22
 
 
 def test_something_is_shipped():

@@ -150,8 +150,8 @@ def test_embedding_share_follows_vocabulary_and_width(words, shipped):
         config = ck.config
         expected = round(100 * config.vocab_size * config.d_model / count_parameters(config))
         assert ex.embedding_parameters(ck.model).answer == expected
-    assert ex.embedding_parameters(shipped[0].model).answer == 27  # 8000 × 256 of 7,577,600
-    assert ex.embedding_parameters(words[0].model).answer != 27
+    assert ex.embedding_parameters(shipped[0].model).answer == 32  # 10,000 × 256 of 8,089,600
+    assert ex.embedding_parameters(words[0].model).answer != 32
 
 
 def test_exercise_checking_and_url_round_trip():
