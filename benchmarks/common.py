@@ -168,7 +168,12 @@ def machine_description(device: str = "cpu") -> dict[str, str]:
     }
     if device.startswith("cuda") and torch.cuda.is_available():
         props = torch.cuda.get_device_properties(0)
-        info["device"] = f"{props.name} ({props.total_memory / 2**30:.0f} GiB, {props.multi_processor_count} SMs)"
+        info["device"] = (
+            f"{props.name} ({props.total_memory / 2**30:.0f} GiB, {props.multi_processor_count} SMs) for the GPU "
+            "benchmark; the others run on the CPU"
+        )
+    elif device.startswith("cuda"):
+        info["device"] = "cpu (CUDA was asked for and is not available: the GPU benchmark is skipped)"
     return info
 
 

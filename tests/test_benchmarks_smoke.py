@@ -186,6 +186,19 @@ def test_command_line_writes_markdown_report(tmp_path):
     assert "peak memory, greedy + attention" in text and "MiB" in text  # the probe ran in its own process
     assert "GPU (CUDA, bf16)" in text
     assert "Summary" in done.stdout
+    assert "| device | cpu |" in text  # no --device cuda: every benchmark ran on the CPU
+
+
+def test_the_report_names_the_device_the_gpu_benchmark_was_asked_for(tmp_path):
+    out = tmp_path / "RESULTS.md"
+    command = [sys.executable, "-m", "benchmarks", "--quick", "--only", "gpu", "--device", "cuda", "--no-memory"]
+    done = subprocess.run([*command, "--out", str(out)], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    device_row = next(line for line in out.read_text(encoding="utf-8").splitlines() if line.startswith("| device |"))
+    if torch.cuda.is_available():
+        assert torch.cuda.get_device_name(0) in device_row
+    else:
+        assert "CUDA was asked for and is not available" in device_row
 
 
 def test_every_benchmark_is_listed():
