@@ -5,6 +5,10 @@
 #          is done (they then share the GPU with nothing; the sweep scores on the CPU meanwhile).
 # usage: [WHEELS=DIR] [DEVICE=cuda] [SWEEP_ARGS="..."] bash benchmarks/gpu_loan.sh smoke|full DATA_DIR OUT_DIR [MINUTES]
 # WHEELS: wheels to install first (the lent machine has torch, sacrebleu and sentencepiece, not sentencex).
+# Prepared here, in the ignored .gpu/ that the device tool carries (carry: [".gpu"]):
+#   mkdir -p .gpu/data .gpu/whl && cp -r ../shared/data/multi30k .gpu/data/
+#   pip download --no-deps --only-binary=:all: --python-version 3.12 --platform manylinux_2_17_x86_64 -d .gpu/whl sentencex
+#   then run: WHEELS=.gpu/whl bash benchmarks/gpu_loan.sh full .gpu/data/multi30k $OUT 5.5
 set -u
 mode=$1 data=$2 out=$3 minutes=${4:-5.5}
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
