@@ -40,13 +40,16 @@ class DecodingRow:
     val_bleu_lowercase: float
 
 
-def _saves(run: Path) -> list[Path]:
+def saves_of(run: Path) -> list[Path]:
+    """A run's step-N/ saves, oldest first; an exported checkpoint counts as one save, and a run stopped before
+    its first step-N/ save as its latest/ (the recipe sweep stops runs by the clock)."""
     if is_checkpoint(run):  # an exported checkpoint (the starting point) counts as one save
         return [run]
-    return sorted(p for p in run.glob("step-*") if is_checkpoint(p))
+    saves = sorted(p for p in run.glob("step-*") if is_checkpoint(p))  # step-0000150: zero-padded, sorts by step
+    return saves or [p for p in [run / "latest"] if is_checkpoint(p)]
 
 
-def _load_average(saves: list[Path]) -> Checkpoint:
+def load_average(saves: list[Path]) -> Checkpoint:
     """The last save, its model holding the average of `saves`' weights."""
     checkpoint = load_checkpoint(saves[-1])
     if len(saves) > 1:
@@ -54,7 +57,7 @@ def _load_average(saves: list[Path]) -> Checkpoint:
     return checkpoint
 
 
-def _bleu(checkpoint: Checkpoint, sources: list[str], references: list[str], beam: int, alpha: float) -> Scores:
+def bleu_of(checkpoint: Checkpoint, sources: list[str], references: list[str], beam: int, alpha: float) -> Scores:
     outputs = translate(checkpoint.model, checkpoint.tokenizer, sources, beam_size=beam, alpha=alpha)
     return corpus_scores([t.output for t in outputs], references)
 
@@ -77,16 +80,16 @@ def main(argv: list[str] | None = None) -> int:
     for run in args.runs:
         saves = [
             p
-            for p in _saves(run)
+            for p in saves_of(run)
             if args.upto is None or not p.name.startswith("step-") or int(p.name[5:]) <= args.upto
         ]
         for n in args.averages:
             if n > len(saves):
                 continue
             chosen = saves[-n:]
-            checkpoint = _load_average(chosen)
+            checkpoint = load_average(chosen)
             started = time.perf_counter()
-            bleu = _bleu(checkpoint, sources, references, beam=1, alpha=0.6).bleu
+            bleu = bleu_of(checkpoint, sources, references, beam=1, alpha=0.6).bleu
             training = checkpoint.training or checkpoint.metadata.get("training", {})
             row = AverageRow(
                 run.name,
@@ -102,11 +105,11 @@ def main(argv: list[str] | None = None) -> int:
                 best = (bleu, chosen)
     if best is None:
         parser.error("no run has enough step-N/ saves")
-    checkpoint = _load_average(best[1])
+    checkpoint = load_average(best[1])
     decodings: list[DecodingRow] = []
     for beam in args.beams:
         for alpha in args.alphas:
-            scores = _bleu(checkpoint, sources, references, beam=beam, alpha=alpha)
+            scores = bleu_of(checkpoint, sources, references, beam=beam, alpha=alpha)
             decodings.append(DecodingRow(beam, alpha, round(scores.bleu, 2), round(scores.bleu_lowercase, 2)))
             print(decodings[-1], flush=True)
 

@@ -29,10 +29,8 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from explorer.checkpoint import Checkpoint
+from benchmarks.multi30k_recipe import bleu_of, load_average, saves_of
 
 # One row per shape. All keep the paper's architecture (post-LN, sinusoidal positions, one shared embedding)
 # and label smoothing 0.1; they differ in size, depth, vocabulary and dropout. Every shape fits the 40 MiB
@@ -54,14 +52,9 @@ DEFAULT_ROWS = [n for n in GRID if n not in ("d256-L4-v8k-p0.2", "d128-L4-v8k-p0
 # higher peak (the learning rate scales as d_model^-0.5 already, so this is on top of it).
 LR_SCALE = {"d128-L4-v8k-p0.3": "1.0"}
 WARMUP = {"d256-L6-v8k-p0.3": "1600"}
-EXAMPLES = [
-    "A man in a blue shirt is walking his dog down the street.",
-    "Two children are playing with a ball in the park.",
-    "A woman sits on a bench and reads a book.",
-    "A brown horse runs across a green field.",
-    "A group of people are waiting at a bus stop.",
-    "An old man is selling fruit at a market.",
-]
+# The sentences whose attention is snapshotted during training: the shipped model's examples, which the app
+# offers and the Heads page replays.
+EXAMPLES_OF = Path(__file__).resolve().parents[1] / "checkpoints" / "multi30k-en-de"
 
 
 @dataclass(frozen=True)
@@ -94,7 +87,9 @@ def train_command(name: str, args: argparse.Namespace, evaluate: bool) -> list[s
     command += ["--device", args.device, "--log-every", "50", "--quiet"]
     if evaluate:
         command += ["--eval-every", str(args.eval_every), "--bleu-sentences", "200"]
-        for sentence in EXAMPLES:
+        from explorer.examples import examples_for
+
+        for sentence in examples_for(EXAMPLES_OF):
             command += ["--watch", sentence]
     else:
         command += ["--eval-every", "0"]
@@ -153,26 +148,10 @@ def _exit_on_signal(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
-def _saves(run: Path) -> list[Path]:
-    from explorer.checkpoint import is_checkpoint
-
-    saves = sorted((p for p in run.glob("step-*") if is_checkpoint(p)), key=lambda p: int(p.name[5:]))
-    return saves or [p for p in [run / "latest"] if is_checkpoint(p)]  # stopped before its first step-N/ save
-
-
 def _worker_init(threads: int) -> None:
     import torch
 
     torch.set_num_threads(threads)
-
-
-def _load_average(saves: list[Path]) -> Checkpoint:
-    from explorer.checkpoint import average_weights, load_checkpoint, load_weights_into
-
-    checkpoint = load_checkpoint(saves[-1])
-    if len(saves) > 1:
-        load_weights_into(checkpoint.model, average_weights(saves))
-    return checkpoint
 
 
 def _val(data: Path) -> tuple[list[str], list[str]]:
@@ -182,13 +161,8 @@ def _val(data: Path) -> tuple[list[str], list[str]]:
 
 def score_average(run: str, saves: list[str], data: str, beam: int, alpha: float) -> dict[str, float | int]:
     """Validation BLEU of the average of `saves`, decoded with (beam, alpha); runs in a worker process."""
-    from explorer.evaluation import corpus_scores
-    from explorer.inference import translate
-
-    checkpoint = _load_average([Path(s) for s in saves])
-    sources, references = _val(Path(data))
-    outputs = translate(checkpoint.model, checkpoint.tokenizer, sources, beam_size=beam, alpha=alpha)
-    scores = corpus_scores([t.output for t in outputs], references)
+    checkpoint = load_average([Path(s) for s in saves])
+    scores = bleu_of(checkpoint, *_val(Path(data)), beam=beam, alpha=alpha)
     training = checkpoint.training or checkpoint.metadata.get("training", {})
     return {
         "bleu": scores.bleu,
@@ -209,7 +183,7 @@ def score(folders: dict[str, str], args: argparse.Namespace) -> tuple[list[Avera
         args.workers, mp_context=context, initializer=_worker_init, initargs=(args.worker_threads,)
     ) as pool:
         for name, folder in folders.items():
-            saves = _saves(args.work / folder)
+            saves = saves_of(args.work / folder)
             for n in args.averages:
                 if n <= len(saves):
                     chosen = saves[-n:]
@@ -235,7 +209,7 @@ def score(folders: dict[str, str], args: argparse.Namespace) -> tuple[list[Avera
         ranked = sorted(averages, key=lambda a: a.val_bleu_greedy, reverse=True)[: args.finalists]
         decode_jobs: dict[cf.Future[dict[str, float | int]], tuple[AverageRow, int, float]] = {}
         for row in ranked:
-            chosen = _saves(args.work / folders[row.run])[-row.averaged :]
+            chosen = saves_of(args.work / folders[row.run])[-row.averaged :]
             for beam in args.beams:
                 for alpha in args.alphas:
                     future = pool.submit(score_average, row.run, [str(s) for s in chosen], str(args.data), beam, alpha)
@@ -357,8 +331,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         + "\n"
     )
-    (args.out / "sweep.md").write_text(markdown(averages, decodings, best))
-    print(markdown(averages, decodings, best), flush=True)
+    tables = markdown(averages, decodings, best)
+    (args.out / "sweep.md").write_text(tables)
+    print(tables, flush=True)
     if best is not None and not args.no_test:
         export_and_test(best, folders, args)
     print(f"[sweep] all done at {time.time() - started:.0f}s", flush=True)

@@ -77,7 +77,7 @@ def test_a_failed_row_starts_again_once_without_evaluations(tmp_path, fake_train
 def test_a_run_without_step_saves_is_scored_from_latest(tmp_path):
     run = tmp_path / "run"
     shutil.copytree(REPO / "checkpoints" / "toy-reverse", run / "latest")
-    assert sweep._saves(run) == [run / "latest"]
+    assert sweep.saves_of(run) == [run / "latest"]
     shutil.copytree(REPO / "checkpoints" / "toy-reverse", run / "step-0000150")
     shutil.copytree(REPO / "checkpoints" / "toy-reverse", run / "step-0000030")
-    assert [p.name for p in sweep._saves(run)] == ["step-0000030", "step-0000150"]  # by step, then latest unused
+    assert [p.name for p in sweep.saves_of(run)] == ["step-0000030", "step-0000150"]  # by step, then latest unused
