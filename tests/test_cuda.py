@@ -89,6 +89,21 @@ def test_a_head_mask_works_on_the_gpu(models):
     np.testing.assert_allclose(np.asarray(b[0].attention.cross), np.asarray(a[0].attention.cross), atol=2e-4)
 
 
+def test_adam_is_fused_on_the_gpu_and_batches_copy_from_pinned_memory():
+    """One fused Adam launch per step on CUDA (the default takes launches per tensor group), and training
+    batches go to the GPU from page-locked memory, so the copy does not make the host wait for the GPU."""
+    from explorer.data.batching import collate
+    from explorer.training.schedule import make_optimizer
+
+    gpu = torch.nn.Linear(4, 4).cuda()
+    assert make_optimizer(gpu.parameters()).defaults["fused"] is True
+    assert not make_optimizer(torch.nn.Linear(4, 4).parameters()).defaults["fused"]
+    batch = collate([[5, 6, 3]], [[7, 8]]).pinned()
+    assert batch.src.is_pinned() and batch.tgt_in.is_pinned() and batch.tgt_out.is_pinned()
+    on_gpu = batch.to("cuda")
+    assert torch.equal(on_gpu.tgt_out.cpu(), batch.tgt_out)
+
+
 def test_training_in_bf16_autocast_follows_the_cpu_run_and_saves(tmp_path):
     train, val, tokenizer, config = _setup()
     on_cpu = trainer_for(config, tokenizer, train, val, None, "cpu").run().history["loss"]

@@ -112,6 +112,33 @@ def test_attention_module_fused_equals_explicit_with_masks():
         assert fused.weights is None and explicit.weights is not None
 
 
+def test_causal_flag_uses_sdpa_is_causal_and_equals_the_mask(monkeypatch):
+    """The decoder's teacher-forced self-attention tells SDPA `is_causal` (the flash kernel on CUDA) instead of
+    handing it the bool mask, and gets the numbers the explicit mask gives."""
+    torch.manual_seed(2)
+    attention = MultiHeadAttention(24, 3).eval()
+    x = torch.randn(2, 6, 24)
+    mask = causal_mask(6, x.device)
+    calls = []
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+
+    def spy(*args, **kwargs):
+        calls.append((kwargs.get("is_causal", False), kwargs.get("attn_mask")))
+        return sdpa(*args, **kwargs)
+
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", spy)
+    flagged = attention(x, x, mask, causal=True)
+    assert calls == [(True, None)], "the causal flag must reach SDPA as is_causal, without the mask"
+    explicit = attention(x, x, mask, need_weights=True)
+    assert torch.allclose(flagged.output, explicit.output, atol=1e-6)
+
+    calls.clear()
+    model = make_model()
+    model(torch.tensor([[5, 6, 7, 3]]), torch.tensor([[2, 9, 10, 11]]))
+    n_dec = model.config.n_decoder_layers
+    assert sum(flag for flag, _ in calls) == n_dec, "each decoder layer's self-attention is the causal one"
+
+
 @pytest.mark.parametrize("overrides", VARIANTS)
 def test_incremental_decoding_with_cache_equals_full_recompute(overrides):
     model = make_model(**overrides)

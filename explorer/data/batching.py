@@ -88,6 +88,10 @@ class Batch:
             n_tgt_tokens=self.n_tgt_tokens,
         )
 
+    def pinned(self) -> Batch:
+        """The same batch in page-locked host memory (CUDA only), so that `.to("cuda")` does not block."""
+        return Batch(self.src.pin_memory(), self.tgt_in.pin_memory(), self.tgt_out.pin_memory(), self.n_tgt_tokens)
+
     @property
     def size(self) -> int:
         """Number of sentence pairs."""

@@ -111,6 +111,7 @@ class MultiHeadAttention(nn.Module):
         static_kv: bool = False,
         with_internals: bool = False,
         heads: HeadSelection | None = None,
+        causal: bool = False,
     ) -> AttentionOutput:
         """Attend from `query` (batch, q, d_model) to `source` (batch, k, d_model).
 
@@ -119,6 +120,9 @@ class MultiHeadAttention(nn.Module):
         decoding; `source` is ignored); otherwise the new step's keys/values are appended to them.
         heads: which heads contribute to the concatenation before W^O (ablation, Michel et al. 2019); the
         weights are still those each head computed, only its output is gated.
+        causal: `mask` is the causal mask of a square block (query i sees keys j <= i). The fused path then
+        passes SDPA's `is_causal` instead of the mask, which lets it pick the flash kernel (on CUDA a bool
+        mask forces a slower kernel that reads the mask); the explicit path reads the mask as ever.
         """
         if static_kv:
             assert past is not None, "static_kv=True needs the precomputed keys/values in `past`"
@@ -135,9 +139,14 @@ class MultiHeadAttention(nn.Module):
         selection = heads
         if not (need_weights or with_internals):
             # The fused kernel still returns per-head outputs, so a head mask keeps the fast path.
-            per_head = F.scaled_dot_product_attention(
-                q, key_value.key, key_value.value, attn_mask=mask, dropout_p=dropout_p
-            )
+            if causal and past is None:
+                per_head = F.scaled_dot_product_attention(
+                    q, key_value.key, key_value.value, dropout_p=dropout_p, is_causal=True
+                )
+            else:
+                per_head = F.scaled_dot_product_attention(
+                    q, key_value.key, key_value.value, attn_mask=mask, dropout_p=dropout_p
+                )
             if selection is not None:
                 per_head = selection.apply(per_head)
             concatenated = per_head.transpose(1, 2).reshape(batch, q_len, self.n_heads * self.d_v)

@@ -153,6 +153,7 @@ class DecoderLayer(nn.Module):
                 past=past_self,
                 with_internals=inspect == "decoder_self",
                 heads=self_heads,
+                causal=self_mask is not None,
             )
             return outputs["self"].output
 
