@@ -2,7 +2,7 @@
 # What one lent GPU runs (the workplace's device tool gives a session 15 minutes of one, now and then):
 #   smoke: the CUDA tests beside a 45-second run of the whole sweep grid (steps/s of every row side by side);
 #   perf:  the CUDA tests, where a `base` training step's time goes (benchmarks/profile_gpu_training.py), and
-#          the GPU benchmarks with torch.compile;
+#          the GPU benchmarks;
 #   full:  the Multi30k recipe sweep (benchmarks/multi30k_sweep.py), and the GPU benchmarks once its training
 #          is done (they then share the GPU with nothing; the sweep scores on the CPU meanwhile).
 # usage: [WHEELS=DIR] [DEVICE=cuda] [SWEEP_ARGS="..."] bash benchmarks/gpu_loan.sh smoke|perf|full DATA_DIR OUT_DIR [MINUTES]
@@ -22,15 +22,14 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 python3 -c "import os, sys, torch; print(sys.version.split()[0], torch.__version__, torch.cuda.get_device_name(0), os.cpu_count(), 'CPUs')"
 if [ "$mode" = perf ]; then
   # The training-throughput loan: the CUDA tests, the probe of where a `base` step goes (levers side by side,
-  # a torch.profiler table), then the GPU benchmarks with the torch.compile variant. Benchmarks find
+  # a torch.profiler table, torch.compile), then the GPU benchmarks. Benchmarks find
   # Multi30k at ../shared/data/multi30k, as here.
   [ -e ../shared/data/multi30k ] || { mkdir -p ../shared/data && ln -s "$PWD/$data" ../shared/data/multi30k; } || true
-  timeout 130 python3 -m pytest -q -p no:cacheprovider -rs tests/test_cuda.py -k "not benchmarks" >"$out/cuda_tests.log" 2>&1
-  tail -15 "$out/cuda_tests.log"
-  timeout 170 python3 -m benchmarks.profile_gpu_training --no-compile >"$out/probe.log" 2>&1
+  timeout 60 python3 -m pytest -q -p no:cacheprovider -rs tests/test_cuda.py -k "not benchmarks" >"$out/cuda_tests.log" 2>&1
+  tail -4 "$out/cuda_tests.log"
+  timeout 200 python3 -m benchmarks.profile_gpu_training >"$out/probe.log" 2>&1
   cat "$out/probe.log"
-  timeout 230 python3 -m benchmarks --only gpu --device cuda --no-memory --compile --out "$out/gpu_bench.md" \
-    >"$out/gpu_bench.log" 2>&1
+  timeout 130 python3 -m benchmarks --only gpu --device cuda --no-memory --out "$out/gpu_bench.md" >"$out/gpu_bench.log" 2>&1
   tail -45 "$out/gpu_bench.log"
   exit 0
 fi

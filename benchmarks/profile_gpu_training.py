@@ -51,6 +51,24 @@ def bool_causal_mask() -> Iterator[None]:
         MultiHeadAttention.forward = original  # type: ignore[method-assign]
 
 
+@contextlib.contextmanager
+def sdpa_backends(names: tuple[str, ...] | None) -> Iterator[None]:
+    """Let CUDA's SDPA pick only from `names` (None: from every kernel, torch's own order), probe-only."""
+    from torch.nn.attention import SDPBackend
+
+    import explorer.model.attention as attention
+
+    original = attention.CUDA_SDPA_BACKENDS
+    attention.CUDA_SDPA_BACKENDS = [
+        getattr(SDPBackend, n)
+        for n in names or [m for m in SDPBackend.__members__ if m not in ("ERROR", "OVERRIDEABLE")]
+    ]
+    try:
+        yield
+    finally:
+        attention.CUDA_SDPA_BACKENDS = original
+
+
 def batches_of(budget: int, n: int, vocab: int, device: str, seed: int = 0) -> list[Batch]:
     """Token-budget batches of caption-like lengths (Multi30k's: mean about 13 pieces per side)."""
     from benchmarks.common import parallel_ids
@@ -85,18 +103,16 @@ def synchronize() -> None:
         torch.cuda.synchronize()
 
 
-def timed_steps(step: Callable[[Batch], None], warm: list[Batch], timed: list[Batch]) -> tuple[float, float]:
-    """(seconds of the timed steps, seconds of the warm-up) after warming on other shapes."""
-    start = time.perf_counter()
-    for b in warm:
-        step(b)
-    synchronize()
-    warm_s = time.perf_counter() - start
-    start = time.perf_counter()
-    for b in timed:
-        step(b)
-    synchronize()
-    return time.perf_counter() - start, warm_s
+def timed_steps(step: Callable[[Batch], None], warm: list[Batch], timed: list[Batch]) -> tuple[float, float, float]:
+    """(seconds of the warm-up, of the timed steps on shapes not seen before, of the same steps again)."""
+    spans = []
+    for part in (warm, timed, timed):
+        start = time.perf_counter()
+        for b in part:
+            step(b)
+        synchronize()
+        spans.append(time.perf_counter() - start)
+    return spans[0], spans[1], spans[2]
 
 
 def profile(step: Callable[[Batch], None], batches: list[Batch]) -> None:
@@ -139,18 +155,24 @@ def main() -> None:
     peak = matmul_peak(device, torch.bfloat16, size)
     print(f"bf16 matmul peak (8192², torch.mm): {si(peak, 'FLOP/s')}", flush=True)
 
-    variants: list[tuple[str, bool, bool, bool, int]] = [  # name, fused Adam, is_causal, compile, budget
-        ("eager, as the first loan ran (foreach Adam, bool mask)", False, False, False, args.budget),
-        ("+ fused Adam", True, False, False, args.budget),
-        ("+ is_causal", False, True, False, args.budget),
-        ("fused Adam + is_causal (the trainer now)", True, True, False, args.budget),
-        ("the trainer now, 2× batch", True, True, False, 2 * args.budget),
+    everything = None  # torch's own choice among all kernels: cuDNN's first on Hopper
+    engine = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "MATH")  # explorer.model.attention.CUDA_SDPA_BACKENDS
+    b = args.budget
+    # name, SDPA kernels, fused Adam, is_causal, compile, budget
+    variants: list[tuple[str, tuple[str, ...] | None, bool, bool, bool, int]] = [
+        ("all kernels (cuDNN), fused Adam, is_causal", everything, True, True, False, b),
+        ("flash + efficient + math (the engine now)", engine, True, True, False, b),
+        ("efficient only", ("EFFICIENT_ATTENTION",), True, True, False, b),
+        ("math only", ("MATH",), True, True, False, b),
+        ("the engine, foreach Adam", engine, False, True, False, b),
+        ("the engine, bool causal mask", engine, True, False, False, b),
+        ("the engine, 2× batch", engine, True, True, False, 2 * b),
     ]
     if not args.no_compile:
-        variants += [("torch.compile + the trainer now", True, True, True, args.budget)]
+        variants += [("torch.compile + the engine", engine, True, True, True, b)]
     cache: dict[int, list[Batch]] = {}
     rows = []
-    for name, fused, causal, compiled, budget in variants:
+    for name, backends, fused, causal, compiled, budget in variants:
         if budget not in cache:
             cache[budget] = batches_of(budget, args.warmup + args.steps, config.vocab_size, device)
         data = cache[budget]
@@ -158,20 +180,20 @@ def main() -> None:
         flops = sum(training_flops(config, b.src.shape[0], b.src.shape[1], b.tgt_in.shape[1]) for b in timed)
         tokens = sum(b.n_tgt_tokens for b in timed)
         try:
-            with contextlib.nullcontext() if causal else bool_causal_mask():
+            with sdpa_backends(backends), contextlib.nullcontext() if causal else bool_causal_mask():
                 step = make_step(config, device, fused, compiled)
-                seconds, warm_s = timed_steps(step, warm, timed)
-                if name.startswith("eager"):
+                warm_s, first_s, again_s = timed_steps(step, warm, timed)
+                if name.startswith("flash"):
                     profile(step, timed[:5])
         except Exception as error:  # noqa: BLE001 - a lever that fails on this machine is reported, not fatal
             print(f"  {name}: failed: {type(error).__name__}: {error}"[:400], flush=True)
             continue
-        per_step = seconds / len(timed)
         row = (
             name,
-            f"{tokens / seconds:,.0f}",
-            f"{per_step * 1e3:.1f}",
-            f"{flops / seconds / peak:.1%}",
+            f"{tokens / again_s:,.0f}",
+            f"{again_s / len(timed) * 1e3:.1f}",
+            f"{flops / again_s / peak:.1%}",
+            f"{first_s / len(timed) * 1e3:.1f}",
             f"{warm_s:.1f}",
         )
         rows.append(row)
@@ -179,8 +201,8 @@ def main() -> None:
         del step
         if device == "cuda":
             torch.cuda.empty_cache()
-    print("\n| variant | target tokens/s | ms/step | of bf16 matmul peak | warm-up s |")
-    print("|---|---:|---:|---:|---:|")
+    print("\n| variant | target tokens/s | ms/step | of bf16 matmul peak | ms/step, shapes seen first | warm-up s |")
+    print("|---|---:|---:|---:|---:|---:|")
     for row in rows:
         print("| " + " | ".join(row) + " |")
     median_len = statistics.median(b.src.shape[1] for b in cache[args.budget])

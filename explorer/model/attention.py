@@ -19,8 +19,16 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from explorer.model.head_mask import HeadSelection
+
+# The SDPA kernels a CUDA call may pick from. Not cuDNN's: torch picks it first on Hopper GPUs, and it builds a
+# plan for every new (batch, length) shape, which token-budget batches and decoding steps keep making (a
+# new shape cost a `base` training step about 250 ms more on an H200, the steps themselves about 50 ms), and
+# on caption-length sequences its kernel was the slower one besides. Measured side by side by
+# `python -m benchmarks.profile_gpu_training`; the CPU has its own kernels and ignores this.
+CUDA_SDPA_BACKENDS = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
 
 
 @dataclass(frozen=True)
@@ -100,6 +108,16 @@ class MultiHeadAttention(nn.Module):
         """source (batch, src, d_model) -> projected keys/values; computed once per sentence for cross-attention."""
         return KeyValue(self._split_heads(self.w_k(source), self.d_k), self._split_heads(self.w_v(source), self.d_v))
 
+    @staticmethod
+    def _fused(
+        q: torch.Tensor, key_value: KeyValue, mask: torch.Tensor | None, dropout_p: float, causal: bool
+    ) -> torch.Tensor:
+        if causal:
+            return F.scaled_dot_product_attention(
+                q, key_value.key, key_value.value, dropout_p=dropout_p, is_causal=True
+            )
+        return F.scaled_dot_product_attention(q, key_value.key, key_value.value, attn_mask=mask, dropout_p=dropout_p)
+
     def forward(
         self,
         query: torch.Tensor,
@@ -139,14 +157,11 @@ class MultiHeadAttention(nn.Module):
         selection = heads
         if not (need_weights or with_internals):
             # The fused kernel still returns per-head outputs, so a head mask keeps the fast path.
-            if causal and past is None:
-                per_head = F.scaled_dot_product_attention(
-                    q, key_value.key, key_value.value, dropout_p=dropout_p, is_causal=True
-                )
+            if q.is_cuda:
+                with sdpa_kernel(CUDA_SDPA_BACKENDS):
+                    per_head = self._fused(q, key_value, mask, dropout_p, causal and past is None)
             else:
-                per_head = F.scaled_dot_product_attention(
-                    q, key_value.key, key_value.value, attn_mask=mask, dropout_p=dropout_p
-                )
+                per_head = self._fused(q, key_value, mask, dropout_p, causal and past is None)
             if selection is not None:
                 per_head = selection.apply(per_head)
             concatenated = per_head.transpose(1, 2).reshape(batch, q_len, self.n_heads * self.d_v)
