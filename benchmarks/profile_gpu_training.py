@@ -75,7 +75,10 @@ def batches_of(budget: int, n: int, vocab: int, device: str, seed: int = 0) -> l
 
     src, tgt, _ = parallel_ids(29000, vocab, seed)
     src_len, tgt_len = [len(s) + 1 for s in src], [len(t) + 1 for t in tgt]
-    order = token_budget_batches(src_len, tgt_len, budget, shuffle=True, seed=seed)[:n]
+    order = token_budget_batches(src_len, tgt_len, budget, shuffle=True, seed=seed)
+    # Cycled: 29,000 caption pairs make about 22 batches of 25,000 tokens (11 of 50,000); the first loan's
+    # probe asked for 30 and timed the 12 (and 1) that were left after the warm-up.
+    order = [order[i % len(order)] for i in range(n)]
     return [
         collate([src[i] + [2] for i in b], [tgt[i] for i in b], pad_id=0, bos_id=1, eos_id=2).to(device) for b in order
     ]

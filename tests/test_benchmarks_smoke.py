@@ -216,3 +216,27 @@ def test_every_benchmark_is_listed():
     for name in BENCHMARKS:
         module = load(name)
         assert callable(module.run) and module.TITLE
+
+
+def test_gpu_training_probe_runs_every_lever_and_restores_the_kernels(monkeypatch, capsys):
+    """The GPU training probe (run on a lent GPU) at a tiny size on the CPU: a row per lever, and the kernel
+    choice it overrides per row comes back as the engine had it."""
+    import explorer.model.attention as attention
+    from benchmarks import profile_gpu_training as probe
+
+    before = list(attention.CUDA_SDPA_BACKENDS)
+    assert SDPBackend.CUDNN_ATTENTION not in before, "cuDNN builds a plan per new shape; the engine leaves it out"
+    monkeypatch.setattr(
+        sys, "argv", ["probe", "--cpu-smoke", "--no-compile", "--steps", "2", "--warmup", "1", "--budget", "400"]
+    )
+    probe.main()
+    out = capsys.readouterr().out
+    table = [line for line in out.splitlines() if line.startswith("| ") and "variant" not in line]
+    assert len(table) == 7, out
+    assert all(float(row.split("|")[2].replace(",", "")) > 0 for row in table), "every lever gives a rate"
+    assert attention.CUDA_SDPA_BACKENDS == before
+    # The engine's kernels serve both kinds of call it makes: is_causal (no mask) and a padding mask.
+    q = torch.randn(2, 4, 5, 8)
+    with sdpa_kernel(before):
+        torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+        torch.nn.functional.scaled_dot_product_attention(q, q, q, attn_mask=torch.ones(2, 1, 1, 5, dtype=torch.bool))

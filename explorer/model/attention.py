@@ -23,11 +23,12 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from explorer.model.head_mask import HeadSelection
 
-# The SDPA kernels a CUDA call may pick from. Not cuDNN's: torch picks it first on Hopper GPUs, and it builds a
-# plan for every new (batch, length) shape, which token-budget batches and decoding steps keep making (a
-# new shape cost a `base` training step about 250 ms more on an H200, the steps themselves about 50 ms), and
-# on caption-length sequences its kernel was the slower one besides. Measured side by side by
-# `python -m benchmarks.profile_gpu_training`; the CPU has its own kernels and ignores this.
+# The SDPA kernels a CUDA call may pick from: not cuDNN's, which torch picks first on Hopper GPUs. cuDNN builds
+# a plan for every new (batch, length) shape, and token-budget batches and decoding steps keep making new
+# shapes: on an H200 a `base` training step on a shape not seen before took 189 ms instead of 48 ms, and
+# decoding was 2.9× slower. Flash (the causal self-attention) and the memory-efficient kernel (padding masks)
+# cost the same on a repeated shape and nothing more on a new one. Measured by
+# `python -m benchmarks.profile_gpu_training` (benchmarks/RESULTS.md); the CPU has its own kernels.
 CUDA_SDPA_BACKENDS = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
 
 
