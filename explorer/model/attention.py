@@ -23,12 +23,12 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from explorer.model.head_mask import HeadSelection
 
-# The SDPA kernels a CUDA call may pick from: not cuDNN's, which torch picks first on Hopper GPUs. cuDNN builds
-# a plan for every new (batch, length) shape, and token-budget batches and decoding steps keep making new
-# shapes: on an H200 a `base` training step on a shape not seen before took 189 ms instead of 48 ms, and
-# decoding was 2.9× slower. Flash (the causal self-attention) and the memory-efficient kernel (padding masks)
-# cost the same on a repeated shape and nothing more on a new one. Measured by
-# `python -m benchmarks.profile_gpu_training` (benchmarks/RESULTS.md); the CPU has its own kernels.
+# The SDPA kernels a CUDA call may pick from: not cuDNN's, which torch picks first on Hopper GPUs for bf16.
+# cuDNN builds a plan for every new (batch, length) shape, and token-budget batches keep making new shapes:
+# on an H200 a `base` training step on a shape not seen before took 189 ms instead of 48 ms. Flash (the
+# causal self-attention) and the memory-efficient kernel (padding masks) cost the same on a repeated shape
+# and nothing more on a new one. Measured by `python -m benchmarks.profile_gpu_training`
+# (benchmarks/RESULTS.md). float32 calls (decoding) never get cuDNN's kernel; the CPU has its own kernels.
 CUDA_SDPA_BACKENDS = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
 
 
