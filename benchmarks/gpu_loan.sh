@@ -27,7 +27,7 @@ if [ "$mode" = perf ]; then
   [ -e ../shared/data/multi30k ] || { mkdir -p ../shared/data && ln -s "$PWD/$data" ../shared/data/multi30k; } || true
   timeout 60 python3 -m pytest -q -p no:cacheprovider -rs tests/test_cuda.py -k "not benchmarks" >"$out/cuda_tests.log" 2>&1
   tail -4 "$out/cuda_tests.log"
-  timeout 200 python3 -m benchmarks.profile_gpu_training >"$out/probe.log" 2>&1
+  timeout 260 python3 -m benchmarks.profile_gpu_training >"$out/probe.log" 2>&1
   cat "$out/probe.log"
   timeout 130 python3 -m benchmarks --only gpu --device cuda --no-memory --out "$out/gpu_bench.md" >"$out/gpu_bench.log" 2>&1
   tail -45 "$out/gpu_bench.log"
