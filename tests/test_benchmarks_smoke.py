@@ -234,7 +234,7 @@ def test_gpu_training_probe_runs_every_lever_and_restores_the_kernels(monkeypatc
     table = [line for line in out.splitlines() if line.startswith("| ") and "variant" not in line]
     assert len(table) == 7, out
     assert all(float(row.split("|")[2].replace(",", "")) > 0 for row in table), "every lever gives a rate"
-    assert attention.CUDA_SDPA_BACKENDS == before
+    assert before == attention.CUDA_SDPA_BACKENDS, "the probe puts the engine's kernel choice back"
     # The engine's kernels serve both kinds of call it makes: is_causal (no mask) and a padding mask.
     q = torch.randn(2, 4, 5, 8)
     with sdpa_kernel(before):
