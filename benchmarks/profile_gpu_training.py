@@ -4,12 +4,13 @@
 
 The issue's goal is model FLOP/s ≥ 40% of the measured bf16 matmul peak for `base` in bf16 autocast. The
 first loan measured 3.3% with two timed steps after one warm-up step; this probe answers why:
-1. the steady state: every variant is warmed on `--warmup` batches of other shapes first (a training run
-   sees thousands of shapes; the first of each pays cuBLAS/kernel loading and allocator growth);
+1. new shapes against repeated ones: every variant is warmed on `--warmup` batches of other shapes, then
+   timed twice over the same batches, the first time on shapes it has not seen (a kernel that prepares
+   itself per shape, as cuDNN's attention does, pays then);
 2. a torch.profiler pass over a few eager steps: GPU-busy fraction of the wall time (near 1: the GPU is the
    limit; well below: the host launching kernels is) and the kernels that take the GPU's time;
-3. the levers, each alone and then together: fused Adam, the flash kernel for the causal self-attention
-   (`is_causal` instead of a bool mask; the engine now passes it), `torch.compile`, and twice the batch.
+3. the levers, each against the engine as it is: the SDPA kernels allowed on CUDA, fused Adam, `is_causal`
+   instead of a bool causal mask, `torch.compile`, and twice the batch.
 
 Needs CUDA; prints one line and exits 0 without it.
 """
@@ -23,103 +24,90 @@ import time
 from collections.abc import Callable, Iterator
 
 import torch
+from torch.nn.attention import SDPBackend
 
-from benchmarks.common import matmul_peak, si
+import explorer.model.attention as attention
+from benchmarks.common import matmul_peak, parallel_ids, si, synchronize
 from benchmarks.models import training_flops
+from benchmarks.training import train_step_fn
 from explorer.config import ModelConfig, preset
 from explorer.data.batching import Batch, collate, token_budget_batches
 from explorer.model import Transformer
-from explorer.training.loss import label_smoothed_loss
+from explorer.training.schedule import make_optimizer
+
+# SDPA kernels: torch's own choice among all of them (cuDNN's first on Hopper), and the engine's.
+EVERY_KERNEL = [b for b in SDPBackend.__members__.values() if b not in (SDPBackend.ERROR, SDPBackend.OVERRIDEABLE)]
+ENGINE_KERNELS = list(attention.CUDA_SDPA_BACKENDS)
 
 
 @contextlib.contextmanager
 def bool_causal_mask() -> Iterator[None]:
     """The decoder's self-attention as the first loan ran it: SDPA reads an explicit bool causal mask
     (`causal=False`) instead of taking `is_causal`. A probe-only patch, undone on exit."""
-    from explorer.model.attention import MultiHeadAttention
-
-    original = MultiHeadAttention.forward
+    original = attention.MultiHeadAttention.forward
 
     def forward(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
         kwargs["causal"] = False
         return original(self, *args, **kwargs)
 
-    MultiHeadAttention.forward = forward  # type: ignore[method-assign]
+    attention.MultiHeadAttention.forward = forward  # type: ignore[method-assign]
     try:
         yield
     finally:
-        MultiHeadAttention.forward = original  # type: ignore[method-assign]
+        attention.MultiHeadAttention.forward = original  # type: ignore[method-assign]
 
 
 @contextlib.contextmanager
-def sdpa_backends(names: tuple[str, ...] | None) -> Iterator[None]:
-    """Let CUDA's SDPA pick only from `names` (None: from every kernel, torch's own order), probe-only."""
-    from torch.nn.attention import SDPBackend
-
-    import explorer.model.attention as attention
-
+def sdpa_backends(kernels: list[SDPBackend]) -> Iterator[None]:
+    """Let CUDA's SDPA pick only from `kernels` in the engine's attention, probe-only, undone on exit."""
     original = attention.CUDA_SDPA_BACKENDS
-    attention.CUDA_SDPA_BACKENDS = [
-        getattr(SDPBackend, n)
-        for n in names or [m for m in SDPBackend.__members__ if m not in ("ERROR", "OVERRIDEABLE")]
-    ]
+    attention.CUDA_SDPA_BACKENDS = kernels
     try:
         yield
     finally:
         attention.CUDA_SDPA_BACKENDS = original
 
 
-def batches_of(budget: int, n: int, vocab: int, device: str, seed: int = 0) -> list[Batch]:
-    """Token-budget batches of caption-like lengths (Multi30k's: mean about 13 pieces per side)."""
-    from benchmarks.common import parallel_ids
-
-    src, tgt, _ = parallel_ids(29000, vocab, seed)
+def batches_of(config: ModelConfig, budget: int, n: int, device: str, seed: int = 0) -> list[Batch]:
+    """`n` token-budget batches of caption-like lengths (Multi30k's: mean about 13 pieces per side)."""
+    src, tgt, _ = parallel_ids(29000, config.vocab_size, seed)
     src_len, tgt_len = [len(s) + 1 for s in src], [len(t) + 1 for t in tgt]
     order = token_budget_batches(src_len, tgt_len, budget, shuffle=True, seed=seed)
     # Cycled: 29,000 caption pairs make about 22 batches of 25,000 tokens (11 of 50,000); the first loan's
     # probe asked for 30 and timed the 12 (and 1) that were left after the warm-up.
     order = [order[i % len(order)] for i in range(n)]
-    return [
-        collate([src[i] + [2] for i in b], [tgt[i] for i in b], pad_id=0, bos_id=1, eos_id=2).to(device) for b in order
-    ]
+    ids = dict(pad_id=config.pad_id, bos_id=config.bos_id, eos_id=config.eos_id)
+    return [collate([src[i] + [config.eos_id] for i in b], [tgt[i] for i in b], **ids).to(device) for b in order]
 
 
 def make_step(config: ModelConfig, device: str, fused: bool, compiled: bool, seed: int = 0) -> Callable[[Batch], None]:
+    """The training benchmark's step (bf16 autocast on CUDA), with the trainer's Adam or torch's default one."""
     torch.manual_seed(seed)
     model = Transformer(config).to(device).train()
     # dynamic=True as the training benchmark: with torch's default, new shapes took about 5 s a step (H200).
     run = torch.compile(model, dynamic=True) if compiled else model
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9, fused=fused)
-
-    def step(batch: Batch) -> None:
-        with torch.autocast(device, dtype=torch.bfloat16):
-            logits = run(batch.src, batch.tgt_in).logits
-        loss = label_smoothed_loss(logits, batch.tgt_out, smoothing=0.1, pad_id=0) / batch.n_tgt_tokens
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-
-    return step
+    if fused:
+        optimizer = make_optimizer(model.parameters())  # fused on CUDA
+    else:
+        optimizer = torch.optim.Adam(model.parameters(), betas=(0.9, 0.98), eps=1e-9)
+    return train_step_fn(model, lambda b: run(b.src, b.tgt_in).logits, config, device, optimizer)
 
 
-def synchronize() -> None:
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-
-
-def timed_steps(step: Callable[[Batch], None], warm: list[Batch], timed: list[Batch]) -> tuple[float, float, float]:
+def timed_steps(
+    step: Callable[[Batch], None], warm: list[Batch], timed: list[Batch], device: str
+) -> tuple[float, float, float]:
     """(seconds of the warm-up, of the timed steps on shapes not seen before, of the same steps again)."""
     spans = []
     for part in (warm, timed, timed):
         start = time.perf_counter()
         for b in part:
             step(b)
-        synchronize()
+        synchronize(device)
         spans.append(time.perf_counter() - start)
     return spans[0], spans[1], spans[2]
 
 
-def profile(step: Callable[[Batch], None], batches: list[Batch]) -> None:
+def profile(step: Callable[[Batch], None], batches: list[Batch], device: str) -> None:
     from torch.profiler import ProfilerActivity
     from torch.profiler import profile as torch_profile
 
@@ -127,7 +115,7 @@ def profile(step: Callable[[Batch], None], batches: list[Batch]) -> None:
         start = time.perf_counter()
         for b in batches:
             step(b)
-        synchronize()
+        synchronize(device)
         wall = time.perf_counter() - start
     events = prof.key_averages()
     kernel_us = sum(e.self_device_time_total for e in events if e.device_type == torch.autograd.DeviceType.CUDA)
@@ -157,17 +145,15 @@ def main() -> None:
         device, size, config = "cuda", 8192, preset("base", vocab_size=8000)
         print(f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}", flush=True)
     peak = matmul_peak(device, torch.bfloat16, size)
-    print(f"bf16 matmul peak (8192², torch.mm): {si(peak, 'FLOP/s')}", flush=True)
+    print(f"bf16 matmul peak ({size}², torch.mm): {si(peak, 'FLOP/s')}", flush=True)
 
-    everything = None  # torch's own choice among all kernels: cuDNN's first on Hopper
-    engine = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "MATH")  # explorer.model.attention.CUDA_SDPA_BACKENDS
-    b = args.budget
+    engine, b = ENGINE_KERNELS, args.budget
     # name, SDPA kernels, fused Adam, is_causal, compile, budget
-    variants: list[tuple[str, tuple[str, ...] | None, bool, bool, bool, int]] = [
-        ("all kernels (cuDNN), fused Adam, is_causal", everything, True, True, False, b),
+    variants: list[tuple[str, list[SDPBackend], bool, bool, bool, int]] = [
+        ("all kernels (cuDNN), fused Adam, is_causal", EVERY_KERNEL, True, True, False, b),
         ("flash + efficient + math (the engine now)", engine, True, True, False, b),
-        ("efficient only", ("EFFICIENT_ATTENTION",), True, True, False, b),
-        ("math only", ("MATH",), True, True, False, b),
+        ("efficient only", [SDPBackend.EFFICIENT_ATTENTION], True, True, False, b),
+        ("math only", [SDPBackend.MATH], True, True, False, b),
         ("the engine, Adam not fused (torch's default)", engine, False, True, False, b),
         ("the engine, bool causal mask", engine, True, False, False, b),
         ("the engine, 2× batch", engine, True, True, False, 2 * b),
@@ -178,7 +164,7 @@ def main() -> None:
     rows = []
     for name, backends, fused, causal, compiled, budget in variants:
         if budget not in cache:
-            cache[budget] = batches_of(budget, args.warmup + args.steps, config.vocab_size, device)
+            cache[budget] = batches_of(config, budget, args.warmup + args.steps, device)
         data = cache[budget]
         warm, timed = data[: args.warmup], data[args.warmup :]
         flops = sum(training_flops(config, b.src.shape[0], b.src.shape[1], b.tgt_in.shape[1]) for b in timed)
@@ -186,9 +172,9 @@ def main() -> None:
         try:
             with sdpa_backends(backends), contextlib.nullcontext() if causal else bool_causal_mask():
                 step = make_step(config, device, fused, compiled)
-                warm_s, first_s, again_s = timed_steps(step, warm, timed)
+                warm_s, first_s, again_s = timed_steps(step, warm, timed, device)
                 if name.startswith("flash"):
-                    profile(step, timed[:5])
+                    profile(step, timed[:5], device)
         except Exception as error:  # noqa: BLE001 - a lever that fails on this machine is reported, not fatal
             print(f"  {name}: failed: {type(error).__name__}: {error}"[:400], flush=True)
             continue

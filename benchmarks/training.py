@@ -119,10 +119,15 @@ def make_models(config: ModelConfig, device: str, seed: int) -> tuple[Transforme
 
 
 def train_step_fn(
-    model: torch.nn.Module, forward: Callable[[Batch], torch.Tensor], config: ModelConfig, device: str
+    model: torch.nn.Module,
+    forward: Callable[[Batch], torch.Tensor],
+    config: ModelConfig,
+    device: str,
+    optimizer: torch.optim.Optimizer | None = None,
 ) -> Callable[[Batch], None]:
-    """One optimizer step as the trainer takes it (loss normalised by the batch's target tokens)."""
-    optimizer = make_optimizer(model.parameters())
+    """One optimizer step as the trainer takes it (loss normalised by the batch's target tokens); `optimizer`
+    defaults to the trainer's (`make_optimizer`)."""
+    optimizer = optimizer if optimizer is not None else make_optimizer(model.parameters())
     for group in optimizer.param_groups:
         group["lr"] = 1e-4
 

@@ -13,6 +13,7 @@ model instance is shared by every browser session and every decoding step.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 
@@ -109,16 +110,6 @@ class MultiHeadAttention(nn.Module):
         """source (batch, src, d_model) -> projected keys/values; computed once per sentence for cross-attention."""
         return KeyValue(self._split_heads(self.w_k(source), self.d_k), self._split_heads(self.w_v(source), self.d_v))
 
-    @staticmethod
-    def _fused(
-        q: torch.Tensor, key_value: KeyValue, mask: torch.Tensor | None, dropout_p: float, causal: bool
-    ) -> torch.Tensor:
-        if causal:
-            return F.scaled_dot_product_attention(
-                q, key_value.key, key_value.value, dropout_p=dropout_p, is_causal=True
-            )
-        return F.scaled_dot_product_attention(q, key_value.key, key_value.value, attn_mask=mask, dropout_p=dropout_p)
-
     def forward(
         self,
         query: torch.Tensor,
@@ -158,11 +149,16 @@ class MultiHeadAttention(nn.Module):
         selection = heads
         if not (need_weights or with_internals):
             # The fused kernel still returns per-head outputs, so a head mask keeps the fast path.
-            if q.is_cuda:
-                with sdpa_kernel(CUDA_SDPA_BACKENDS):
-                    per_head = self._fused(q, key_value, mask, dropout_p, causal and past is None)
-            else:
-                per_head = self._fused(q, key_value, mask, dropout_p, causal and past is None)
+            is_causal = causal and past is None
+            with sdpa_kernel(CUDA_SDPA_BACKENDS) if q.is_cuda else contextlib.nullcontext():
+                per_head = F.scaled_dot_product_attention(
+                    q,
+                    key_value.key,
+                    key_value.value,
+                    attn_mask=None if is_causal else mask,
+                    dropout_p=dropout_p,
+                    is_causal=is_causal,
+                )
             if selection is not None:
                 per_head = selection.apply(per_head)
             concatenated = per_head.transpose(1, 2).reshape(batch, q_len, self.n_heads * self.d_v)
