@@ -28,12 +28,12 @@ from ui.batch_translate import batch_rows, int8_toggle, read_upload, translate_b
 from ui.figures import file_stem, show_figure
 from ui.heads_ablation import ablation_expander
 from ui.i18n import current_language, t
-from ui.layout import controls, fit_height, page_header
+from ui.layout import FIRST_SCREEN_FIGURE_PX, controls, figure_column_px, fit_height, page_header
 from ui.linked_heads import show_linked_grid
 from ui.markdown import md_escape
 from ui.model_cache import require_model, translate_for
 from ui.model_picker import decoding_note
-from ui.presenter import step_buttons, stepper
+from ui.presenter import presenter_on, step_buttons, stepper
 from ui.urlstate import note_link_value, sync_to_url, url_default
 
 INPUTS = {"type": "Type a sentence", "file": "Upload a text file"}
@@ -185,7 +185,7 @@ else:
 parts = split_sentences(sentence) or [sentence]
 translations = translate_for(selection, parts, with_attention=True, **options)
 show_translations(translations, config.max_len, how=how)
-if stored is not None:
+if stored is not None and not presenter_on():  # presenting: the translation's line says beam and α already
     st.caption(decoding_note(stored))
 if no_repeat:
     plain = translate_for(selection, parts, with_attention=False, beam_size=beam, alpha=alpha)
@@ -228,13 +228,18 @@ with side:
     )
 
 
+# The decoding note's line (a caption and the gap under it) at 1024 px, which presenter mode gives to the figure.
+_NOTE_PX = 40
+_FIGURE_SHARE = 3 / 4.35  # the figure column beside the pickers (`attention_section`)
+
+
 @st.fragment
 def attention_section(translation: Translation, mode: str, units: str, stretch: bool) -> None:
     """The pickers (family, layer, head) in a narrow column beside the chosen view; a fragment, so changing a
     head, a layer or the family reruns only this part, never the translation."""
     # 1.35 : 3 leaves the pickers room for four head buttons on one row at 1024 px (at 1 : 3 the fourth
     # wrapped onto a row of its own); the heatmap is sized by its height and still fits its column.
-    pickers, shown = st.columns((1.35, 3), gap="medium")
+    pickers, shown = st.columns((1.35, 3), gap="medium")  # shown: _FIGURE_SHARE of the width
     with pickers:
         family = family_picker("family", vertical=True)
     view = attention_view(translation, family, units, current_language())
@@ -282,6 +287,8 @@ def attention_section(translation: Translation, mode: str, units: str, stretch: 
         layer = number_picker("Layer", "layer", view.n_layers, default=view.n_layers)
     zmax = None if stretch else 1.0
     lang = current_language()
+    # Presenting, the decoding note above is not drawn: its line goes to the figure.
+    limit = FIRST_SCREEN_FIGURE_PX + (_NOTE_PX if presenter_on() else 0)
     if mode == "head":
         with pickers:
             head = number_picker("Head", "head", view.n_heads)
@@ -300,7 +307,9 @@ def attention_section(translation: Translation, mode: str, units: str, stretch: 
                         zmax=zmax,
                         show_values=len(view.key_labels) <= 12,
                         lang=lang,
-                    )
+                    ),
+                    limit,
+                    figure_column_px(_FIGURE_SHARE),
                 ),
                 head_title(family, layer, head),
                 key="translate_head",
@@ -328,7 +337,9 @@ def attention_section(translation: Translation, mode: str, units: str, stretch: 
                         y_title=view.query_title,
                         zmax=zmax,
                         lang=lang,
-                    )
+                    ),
+                    limit,
+                    figure_column_px(_FIGURE_SHARE),
                 ),
                 head_title(family, layer, None),
                 key="translate_mean",

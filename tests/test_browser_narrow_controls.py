@@ -21,6 +21,7 @@ from tests.browser_helpers import (
     RENDER_TIMEOUT_MS,
     assert_no_exception,
     cut_text,
+    first_figure_box,
     overflowing,
     query,
     start_server,
@@ -78,3 +79,46 @@ def test_nothing_on_the_train_form_is_cut_at_1024(app, browser, theme, lang):
     with opened(browser, f"{app.url}/train?" + query(lang=lang), theme) as page:
         page.locator(".st-key-train_save").wait_for()
         assert everything_cut(page) + cut_text(page) + overflowing(page) == []
+
+
+# A caption of Multi30k's usual length: the shipped model translates it into 12 pieces and </s>, so the
+# cross-attention heatmap has 13 query rows.
+LONG_SENTENCE = "A man in a blue shirt is walking his dog down the street."
+
+
+def tick_labels(page, axis: str) -> list[dict]:
+    """The first figure's `axis` ("x" or "y") tick labels: text, vertical centre and font size, in screen px."""
+    return page.evaluate(
+        """(axis) => Array.from(document.querySelectorAll(
+        `[data-testid="stMain"] [data-testid="stPlotlyChart"] .${axis}tick text`))
+        .filter(e => e.textContent.trim())
+        .map(e => { const r = e.getBoundingClientRect();
+                    return {middle: (r.top + r.bottom) / 2, size: parseFloat(getComputedStyle(e).fontSize),
+                            text: e.textContent}; })""",
+        axis,
+    )
+
+
+def test_presenter_heatmap_rows_readable_at_1024(app, browser):
+    """Presenter mode at 1024x768 in Korean, cross-attention of a 13-token sentence: a row label must not run into
+    the next (their centres at least a font size apart). They did: the Korean title wrapped to three lines at the
+    width of the normal layout's column (presenter mode hides the sidebar, so its column is wider), the key labels
+    stood upright and the decoding note took a line, which left each row of the 440 px figure 11.5 px for 18 px
+    labels."""
+    url = f"{app.url}/translate?" + query(
+        model="multi30k-en-de", sentence=LONG_SENTENCE, presenter="1", lang="ko", family="cross", mode="head"
+    )
+    with opened(browser, url, "light") as page:
+        wait_for_figure(page)
+        labels = sorted(tick_labels(page, "y"), key=lambda label: label["middle"])
+        assert len(labels) == 13, [label["text"] for label in labels]
+        crowded = [
+            f"{a['text']!r} and {b['text']!r}: {b['middle'] - a['middle']:.1f} px apart, {a['size']:.0f} px text"
+            for a, b in zip(labels, labels[1:], strict=False)
+            if b["middle"] - a["middle"] < a["size"] - 0.5
+        ]
+        assert not crowded, crowded
+        title_lines = page.locator('[data-testid="stMain"] [data-testid="stPlotlyChart"] .gtitle tspan.line').count()
+        assert title_lines <= 2, f"title on {title_lines} lines"
+        box = first_figure_box(page)
+        assert box is not None and box["y"] + box["height"] <= 768, f"the figure on the first screen: {box}"

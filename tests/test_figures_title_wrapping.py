@@ -59,3 +59,24 @@ def test_a_head_title_fits_the_narrow_column_in_both_languages(lang: str, family
     words = [w for w in " ".join(lines).split() if w != "\u00b7"]  # a line may end where a " · " was
     assert words == [w for w in title.split() if w != "\u00b7"]
     assert fig.layout.margin.t - one_line.layout.margin.t >= int(1.3 * TITLE_SIZE) * (len(lines) - 1)
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_presenter_mode_wraps_titles_for_its_wider_column(monkeypatch, lang: str) -> None:
+    """Presenter mode hides the sidebar, so Translate's figure column is wider than `NARROW_COLUMN_PX`; a title
+    wrapped for the narrow column took three lines in Korean and the 13 rows of a caption's heatmap were left
+    11.5 px each for 18 px labels. The column's width is divided by the presenter's text scale, so the wrapped
+    lines, drawn larger, still fit it."""
+    import ui.layout
+    from ui.attention_view import head_title
+
+    monkeypatch.setattr(ui.layout, "font_scale", lambda: 1.0)
+    assert ui.layout.figure_column_px(3 / 4.35) == ui.layout.NARROW_COLUMN_PX
+    monkeypatch.setattr(ui.layout, "font_scale", lambda: 1.125)
+    width = ui.layout.figure_column_px(3 / 4.35)
+    assert width == int(ui.layout.PRESENTER_MAIN_PX * 3 / 4.35 / 1.125)
+    fig = ui.layout.fit_height(apply_theme(go.Figure(), title=head_title("cross", 3, 1, lang), height=600), 440, width)
+    lines = fig.layout.title.text.split("<br>")
+    assert len(lines) <= 2, lines
+    assert all(1.125 * text_width_px(line, TITLE_SIZE) <= ui.layout.PRESENTER_MAIN_PX * 3 / 4.35 - 20 for line in lines)
+    assert fig.layout.height == 440

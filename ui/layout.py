@@ -17,11 +17,15 @@ import streamlit as st
 
 from explorer.figures.theme import TITLE_SIZE, numbers_fit, text_width_px, wrap_words
 from ui.i18n import t
+from ui.presenter import font_scale
 
 _SLOT = "_page_controls"
 # The tallest a page's main figure may be: 720 px less the top padding, a title, one translation line
 # and one row of pickers (measured at 1280x720, see tests/test_browser_projector.py).
 FIRST_SCREEN_FIGURE_PX = 440
+# The main area of a 1024 px projector in presenter mode, which hides the sidebar: the window less the page's
+# padding.
+PRESENTER_MAIN_PX = 940
 # The narrowest a page's figure gets: three quarters of the main area at 1024 px beside the sidebar.
 NARROW_COLUMN_PX = 460
 
@@ -120,10 +124,21 @@ def _set_title(fig: go.Figure, text: str, size: float) -> go.Figure:
     return fig
 
 
-def fit_height(fig: go.Figure, limit: int = FIRST_SCREEN_FIGURE_PX, width: int = NARROW_COLUMN_PX) -> go.Figure:
+def figure_column_px(share: float = 0.75) -> int:
+    """How wide a page's figure column is at least, in the figure's own px: `NARROW_COLUMN_PX` beside the sidebar;
+    in presenter mode, which hides the sidebar, `share` of a 1024 px projector's main area, less the presenter's
+    larger text (`show_figure` scales every text by `font_scale`, so a title wrapped for this width still fits)."""
+    scale = font_scale()  # above 1 exactly in presenter mode
+    return NARROW_COLUMN_PX if scale == 1.0 else int(PRESENTER_MAIN_PX * share / scale)
+
+
+def fit_height(fig: go.Figure, limit: int = FIRST_SCREEN_FIGURE_PX, width: int | None = None) -> go.Figure:
     """Cap the figure's height at `limit` px (in place), so it ends on the first screen, and wrap a title
-    too wide for a `width` px column."""
-    wrap_title(fig, width)
+    too wide for a `width` px column (default: the figure column of the current layout, `figure_column_px`).
+
+    Presenter mode hides the sidebar: wrapping there at the narrow column's width broke the Korean
+    cross-attention title onto three lines, and the rows of a 13-token heatmap got 11.5 px for 18 px labels."""
+    wrap_title(fig, figure_column_px() if width is None else width)
     height = fig.layout.height or 450
     if height <= limit:
         return fig
