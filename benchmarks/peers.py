@@ -266,6 +266,11 @@ def _system(name: str, threads: int, folder: Path | None = None):
     from explorer.checkpoint import load_checkpoint
     from explorer.inference import encode_sources, translate
 
+    if name.startswith("explorer"):  # the allocator as `explorer translate` sets it (explorer/runtime.py)
+        from explorer.runtime import configure_allocator
+
+        os.environ.pop("EXPLORER_RUNTIME", None)  # as-given kept the OpenMP defaults; the thread count is set here
+        configure_allocator()
     torch.set_num_threads(threads)
     c = load_checkpoint(CHECKPOINT, "cpu")
     tokenizer, config = c.tokenizer, c.config

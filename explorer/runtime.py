@@ -23,10 +23,15 @@ and one thread was 1.19x slower for a single translation with all maps on the fi
 
 A variable the user has set is never overridden; with EXPLORER_RUNTIME=as-given nothing is set at all
 (the OpenMP runtime's own defaults; the benchmark uses it).
+
+Both entry points also keep glibc's malloc from handing memory back to the system after every beam-search step
+(`configure_allocator`).
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import statistics
 import sys
@@ -88,6 +93,36 @@ def settings_for(workload: str, load: float) -> dict[str, str]:
     return {"OMP_WAIT_POLICY": "PASSIVE" if load >= BUSY_LOAD_PER_CORE else "ACTIVE"}
 
 
+# glibc's malloc gives the free memory at the top of its heap back to the system once more than M_TRIM_THRESHOLD is
+# free there. By default that threshold follows the largest block freed (twice its size), and a beam search over a
+# batch frees its self-attention cache, 12-25 MiB, at every step (`PackedCache.select` copies it reordered): the
+# heap shrank and grew again every few steps, and each page it touched again was a page fault. Beam 4 over
+# batches of 32 took 245 minor page faults a sentence; with the thresholds fixed as below, 6 (greedy: none either
+# way), and the process's peak memory is unchanged (`python benchmarks/allocator.py`, benchmarks/RESULTS.md).
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt's parameter numbers (malloc.h)
+ALLOCATOR = {_M_MMAP_THRESHOLD: 32 << 20, _M_TRIM_THRESHOLD: 64 << 20}
+# glibc reads these at start-up; a user who set one has chosen, and nothing is changed.
+_ALLOCATOR_VARIABLES = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TOP_PAD_", "GLIBC_TUNABLES")
+
+
+def configure_allocator() -> bool:
+    """Fix glibc malloc's trim and mmap thresholds (`ALLOCATOR`) for this process; True where they were set.
+
+    Nothing happens on another C library (no `mallopt`), where the user set malloc's own variables, or with
+    EXPLORER_RUNTIME=as-given. Any time in a process's life will do: malloc reads them on every free.
+    """
+    if os.environ.get(OPT_OUT_VARIABLE) == OPT_OUT_VALUE or any(v in os.environ for v in _ALLOCATOR_VARIABLES):
+        return False
+    name = ctypes.util.find_library("c")
+    try:
+        mallopt = ctypes.CDLL(name).mallopt if name and "libc" in name else None
+    except (OSError, AttributeError):
+        mallopt = None
+    if mallopt is None:
+        return False
+    return all(mallopt(parameter, value) == 1 for parameter, value in ALLOCATOR.items())
+
+
 def configure_for(workload: str) -> dict[str, str]:
     """Set the measured settings of `workload` ("cli" or "app") where the user has not; returns those set.
 
@@ -106,4 +141,5 @@ def configure_for(workload: str) -> dict[str, str]:
             stacklevel=2,
         )
     os.environ.update(applied)
+    configure_allocator()
     return applied

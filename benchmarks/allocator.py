@@ -1,0 +1,102 @@
+"""glibc malloc's thresholds as the entry points fix them (`explorer.runtime.configure_allocator`) against its
+defaults: page faults and speed of batch translation, each setting in fresh processes.
+
+    python benchmarks/allocator.py [ROUNDS] [N_SENTENCES]
+
+A child process translates the first N Multi30k test2016 sentences (beam 4, then greedy, batches of 32, the
+engine's `translate` as `explorer translate` calls it), with the allocator configured or left as glibc starts
+it, and reports its minor page faults and sentences per second per cell. Settings alternate round by round
+(on, off, then off, on, ...) so that background load hits both alike; the ratio of each cell is the median
+over rounds of off's time ÷ on's. Both children set nothing else (EXPLORER_RUNTIME=as-given, 2 torch threads).
+Run by path, not `-m`: importing the `benchmarks` package configures the runtime for the command line.
+"""
+
+from __future__ import annotations
+
+import sys
+
+sys.path = [p for p in sys.path if not p.rstrip("/").endswith("benchmarks")]  # profile.py shadows the stdlib's
+
+import json  # noqa: E402
+import os  # noqa: E402
+import resource  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CHECKPOINT = REPO_ROOT / "checkpoints" / "multi30k-en-de"
+CELLS = (("beam 4, batches of 32", 4), ("greedy, batches of 32", 1))
+
+
+def child(setting: str, n: int) -> dict:
+    """Translate the first `n` test2016 sentences per cell; what `main` reads back as JSON."""
+    sys.path.insert(0, str(REPO_ROOT))
+    from explorer.runtime import configure_allocator
+
+    os.environ.pop("EXPLORER_RUNTIME", None)  # as-given kept anything else from being set when torch loads
+    configured = configure_allocator() if setting == "on" else False
+    import torch
+
+    from explorer.checkpoint import load_checkpoint
+    from explorer.data import load_multi30k
+    from explorer.inference import translate
+
+    torch.set_num_threads(2)
+    checkpoint = load_checkpoint(CHECKPOINT, "cpu")
+    sentences = list(load_multi30k("test2016").source[:n])
+    translate(checkpoint.model, checkpoint.tokenizer, sentences[:32], beam_size=4, batch_size=32)  # warm-up
+    cells, outputs = {}, {}
+    for cell, beam in CELLS:
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        start = time.perf_counter()
+        found = translate(checkpoint.model, checkpoint.tokenizer, sentences, beam_size=beam, batch_size=32)
+        seconds = time.perf_counter() - start
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
+        cells[cell] = {"seconds": seconds, "faults_per_sentence": faults / len(sentences)}
+        outputs[cell] = [t.output for t in found]
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"configured": configured, "cells": cells, "outputs": outputs, "peak_mib": peak_mib}
+
+
+def run_child(setting: str, n: int) -> dict:
+    env = {**os.environ, "EXPLORER_RUNTIME": "as-given", "OMP_NUM_THREADS": "2"}
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "child", setting, str(n)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO_ROOT,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(rounds: int = 3, n: int = 300) -> int:
+    runs: dict[str, list[dict]] = {"on": [], "off": []}
+    for r in range(rounds):
+        for setting in ("on", "off") if r % 2 == 0 else ("off", "on"):
+            runs[setting].append(run_child(setting, n))
+    assert all(run["configured"] for run in runs["on"]), "configure_allocator did not apply (not glibc?)"
+    same = all(a["outputs"] == b["outputs"] for a, b in zip(runs["on"], runs["off"], strict=True))
+    print(f"{n} sentences, {rounds} rounds, outputs identical: {same}")
+    print(f"{'cell':<24} {'faults/sentence on':>19} {'off':>8} {'sent/s on':>10} {'off':>8} {'off ÷ on time':>14}")
+    for cell, _ in CELLS:
+        faults = [statistics.median(r["cells"][cell]["faults_per_sentence"] for r in runs[s]) for s in ("on", "off")]
+        speed = [statistics.median(n / r["cells"][cell]["seconds"] for r in runs[s]) for s in ("on", "off")]
+        ratio = statistics.median(
+            off["cells"][cell]["seconds"] / on["cells"][cell]["seconds"]
+            for on, off in zip(runs["on"], runs["off"], strict=True)
+        )
+        print(f"{cell:<24} {faults[0]:>19.1f} {faults[1]:>8.1f} {speed[0]:>10.1f} {speed[1]:>8.1f} {ratio:>13.2f}×")
+    peaks = [statistics.median(run["peak_mib"] for run in runs[s]) for s in ("on", "off")]
+    print(f"peak memory: {peaks[0]:.0f} MiB on, {peaks[1]:.0f} MiB off")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "child":
+        print(json.dumps(child(sys.argv[2], int(sys.argv[3]))))
+    else:
+        sys.exit(main(*(int(a) for a in sys.argv[1:3])))
