@@ -72,3 +72,12 @@ def test_both_kernel_choices_compute_the_same_step(onednn, monkeypatch):
         plain, cache = model.decode_step(TGT[:, t], cache)
         packed, packed_cache = decoder.step(TGT[:, t], packed_cache)
         torch.testing.assert_close(packed, plain, rtol=1e-5, atol=1e-5, msg=f"step {t}")
+
+
+@pytest.mark.parametrize("shape", [(1, 10000), (4, 10000), (128, 10000), (7, 8001), (3, 5)])
+def test_log_softmax_in_place_equals_it_out_of_place_to_the_bit(shape):
+    """The packed step writes the log-probabilities over its logits (`PackedDecoder.step`): the CPU kernel must
+    read each row whole before writing it, or the search would see other numbers."""
+    logits = torch.randn(*shape, generator=torch.Generator().manual_seed(shape[0])) * 6
+    expected = torch.log_softmax(logits, dim=-1)
+    assert torch.equal(torch.log_softmax(logits, dim=-1, out=logits), expected)

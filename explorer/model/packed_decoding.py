@@ -231,8 +231,14 @@ class PackedDecoder:
             y = y + out if pre_norm else layer_norm(y + out, norm_ffn)
         if self.final_norm is not None:
             y = layer_norm(y, self.final_norm)
-        logits = linear(y, self.output, False)  # (rows, vocab)
+        logits = linear(y, self.output, False)  # (rows, vocab), a tensor of its own
         next_cache = PackedCache(buffer, cross_kv, src_mask, length, size, folded)
+        if logits.dtype == torch.float32 and logits.device.type == "cpu":
+            # In place: the CPU kernel reads a row whole (maximum, then the sum of exponentials) before it writes
+            # it, so the result is the same to the bit, and the step allocates and writes one (rows, vocab)
+            # tensor instead of two: 5 MiB for beam 4 over 32 sentences, 1.04x for that cell (in one process,
+            # alternating, 6 rounds; the search's outputs identical).
+            return torch.log_softmax(logits, dim=-1, out=logits), next_cache
         return torch.log_softmax(logits.float(), dim=-1), next_cache
 
 
