@@ -48,3 +48,19 @@ def test_a_row_with_every_token_banned_but_one_gives_only_finite_candidates(monk
     lives = [[_Live((), (), -1.0, node_id=0, parent_id=None)]]
     monkeypatch.setattr(search, "_FEW_ROWS", 10**6)
     assert _top_candidates(log_probs, lives, 4) == [[(-1.5, 0, 42, -0.5)]]
+
+
+@pytest.mark.parametrize("sizes", [[4] * 32, [1] * 32, [4] * 16], ids=["beams of 32 sentences", "first step", "16"])
+def test_many_uniform_rows_rank_by_group_like_row_by_row(sizes, monkeypatch):
+    """Sentences with as many live rows each are ranked by `grouped_top_k`, the others row by row; the same
+    candidates, values and order (distinct random values: no ties)."""
+    generator = torch.Generator().manual_seed(len(sizes))
+    lives = _lives(sizes, generator)
+    log_probs = torch.randn(sum(sizes), 10000, generator=generator).log_softmax(dim=-1)
+    calls = []
+    grouped = search.grouped_top_k
+    monkeypatch.setattr(search, "grouped_top_k", lambda *a: calls.append(1) or grouped(*a))
+    fast = _top_candidates(log_probs, lives, 4)
+    assert calls, "the grouped path served these rows"
+    monkeypatch.setattr(search, "grouped_applies", lambda x, k: False)
+    assert fast == _top_candidates(log_probs, lives, 4)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from explorer.decoding.top_k import CHUNK, row_top_k
+from explorer.decoding.top_k import CHUNK, grouped_applies, grouped_top_k, row_top_k
 
 
 def _rows(rows: int, vocab: int, seed: int = 0) -> torch.Tensor:
@@ -86,3 +86,43 @@ def test_many_rows_take_the_chunk_pass_and_a_few_rows_plain_topk(monkeypatch):
     seen.clear()
     row_top_k(_rows(4, 8000), 8)
     assert seen == [(4, 8000)]
+
+
+def _ranked(x: torch.Tensor, offsets: torch.Tensor, groups: int, k: int) -> tuple[torch.Tensor, ...]:
+    """Every x + offset of a group in float64, ranked whole: what `grouped_top_k` must return."""
+    rows, vocab = x.shape
+    values, index = (x.double() + offsets[:, None]).view(groups, -1).topk(k, dim=1)
+    return values, index // vocab, index % vocab, x.reshape(groups, -1).gather(1, index)
+
+
+@pytest.mark.parametrize(
+    "groups, m, vocab",
+    [
+        (32, 4, 10000),  # beam 4 over 32 sentences, the shipped vocabulary (a partial last chunk of 16)
+        (32, 1, 10000),  # the first step: one row a sentence
+        (16, 4, 8000),  # whole chunks only
+        (5, 4, 8 * 2 * CHUNK * 4 + 3),  # just enough chunks for k = 16
+        (4, 8, 4096),  # beam 8
+    ],
+)
+def test_grouped_top_k_ranks_each_group_as_a_whole(groups, m, vocab):
+    k = 2 * m if m > 1 else 8
+    x = _rows(groups * m, vocab, seed=groups + m)
+    offsets = torch.randn(groups * m, generator=torch.Generator().manual_seed(vocab), dtype=torch.float64) * 3
+    assert grouped_applies(x, k)
+    got, want = grouped_top_k(x, offsets, groups, k), _ranked(x, offsets, groups, k)
+    for name, a, b in zip(("sums", "rows", "columns", "entries"), got, want, strict=True):
+        assert torch.equal(a, b), name
+
+
+def test_grouped_top_k_keeps_banned_tokens_out_and_leaves_small_or_odd_inputs_to_the_old_path():
+    x = _rows(64, 10000)
+    x[:, 100:9000] = -torch.inf  # a row with few finite entries (a ban, as `no_repeat_ngram` makes)
+    offsets = torch.zeros(64, dtype=torch.float64)
+    values, _, columns, _ = grouped_top_k(x, offsets, 16, 8)
+    assert torch.isfinite(values).all() and ((columns < 100) | (columns >= 9000)).all()
+    assert torch.equal(values, _ranked(x, offsets, 16, 8)[0])
+    assert not grouped_applies(_rows(8, 10000), 8), "a few rows: the Python ranking"
+    assert not grouped_applies(_rows(32, 300), 8), "too few chunks"
+    assert not grouped_applies(_rows(32, 10000).double(), 8)
+    assert not grouped_applies(_rows(32, 20000)[:, ::2], 8), "not contiguous"

@@ -43,7 +43,7 @@ from typing import Final, Literal, Protocol
 import torch
 
 from explorer.decoding.repetition import ban_repeated_ngrams
-from explorer.decoding.top_k import row_top_k
+from explorer.decoding.top_k import grouped_applies, grouped_top_k, row_top_k
 
 Status = Literal["kept", "pruned", "finished"]
 KEPT: Final = "kept"
@@ -394,6 +394,16 @@ def _top_candidates(
     """
     vocab = log_probs.shape[1]
     device = log_probs.device
+    if len({len(live) for live in lives}) == 1 and grouped_applies(log_probs, 2 * beam_size):
+        # Every sentence with as many live rows (always, past the first step, unless hypotheses ran out): the
+        # sentences' top 2k at once, from the best chunks of their rows (`grouped_top_k`), 0.38 against 0.68 ms
+        # for 32 sentences × 4 rows of 10,000.
+        cumulative = torch.tensor([h.log_prob for live in lives for h in live], dtype=torch.float64)
+        found = grouped_top_k(log_probs, cumulative, len(lives), 2 * beam_size)
+        return [
+            [(v, parent, token, lp) for v, parent, token, lp in zip(*sentence, strict=True) if v > -math.inf]
+            for sentence in zip(*(t.tolist() for t in found), strict=True)
+        ]
     per_row = min(2 * beam_size, vocab)
     row_lps, row_tokens = row_top_k(log_probs, per_row)  # (N, per_row), best first
     if log_probs.shape[0] <= _FEW_ROWS:
