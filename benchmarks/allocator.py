@@ -4,8 +4,9 @@ defaults: page faults and speed of batch translation, each setting in fresh proc
     python benchmarks/allocator.py [ROUNDS] [N_SENTENCES]
 
 A child process translates the first N Multi30k test2016 sentences (beam 4, then greedy, batches of 32, the
-engine's `translate` as `explorer translate` calls it), with the allocator configured or left as glibc starts
-it, and reports its minor page faults and sentences per second per cell. Settings alternate round by round
+engine's `translate` as `explorer translate` calls it), then the first N/5 one sentence at a time, with the
+allocator configured or left as glibc starts it, and reports its minor page faults and sentences per second per
+cell. Settings alternate round by round
 (on, off, then off, on, ...) so that background load hits both alike; the ratio of each cell is the median
 over rounds of off's time ÷ on's. Both children set nothing else (EXPLORER_RUNTIME=as-given, 2 torch threads).
 Run by path, not `-m`: importing the `benchmarks` package configures the runtime for the command line.
@@ -27,7 +28,13 @@ from pathlib import Path  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CHECKPOINT = REPO_ROOT / "checkpoints" / "multi30k-en-de"
-CELLS = (("beam 4, batches of 32", 4), ("greedy, batches of 32", 1))
+# (cell, beam, batch): one sentence at a time over the first fifth of the sentences
+CELLS = (
+    ("beam 4, batches of 32", 4, 32),
+    ("greedy, batches of 32", 1, 32),
+    ("beam 4, one sentence", 4, 1),
+    ("greedy, one sentence", 1, 1),
+)
 
 
 def child(setting: str, n: int) -> dict:
@@ -48,13 +55,17 @@ def child(setting: str, n: int) -> dict:
     sentences = list(load_multi30k("test2016").source[:n])
     translate(checkpoint.model, checkpoint.tokenizer, sentences[:32], beam_size=4, batch_size=32)  # warm-up
     cells, outputs = {}, {}
-    for cell, beam in CELLS:
+    for cell, beam, batch in CELLS:
+        work = sentences if batch > 1 else sentences[: max(len(sentences) // 5, 1)]
         faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         start = time.perf_counter()
-        found = translate(checkpoint.model, checkpoint.tokenizer, sentences, beam_size=beam, batch_size=32)
+        if batch > 1:
+            found = translate(checkpoint.model, checkpoint.tokenizer, work, beam_size=beam, batch_size=batch)
+        else:
+            found = [translate(checkpoint.model, checkpoint.tokenizer, [s], beam_size=beam)[0] for s in work]
         seconds = time.perf_counter() - start
         faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
-        cells[cell] = {"seconds": seconds, "faults_per_sentence": faults / len(sentences)}
+        cells[cell] = {"seconds": seconds, "sentences": len(work), "faults_per_sentence": faults / len(work)}
         outputs[cell] = [t.output for t in found]
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"configured": configured, "cells": cells, "outputs": outputs, "peak_mib": peak_mib}
@@ -82,9 +93,12 @@ def main(rounds: int = 3, n: int = 300) -> int:
     same = all(a["outputs"] == b["outputs"] for a, b in zip(runs["on"], runs["off"], strict=True))
     print(f"{n} sentences, {rounds} rounds, outputs identical: {same}")
     print(f"{'cell':<24} {'faults/sentence on':>19} {'off':>8} {'sent/s on':>10} {'off':>8} {'off ÷ on time':>14}")
-    for cell, _ in CELLS:
+    for cell, _, _ in CELLS:
         faults = [statistics.median(r["cells"][cell]["faults_per_sentence"] for r in runs[s]) for s in ("on", "off")]
-        speed = [statistics.median(n / r["cells"][cell]["seconds"] for r in runs[s]) for s in ("on", "off")]
+        speed = [
+            statistics.median(r["cells"][cell]["sentences"] / r["cells"][cell]["seconds"] for r in runs[s])
+            for s in ("on", "off")
+        ]
         ratio = statistics.median(
             off["cells"][cell]["seconds"] / on["cells"][cell]["seconds"]
             for on, off in zip(runs["on"], runs["off"], strict=True)
