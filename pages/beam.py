@@ -17,7 +17,7 @@ from explorer.model.transformer import SentenceAttention
 from ui.attention_controls import number_picker, sentence_input, show_translation
 from ui.figures import show_figure
 from ui.i18n import current_language, t
-from ui.layout import controls, page_header
+from ui.layout import controls, main_area_px, page_header
 from ui.markdown import md_escape
 from ui.model_cache import cached, require_model, translate_for
 from ui.model_picker import Selection
@@ -184,6 +184,7 @@ figure = beam_tree_figure(
     highlight=chosen_tokens,
     lang=current_language(),
     max_height=470,
+    width=main_area_px(),
 )
 show_figure(
     figure,

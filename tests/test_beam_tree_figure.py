@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 import numpy as np
@@ -166,3 +167,23 @@ def test_the_stop_reason_follows_the_figure_language(trace: BeamTrace) -> None:
     korean = beam_tree_figure(trace, LABELS, lang="ko").layout.title.text
     assert trace.stop_reason in english
     assert trace.stop_reason not in korean and stop_reason_text(trace.stop_reason, "ko") in korean
+
+
+def test_labels_are_shortened_to_their_step_column_and_whole_in_the_hover(trace):
+    """At 1024 px a tree of 8 steps has columns of about 60 px; "▁Fahrrad" over one node ran into "▁einem" over
+    the next. Drawn `width` px wide, each label fits its column (by the theme's upper estimate of text width);
+    the hover keeps the whole piece."""
+    from explorer.figures.beam_tree import LABEL_SIZE, _column_px
+    from explorer.figures.theme import text_width_px
+
+    long = ["</s>", "<s>", "\u2581Fahrradfahrerin", "\u2581ein", "\u2581Motorradrennen"]
+    whole = beam_tree_figure(trace, long)
+    fitted = beam_tree_figure(trace, long, width=300)
+    column = _column_px(300, len(trace.steps))
+    drawn = [html.unescape(text) for t in node_traces(fitted) for text in t.text]
+    assert drawn and all(text_width_px(text, LABEL_SIZE) <= column for text in drawn), (column, drawn)
+    assert any(text.endswith("\u2026") for text in drawn) and "\u2581ein" in drawn
+    assert [t.text for t in node_traces(whole)] != [t.text for t in node_traces(fitted)]
+    hovers = " ".join(h for t in node_traces(fitted) for h in t.hovertext)
+    assert "\u2581Fahrradfahrerin" in hovers, "the hover names the whole piece"
+    assert "&lt;/s&gt;" in [text for t in node_traces(fitted) for text in t.text], "escaped after fitting"

@@ -23,8 +23,9 @@ _SLOT = "_page_controls"
 # The tallest a page's main figure may be: 720 px less the top padding, a title, one translation line
 # and one row of pickers (measured at 1280x720, see tests/test_browser_projector.py).
 FIRST_SCREEN_FIGURE_PX = 440
-# The main area of a 1024 px projector in presenter mode, which hides the sidebar: the window less the page's
-# padding.
+# The main area of a 1024 px window beside the sidebar (about 615 px, measured), and of a 1024 px projector in
+# presenter mode, which hides the sidebar (the window less the page's padding).
+MAIN_AREA_PX = 600
 PRESENTER_MAIN_PX = 940
 # The narrowest a page's figure gets: three quarters of the main area at 1024 px beside the sidebar.
 NARROW_COLUMN_PX = 460
@@ -130,6 +131,12 @@ def figure_column_px(share: float = 0.75) -> int:
     larger text (`show_figure` scales every text by `font_scale`, so a title wrapped for this width still fits)."""
     scale = font_scale()  # above 1 exactly in presenter mode
     return NARROW_COLUMN_PX if scale == 1.0 else int(PRESENTER_MAIN_PX * share / scale)
+
+
+def main_area_px() -> int:
+    """How wide a figure across the whole main area is at least, in the figure's own px (as `figure_column_px`)."""
+    scale = font_scale()
+    return MAIN_AREA_PX if scale == 1.0 else int(PRESENTER_MAIN_PX / scale)
 
 
 def fit_height(fig: go.Figure, limit: int = FIRST_SCREEN_FIGURE_PX, width: int | None = None) -> go.Figure:

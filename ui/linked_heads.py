@@ -18,18 +18,14 @@ from explorer.figures.linked_heads import linked_grid, linked_heads
 from explorer.figures.theme import HOVER_SIZE
 from ui.figures import page_theme
 from ui.i18n import current_language, t
-from ui.layout import FIRST_SCREEN_FIGURE_PX, PRESENTER_MAIN_PX
+from ui.layout import FIRST_SCREEN_FIGURE_PX, MAIN_AREA_PX, PRESENTER_MAIN_PX
 from ui.presenter import font_scale, presenter_on
-
-# The main column beside the sidebar in a 1024 px window is about 615 px wide (measured); presenter mode's is
-# `PRESENTER_MAIN_PX`.
-NARROW_WIDTH = 600
 
 
 def _size(share: float) -> dict[str, float]:
     """Width, height and text scale for a chart `share` of the main column wide (3/4 beside a picker column)."""
     return dict(
-        width=int((PRESENTER_MAIN_PX if presenter_on() else NARROW_WIDTH) * share),
+        width=int((PRESENTER_MAIN_PX if presenter_on() else MAIN_AREA_PX) * share),
         height=FIRST_SCREEN_FIGURE_PX,
         text_scale=font_scale(),
     )

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 
 from explorer.decoding.search import STOP_BEAM_FULL, STOP_BOUND, STOP_MAX_LEN, STOP_NO_LIVE, BeamTrace
-from explorer.figures.theme import FONT_FAMILY, FONT_SIZE, HOVER_SIZE, TICK_SIZE
+from explorer.figures.theme import FONT_FAMILY, FONT_SIZE, HOVER_SIZE, TICK_SIZE, text_width_px
 from explorer.i18n import translate
 
 TokenLabels = Callable[[int], str] | Sequence[str]
@@ -57,6 +57,9 @@ HIGHLIGHT = "#f59e0b"
 _LABEL_ABOVE_PX = (STYLE["finished"][2] + 6) / 2 + 1.6 * FONT_SIZE
 _MARKER_BELOW_PX = (STYLE["finished"][2] + 6) / 2 + 4
 _MARGIN = {"l": 20, "r": 20, "t": 124, "b": 60}
+_RIGHT_OF_LAST = 0.7  # x-axis room after the last step, in steps
+# Node labels at the tick size (16 px; 18 in presenter mode): a tree's columns are narrow, and the pieces long.
+LABEL_SIZE = TICK_SIZE
 EDGE = {"kept": "rgba(59, 130, 246, 0.6)", "finished": "rgba(34, 197, 94, 0.7)", "pruned": "rgba(148, 163, 184, 0.45)"}
 
 
@@ -82,16 +85,21 @@ def beam_tree_figure(
     highlight: tuple[int, ...] | None = None,
     lang: str = "en",
     max_height: int | None = None,
+    width: int | None = None,
 ) -> go.Figure:
     """Draw `trace` as a tree: one node per candidate of steps 0..`upto_step` (all when None; negative:
     only the start node), labeled with its token piece, hover showing log-probabilities and the
     length-normalized score. `highlight` (a hypothesis' tokens) thickens that hypothesis' path.
 
     The figure is at most `max_height` px tall; the y range leaves the top row's labels room inside the plot,
-    so none is cut at the plot's edge or runs into the legend above it."""
-    label = _labeler(token_labels)
+    so none is cut at the plot's edge or runs into the legend above it. Drawn `width` px wide, a label longer than
+    its step's column is shortened with "…" (the hover keeps it whole): at 1024 px a tree of 8 steps has columns
+    of about 60 px, and "▁Fahrrad" over one node ran into "▁einem" over the next."""
     nodes = _layout(trace)
     last_step = len(trace.steps) - 1
+    label = _labeler(token_labels)
+    # The width estimate is an upper one (theme.text_width_px): labels as wide as the column keep some air.
+    text = label if width is None else _labeler(token_labels, _column_px(width, last_step + 1))
     upto = last_step if upto_step is None else min(upto_step, last_step)
     visible = [n for n in nodes if n.step <= upto]
     by_id = {n.id: n for n in nodes}
@@ -123,7 +131,7 @@ def beam_tree_figure(
         )
     for status in ("start", "pruned", "kept", "finished"):
         group = [n for n in visible if n.status == status]
-        fig.add_trace(_markers(group, status, label, on_path, lang))
+        fig.add_trace(_markers(group, status, label, text, on_path, lang))
 
     title = translate("Beam search, beam size {k}, α = {alpha}", lang, k=trace.beam_size, alpha=f"{trace.alpha:g}")
     # Where the search stands goes on a second line: one line with both runs past a 1024 px window.
@@ -157,7 +165,7 @@ def beam_tree_figure(
             "title": {"text": translate("tokens generated (decoding step)", lang)},
             "tickvals": list(range(max_x + 1)),
             "tickfont": {"size": TICK_SIZE},
-            "range": [-0.5, max_x + 0.7],
+            "range": [-0.5, max_x + _RIGHT_OF_LAST],
             "gridcolor": "rgba(128, 128, 128, 0.2)",
             "zeroline": False,
         },
@@ -234,7 +242,15 @@ def _edges(
     )
 
 
-def _markers(group: list[_Node], status: str, label: Callable[[int], str], on_path: set[int], lang: str) -> go.Scatter:
+def _markers(
+    group: list[_Node],
+    status: str,
+    label: Callable[[int], str],
+    text: Callable[[int], str],
+    on_path: set[int],
+    lang: str,
+) -> go.Scatter:
+    """One status' nodes: `text` (a token's label as drawn, perhaps shortened) over each, `label` in the hover."""
     color, symbol, size = STYLE[status]
     legend = _legend(status, lang)
     token, prefix, score = translate("token", lang), translate("prefix", lang), translate("score", lang)
@@ -249,9 +265,9 @@ def _markers(group: list[_Node], status: str, label: Callable[[int], str], on_pa
         y=[n.y for n in group],
         mode="markers+text",
         name=legend,
-        text=[label(n.token) for n in group],
+        text=[text(n.token) for n in group],
         textposition="top center",
-        textfont={"size": FONT_SIZE},
+        textfont={"size": LABEL_SIZE},
         cliponaxis=False,  # the y range leaves labels room; a label a pixel over the edge still shows
         marker={
             "color": color,
@@ -265,11 +281,29 @@ def _markers(group: list[_Node], status: str, label: Callable[[int], str], on_pa
     )
 
 
-def _labeler(token_labels: TokenLabels) -> Callable[[int], str]:
-    """Token id -> piece; HTML-escaped for plotly, which reads "<s>" as a strike-through tag."""
+def _column_px(width: int, steps: int) -> float:
+    """The px between two steps' nodes in a figure `width` px wide showing steps 0..`steps`."""
+    return (width - _MARGIN["l"] - _MARGIN["r"]) / (steps + 0.5 + _RIGHT_OF_LAST)
+
+
+def _fit(text: str, width: float) -> str:
+    """`text`, or its longest start that fits `width` px with "…" after it (at least one character and "…")."""
+    if text_width_px(text, LABEL_SIZE) <= width:
+        return text
+    for end in range(len(text) - 1, 1, -1):
+        if text_width_px(text[:end] + "\u2026", LABEL_SIZE) <= width:
+            return text[:end] + "\u2026"
+    return text[:1] + "\u2026"
+
+
+def _labeler(token_labels: TokenLabels, width: float | None = None) -> Callable[[int], str]:
+    """Token id -> piece (fitted to `width` px when given); HTML-escaped for plotly, which reads "<s>" as a
+    strike-through tag (escaped after fitting, so that "…" never cuts an entity)."""
     if callable(token_labels):
         name = token_labels
     else:
         pieces = list(token_labels)
         name = lambda token: pieces[token] if 0 <= token < len(pieces) else f"<{token}>"  # noqa: E731
-    return lambda token: html.escape(name(token))
+    if width is None:
+        return lambda token: html.escape(name(token))
+    return lambda token: html.escape(_fit(name(token), width))

@@ -82,8 +82,9 @@ TEMPLATE = "plotly_white"
 # that write numbers in cells assume this width unless told the real one.
 NARROW_FIGURE_WIDTH = 640
 # Advance widths in em, rounded up from Source Sans and Noto Sans: digits are tabular, punctuation narrow,
-# Hangul and other wide scripts (from U+1100) at 0.95 em, anything else as a wide Latin letter.
-_NARROW_EM = {".": 0.3, ",": 0.3, ":": 0.3, "-": 0.4, "\u2212": 0.6, " ": 0.3}
+# Hangul and other wide scripts (from U+1100) at 0.95 em, anything else as a wide Latin letter. SentencePiece's
+# word mark "▁" (U+2581), in every token label, is drawn as wide as a Latin letter, not a Hangul syllable.
+_NARROW_EM = {".": 0.3, ",": 0.3, ":": 0.3, "-": 0.4, "\u2212": 0.6, " ": 0.3, "\u2581": 0.6}
 _DIGIT_EM = 0.55
 _OTHER_EM = 0.6
 
