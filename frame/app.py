@@ -20,8 +20,11 @@ if str(ROOT) not in sys.path:  # ui/ and pages/ sit in the repository root, one 
 from explorer.runtime import configure_for  # noqa: E402
 
 # Before anything loads torch: the OpenMP runtime reads its settings once (explorer/runtime.py measures why
-# the app serves each request on one thread).
-configure_for("app")
+# the app serves each request on one thread). Streamlit runs this script again on every click; by then torch is
+# loaded and the settings are fixed, so only the process's first run decides (deciding samples the load for
+# about 11 ms, and a late decision could change nothing but a warning).
+if "torch" not in sys.modules:
+    configure_for("app")
 
 from ui.startup import preload_libraries  # noqa: E402
 

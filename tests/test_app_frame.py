@@ -345,3 +345,16 @@ def test_language_switch_keeps_lang_in_the_url(checkpoint_root):
     at.sidebar.segmented_control(key="lang").set_value("en").run()
     assert not at.exception
     assert at.title[0].value == "Translate & attention" and query_value(at, "lang") == "en"
+
+
+def test_reruns_leave_the_runtime_as_the_first_run_set_it(checkpoint_root, monkeypatch):
+    """Streamlit runs frame/app.py on every click. Deciding the runtime samples the load for about 11 ms, and once
+    torch has loaded a new decision can change nothing (it only warned): only a run before torch loads decides."""
+    import explorer.runtime
+
+    calls: list[str] = []
+    monkeypatch.setattr(explorer.runtime, "configure_for", lambda workload: calls.append(workload) or {})
+    assert "torch" in sys.modules  # this process, as a server after its first run
+    at = open_page("pages/translate.py", model="reverse-fixture", sentence="a b c")
+    at.run()
+    assert calls == []
