@@ -49,6 +49,20 @@ def test_fast_search_gives_the_old_outputs_on_200_test_sentences(reference, sear
         assert t.log_prob == pytest.approx(e["log_prob"], rel=1e-5, abs=1e-6)
 
 
+@pytest.mark.slow
+def test_one_typed_sentence_at_a_time_gives_the_old_greedy_outputs(reference):
+    """The pages translate one sentence at a time: the one-row greedy path (`search._greedy_one`) and the folded
+    cross-attention (one sentence only) give the batched reference's tokens, log-probs and score."""
+    data, c = reference
+    expected = data["searches"]["greedy"][:60]
+    for sentence, e in zip(data["sentences"][:60], expected, strict=True):
+        (t,) = translate(c.model, c.tokenizer, [sentence], beam_size=1, batch_size=1)
+        assert t.output_ids == e["output_ids"], sentence
+        assert t.finished == e["finished"]
+        assert t.score == pytest.approx(e["score"], rel=1e-5, abs=1e-6)
+        assert t.log_prob == pytest.approx(e["log_prob"], rel=1e-5, abs=1e-6)
+
+
 def test_translate_uses_the_packed_decoder_with_or_without_a_head_mask(reference):
     from explorer.model import HeadMask
 
