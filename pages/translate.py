@@ -28,12 +28,12 @@ from ui.batch_translate import batch_rows, int8_toggle, read_upload, translate_b
 from ui.figures import file_stem, show_figure
 from ui.heads_ablation import ablation_expander
 from ui.i18n import current_language, t
-from ui.layout import FIRST_SCREEN_FIGURE_PX, controls, figure_column_px, fit_height, page_header
+from ui.layout import COLUMN_GAP_PX, FIRST_SCREEN_FIGURE_PX, controls, figure_column_px, fit_height, page_header
 from ui.linked_heads import show_linked_grid
 from ui.markdown import md_escape
 from ui.model_cache import require_model, translate_for
 from ui.model_picker import decoding_note
-from ui.presenter import presenter_on, step_buttons, stepper
+from ui.presenter import step_buttons, stepper
 from ui.urlstate import note_link_value, sync_to_url, url_default
 
 INPUTS = {"type": "Type a sentence", "file": "Upload a text file"}
@@ -92,6 +92,10 @@ alpha = side.select_slider(
         "larger α favours longer outputs. Greedy decoding does not use it."
     ),
 )
+if stored is not None:
+    # Under the sliders it sets, to compare a choice of one's own with; not in the main area, whose height the
+    # attention figure needs at 1024x768 (the translation's own line says the beam and α in use).
+    side.caption(decoding_note(stored))
 url_default("no_repeat", 0, int, allowed=NO_REPEAT)  # labelled options: the URL keeps the number (ui/urlstate.py)
 no_repeat = side.segmented_control(
     t("Forbid repeating n pieces"),
@@ -185,8 +189,6 @@ else:
 parts = split_sentences(sentence) or [sentence]
 translations = translate_for(selection, parts, with_attention=True, **options)
 show_translations(translations, config.max_len, how=how)
-if stored is not None and not presenter_on():  # presenting: the translation's line says beam and α already
-    st.caption(decoding_note(stored))
 if no_repeat:
     plain = translate_for(selection, parts, with_attention=False, beam_size=beam, alpha=alpha)
     before = join_sentences(tr.output for tr in plain)
@@ -228,7 +230,7 @@ with side:
     )
 
 
-# The decoding note's line (a caption and the gap under it) at 1024 px, which presenter mode gives to the figure.
+# A caption line and the gap under it at 1024 px: the decoding note took it above the figure, which now has it.
 _NOTE_PX = 40
 _FIGURE_SHARE = 3 / 4.35  # the figure column beside the pickers (`attention_section`)
 
@@ -287,8 +289,8 @@ def attention_section(translation: Translation, mode: str, units: str, stretch: 
         layer = number_picker("Layer", "layer", view.n_layers, default=view.n_layers)
     zmax = None if stretch else 1.0
     lang = current_language()
-    # Presenting, the decoding note above is not drawn: its line goes to the figure.
-    limit = FIRST_SCREEN_FIGURE_PX + (_NOTE_PX if presenter_on() else 0)
+    # The decoding note is drawn in the sidebar, not above the figure: its line goes to the figure.
+    limit = FIRST_SCREEN_FIGURE_PX + _NOTE_PX
     if mode == "head":
         with pickers:
             head = number_picker("Head", "head", view.n_heads)
@@ -309,7 +311,7 @@ def attention_section(translation: Translation, mode: str, units: str, stretch: 
                         lang=lang,
                     ),
                     limit,
-                    figure_column_px(_FIGURE_SHARE),
+                    figure_column_px(_FIGURE_SHARE, COLUMN_GAP_PX),
                 ),
                 head_title(family, layer, head),
                 key="translate_head",
@@ -339,7 +341,7 @@ def attention_section(translation: Translation, mode: str, units: str, stretch: 
                         lang=lang,
                     ),
                     limit,
-                    figure_column_px(_FIGURE_SHARE),
+                    figure_column_px(_FIGURE_SHARE, COLUMN_GAP_PX),
                 ),
                 head_title(family, layer, None),
                 key="translate_mean",

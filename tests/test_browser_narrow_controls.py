@@ -99,14 +99,16 @@ def tick_labels(page, axis: str) -> list[dict]:
     )
 
 
-def test_presenter_heatmap_rows_readable_at_1024(app, browser):
-    """Presenter mode at 1024x768 in Korean, cross-attention of a 13-token sentence: a row label must not run into
-    the next (their centres at least a font size apart). They did: the Korean title wrapped to three lines at the
-    width of the normal layout's column (presenter mode hides the sidebar, so its column is wider), the key labels
-    stood upright and the decoding note took a line, which left each row of the 440 px figure 11.5 px for 18 px
-    labels."""
+@pytest.mark.parametrize("presenter", ["1", "0"], ids=["presenter", "normal"])
+def test_heatmap_rows_readable_at_1024(app, browser, presenter):
+    """At 1024x768 in Korean, cross-attention of a 13-token sentence: a row label must not run into the next (their
+    centres at least a font size apart), in presenter mode and in the normal layout. In presenter mode they did:
+    the Korean title wrapped to three lines at the width of the normal layout's column (presenter mode hides the
+    sidebar, so its column is wider), the key labels stood upright and the decoding note took a line, which left
+    each row of the 440 px figure 11.5 px for 18 px labels. In the normal layout the rows were 12.7 px apart for
+    16 px labels: the title took three lines there too."""
     url = f"{app.url}/translate?" + query(
-        model="multi30k-en-de", sentence=LONG_SENTENCE, presenter="1", lang="ko", family="cross", mode="head"
+        model="multi30k-en-de", sentence=LONG_SENTENCE, presenter=presenter, lang="ko", family="cross", mode="head"
     )
     with opened(browser, url, "light") as page:
         wait_for_figure(page)

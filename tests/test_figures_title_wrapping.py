@@ -56,9 +56,33 @@ def test_a_head_title_fits_the_narrow_column_in_both_languages(lang: str, family
     fig = wrap_title(apply_theme(go.Figure(), title=title), NARROW_COLUMN_PX)
     lines = fig.layout.title.text.split("<br>")
     assert all(text_width_px(line, TITLE_SIZE) <= NARROW_COLUMN_PX - 20 for line in lines), lines
+    assert len(lines) <= 2, lines
     words = [w for w in " ".join(lines).split() if w != "\u00b7"]  # a line may end where a " · " was
-    assert words == [w for w in title.split() if w != "\u00b7"]
+    gloss = "(cross-attention)" if lang == "ko" and family == "cross" else None  # dropped: see the next test
+    assert words == [w for w in title.split() if w not in ("\u00b7", gloss)]
     assert fig.layout.margin.t - one_line.layout.margin.t >= int(1.3 * TITLE_SIZE) * (len(lines) - 1)
+
+
+@pytest.mark.parametrize("mean", [False, True], ids=["head", "mean"])
+def test_translate_heatmap_title_takes_two_lines_in_korean_without_its_gloss_only_where_needed(mean: bool) -> None:
+    """Translate's heatmap column is 406 px at 1024x768. The Korean cross-attention title with its glossary gloss,
+    "인코더-디코더 어텐션 (cross-attention) · 레이어 3 · 헤드 1", broke over three lines there, which left the 13
+    rows of a caption 12.7 px apart for 16 px labels. Without the gloss it takes two; where it fits in two lines
+    (a wide column) the gloss stays."""
+    from ui.attention_view import head_title
+    from ui.layout import COLUMN_GAP_PX, figure_column_px, wrap_title
+
+    title = head_title("cross", 3, None if mean else 1, "ko")
+    assert "(cross-attention)" in title
+    width = figure_column_px(3 / 4.35, COLUMN_GAP_PX)
+    assert 395 <= width <= 406  # the column measured in Chromium: 406 px
+    lines = wrap_title(apply_theme(go.Figure(), title=title), width).layout.title.text.split("<br>")
+    assert len(lines) == 2 and "(cross-attention)" not in " ".join(lines), lines
+    assert lines[0].startswith("인코더-디코더 어텐션")
+    wide = wrap_title(apply_theme(go.Figure(), title=title), 700).layout.title.text
+    assert "(cross-attention)" in wide
+    english = head_title("decoder_self", 3, 1, "en")  # no Hangul: a parenthesis is part of the name, kept
+    assert "(masked)" in wrap_title(apply_theme(go.Figure(), title=english), width).layout.title.text
 
 
 @pytest.mark.parametrize("lang", ["en", "ko"])
@@ -71,7 +95,8 @@ def test_presenter_mode_wraps_titles_for_its_wider_column(monkeypatch, lang: str
     from ui.attention_view import head_title
 
     monkeypatch.setattr(ui.layout, "font_scale", lambda: 1.0)
-    assert ui.layout.figure_column_px(3 / 4.35) == ui.layout.NARROW_COLUMN_PX
+    assert ui.layout.figure_column_px() == ui.layout.NARROW_COLUMN_PX
+    assert ui.layout.figure_column_px(3 / 4.35, ui.layout.COLUMN_GAP_PX) < ui.layout.NARROW_COLUMN_PX
     monkeypatch.setattr(ui.layout, "font_scale", lambda: 1.125)
     width = ui.layout.figure_column_px(3 / 4.35)
     assert width == int(ui.layout.PRESENTER_MAIN_PX * 3 / 4.35 / 1.125)

@@ -11,6 +11,8 @@ still ends inside 720 px.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
@@ -85,18 +87,38 @@ def wrap_title(fig: go.Figure, width: int = NARROW_COLUMN_PX) -> go.Figure:
     """Break a title that would run past a `width` px figure at its last " · " (else " — ", else ", ") that
     fits (in place): plotly does not wrap titles, it cuts them at the figure's edge. Where no separator leaves a
     first line that fits (the Korean cross-attention title, "인코더-디코더 어텐션 (cross-attention) · 레이어 3 ·
-    헤드 1", was cut at "레이" at 1024x768), it breaks between words, over as many lines as it takes."""
+    헤드 1", was cut at "레이" at 1024x768), it breaks between words, over as many lines as it takes.
+
+    A Korean title that would take three lines or more is drawn without its glossary term's English gloss
+    ("(cross-attention)"): at 1024x768 that third line took the height of two heatmap rows from a 13-token
+    caption, whose labels then ran into each other. The pickers beside the figure name the term whole."""
     text = fig.layout.title.text
     size = fig.layout.title.font.size or TITLE_SIZE
     if not text or "<br>" in text or text_width_px(text, size) <= width - 20:
         return fig
+    wrapped = _wrapped(text, width - 20, size)
+    if wrapped.count("<br>") >= 2 and _HANGUL.search(_GLOSS.sub("", text)):
+        shorter = _GLOSS.sub("", text)
+        wrapped = shorter if text_width_px(shorter, size) <= width - 20 else _wrapped(shorter, width - 20, size)
+    return _set_title(fig, wrapped, size)
+
+
+_GLOSS = re.compile(r" \([^()]*[A-Za-z][^()]*\)")  # " (cross-attention)": the English of a glossary term
+_HANGUL = re.compile("[\uac00-\ud7a3]")
+
+
+def _wrapped(text: str, width: float, size: float) -> str:
+    """`text` broken into lines of at most `width` px: at one separator where two lines do; else by whole parts
+    or, where that takes more lines, word by word across parts ("Decoder self-attention<br>(masked) · layer 3 ·
+    head 1" in two lines, not three with "(masked)" alone on one)."""
     for separator in (" \u00b7 ", " \u2014 ", ", "):
         parts = text.split(separator)
         for cut in range(len(parts) - 1, 0, -1):
             head, rest = separator.join(parts[:cut]), separator.join(parts[cut:])
-            if text_width_px(head, size) <= width - 20 and text_width_px(rest, size) <= width - 20:
-                return _set_title(fig, head + "<br>" + rest, size)
-    return _set_title(fig, _by_parts(text, width - 20, size), size)
+            if text_width_px(head, size) <= width and text_width_px(rest, size) <= width:
+                return head + "<br>" + rest
+    by_parts, by_words = _by_parts(text, width, size), wrap_words(text, width, size)
+    return by_words if by_words.count("<br>") < by_parts.count("<br>") else by_parts
 
 
 def _by_parts(text: str, width: float, size: float) -> str:
@@ -125,12 +147,19 @@ def _set_title(fig: go.Figure, text: str, size: float) -> go.Figure:
     return fig
 
 
-def figure_column_px(share: float = 0.75) -> int:
-    """How wide a page's figure column is at least, in the figure's own px: `NARROW_COLUMN_PX` beside the sidebar;
-    in presenter mode, which hides the sidebar, `share` of a 1024 px projector's main area, less the presenter's
-    larger text (`show_figure` scales every text by `font_scale`, so a title wrapped for this width still fits)."""
+def figure_column_px(share: float = 0.75, gap: int = 0) -> int:
+    """How wide a page's figure column is at least, in the figure's own px: `share` of the main area less the
+    `gap` (px) between its columns; beside the sidebar at most `NARROW_COLUMN_PX` (three quarters of the main area
+    of a 1024 px window); in presenter mode, which hides the sidebar, of a 1024 px projector's main area, less the
+    presenter's larger text (`show_figure` scales every text by `font_scale`, so a title wrapped for this width
+    still fits). Translate's heatmap column (3 : 1.35 beside its pickers, a medium gap) is 406 px at 1024x768."""
     scale = font_scale()  # above 1 exactly in presenter mode
-    return NARROW_COLUMN_PX if scale == 1.0 else int(PRESENTER_MAIN_PX * share / scale)
+    if scale == 1.0:
+        return min(NARROW_COLUMN_PX, int(NARROW_COLUMN_PX / 0.75 * share) - gap)
+    return int((PRESENTER_MAIN_PX * share - gap) / scale)
+
+
+COLUMN_GAP_PX = 16  # st.columns(gap="medium"): 1 rem
 
 
 def main_area_px() -> int:
