@@ -49,7 +49,12 @@ def trace() -> BeamTrace:
 
 
 def node_traces(fig: go.Figure) -> list[go.Scatter]:
-    return [t for t in fig.data if t.mode == "markers+text"]
+    return [t for t in fig.data if t.mode == "markers"]
+
+
+def label_trace(fig: go.Figure) -> go.Scatter:
+    (labels,) = [t for t in fig.data if t.name == "labels"]
+    return labels
 
 
 def nodes_by_status(fig: go.Figure) -> dict[str, list[tuple[int, ...]]]:
@@ -84,7 +89,7 @@ def test_statuses_are_styled_apart(trace: BeamTrace) -> None:
 
 def test_labels_hover_and_positions(trace: BeamTrace) -> None:
     fig = beam_tree_figure(trace, lambda t: LABELS[t].upper())
-    texts = {text for t in node_traces(fig) for text in t.text}
+    texts = set(label_trace(fig).text)
     assert {"&lt;S&gt;", "A", "B", "C", "&lt;/S&gt;"} <= texts  # escaped: plotly text is HTML
     hovers = " ".join(h for t in node_traces(fig) for h in t.hovertext)
     assert "score" in hovers and "log p" in hovers
@@ -138,7 +143,7 @@ def test_the_top_row_labels_have_room_inside_the_plot(max_height: int | None) ->
     plot_px = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
     px_per_unit = plot_px / (high - low)
     marker_radius = max(max(t.marker.size) for t in node_traces(fig)) / 2
-    label_px = max(t.textfont.size for t in node_traces(fig)) * 1.25  # one line of label text
+    label_px = label_trace(fig).textfont.size * 1.25  # one line of label text
     room = (high - top_row) * px_per_unit
     assert room >= marker_radius + label_px, f"{room:.0f} px above the top row, labels need {marker_radius + label_px}"
     bottom_row = min(y for t in node_traces(fig) for y in t.y)
@@ -180,10 +185,25 @@ def test_labels_are_shortened_to_their_step_column_and_whole_in_the_hover(trace)
     whole = beam_tree_figure(trace, long)
     fitted = beam_tree_figure(trace, long, width=300)
     column = _column_px(300, len(trace.steps))
-    drawn = [html.unescape(text) for t in node_traces(fitted) for text in t.text]
+    drawn = [html.unescape(text) for text in label_trace(fitted).text]
     assert drawn and all(text_width_px(text, LABEL_SIZE) <= column for text in drawn), (column, drawn)
     assert any(text.endswith("\u2026") for text in drawn) and "\u2581ein" in drawn
-    assert [t.text for t in node_traces(whole)] != [t.text for t in node_traces(fitted)]
+    assert label_trace(whole).text != label_trace(fitted).text
     hovers = " ".join(h for t in node_traces(fitted) for h in t.hovertext)
     assert "\u2581Fahrradfahrerin" in hovers, "the hover names the whole piece"
-    assert "&lt;/s&gt;" in [text for t in node_traces(fitted) for text in t.text], "escaped after fitting"
+    assert "&lt;/s&gt;" in label_trace(fitted).text, "escaped after fitting"
+
+
+def test_labels_are_drawn_above_every_marker_and_let_clicks_through(trace):
+    """Labels were drawn with their status' markers, so a later status' marker covered them: at 1024x768 the
+    highlighted finished star (32 px) hid "▁Fah…" over the node below it. They are now one layer after every
+    marker trace, one label per node at its node's position, with no hover or click of their own (a click on
+    a label reaches the node, whose id the page reads from customdata)."""
+    fig = beam_tree_figure(trace, LABELS, highlight=(A, A, EOS))
+    labels = label_trace(fig)
+    assert fig.data[-1] is labels and all(t.text is None for t in node_traces(fig))
+    assert labels.hoverinfo == "skip" and labels.showlegend is False
+    # Each label over its own node, offset by that node's marker size (the label layer's markers are invisible).
+    nodes = sorted((x, y, size) for t in node_traces(fig) for x, y, size in zip(t.x, t.y, t.marker.size, strict=True))
+    assert sorted(zip(labels.x, labels.y, labels.marker.size, strict=True)) == nodes
+    assert labels.marker.color == "rgba(0,0,0,0)"

@@ -131,7 +131,8 @@ def beam_tree_figure(
         )
     for status in ("start", "pruned", "kept", "finished"):
         group = [n for n in visible if n.status == status]
-        fig.add_trace(_markers(group, status, label, text, on_path, lang))
+        fig.add_trace(_markers(group, status, label, on_path, lang))
+    fig.add_trace(_labels(visible, text, on_path))
 
     title = translate("Beam search, beam size {k}, α = {alpha}", lang, k=trace.beam_size, alpha=f"{trace.alpha:g}")
     # Where the search stands goes on a second line: one line with both runs past a 1024 px window.
@@ -242,15 +243,8 @@ def _edges(
     )
 
 
-def _markers(
-    group: list[_Node],
-    status: str,
-    label: Callable[[int], str],
-    text: Callable[[int], str],
-    on_path: set[int],
-    lang: str,
-) -> go.Scatter:
-    """One status' nodes: `text` (a token's label as drawn, perhaps shortened) over each, `label` in the hover."""
+def _markers(group: list[_Node], status: str, label: Callable[[int], str], on_path: set[int], lang: str) -> go.Scatter:
+    """One status' nodes as markers, each token's whole `label` in the hover (the drawn labels are `_labels`)."""
     color, symbol, size = STYLE[status]
     legend = _legend(status, lang)
     token, prefix, score = translate("token", lang), translate("prefix", lang), translate("score", lang)
@@ -263,12 +257,9 @@ def _markers(
     return go.Scatter(
         x=[n.x for n in group],
         y=[n.y for n in group],
-        mode="markers+text",
+        mode="markers",
         name=legend,
-        text=[text(n.token) for n in group],
-        textposition="top center",
-        textfont={"size": LABEL_SIZE},
-        cliponaxis=False,  # the y range leaves labels room; a label a pixel over the edge still shows
+        cliponaxis=False,
         marker={
             "color": color,
             "symbol": symbol,
@@ -278,6 +269,28 @@ def _markers(
         customdata=[[n.id, -1 if n.parent_id is None else n.parent_id, n.step, status] for n in group],
         hovertext=hover,
         hovertemplate="%{hovertext}<extra></extra>",
+    )
+
+
+def _labels(visible: list[_Node], text: Callable[[int], str], on_path: set[int]) -> go.Scatter:
+    """Every node's token label over it, as `text` draws it, in one layer above all markers: drawn with each
+    status' markers, a label under a later status' marker was hidden (at 1024x768 the highlighted path's finished
+    star, 32 px, covered "▁Fah…" over the node below it). Transparent markers of the nodes' sizes keep each label
+    just above its own marker, as plotly places the text of a marker. No hover or clicks of its own
+    (hoverinfo "skip"): a click on a label reaches the node under it, whose id the page's click handler reads."""
+    sizes = [STYLE[n.status][2] + (6 if n.id in on_path else 0) for n in visible]
+    return go.Scatter(
+        x=[n.x for n in visible],
+        y=[n.y for n in visible],
+        mode="markers+text",
+        marker={"size": sizes, "color": "rgba(0,0,0,0)"},
+        name="labels",
+        text=[text(n.token) for n in visible],
+        textposition="top center",
+        textfont={"size": LABEL_SIZE},
+        cliponaxis=False,  # the y range leaves labels room; a label a pixel over the edge still shows
+        hoverinfo="skip",
+        showlegend=False,
     )
 
 
