@@ -4,6 +4,7 @@ Hugging Face Marian model equal ours (the extra `[peers]` installs them; skipped
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -49,3 +50,43 @@ def test_ctranslate2_runs_on_each_of_its_cpu_backends_at_each_thread_count():
     assert [(label, env) for label, _, env in peers.settings_of("explorer", (1, 2))] == [("1t", {}), ("2t", {})]
     runs = {"1t mkl": [{"figures": {"x (ms)": 13.0}}] * 3, "2t dnnl": [{"figures": {"x (ms)": 9.3}}] * 3}
     assert peers._best(runs, "x (ms)") == (9.3, "2t dnnl")
+
+
+def _peer_steps():
+    spec = importlib.util.spec_from_file_location("peer_steps_benchmark", REPO / "benchmarks" / "peer_steps.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("label, needs", [("explorer", "torch"), ("ctranslate2 float32 (oneDNN)", "ctranslate2")])
+def test_peer_steps_splits_a_greedy_sentence_into_encoder_and_steps(
+    label, needs, tmp_path, one_torch_thread, monkeypatch
+):
+    """benchmarks/peer_steps.py, the child of one system on three sentences: the output capped at one piece
+    takes less than a whole sentence, a further step is positive, and the step count is a whole translation's."""
+    if importlib.util.find_spec(needs) is None:
+        pytest.skip(f"{needs} is not installed (pip install -e '.[peers]')")
+    if not (SHIPPED / "model.safetensors").is_file():
+        pytest.skip("the shipped checkpoint checkpoints/multi30k-en-de is absent")
+    import explorer.runtime
+
+    monkeypatch.setattr(explorer.runtime, "configure_allocator", lambda: None)  # a process-wide setting: not here
+    steps = _peer_steps()
+    sentences = ["A man is riding a bike.", "Two dogs play in the snow.", "A girl in a red dress sings on a stage."]
+    if label == "explorer":
+        from explorer.checkpoint import load_checkpoint
+
+        c = load_checkpoint(SHIPPED, "cpu")
+        meta = {"max_len": c.config.max_len, "eos": c.tokenizer.id_to_piece(c.config.eos_id), "sentences": sentences}
+        (tmp_path / "work.json").write_text(json.dumps(meta))
+    else:
+        folder = _peers().prepare(tmp_path, 0)
+        meta = json.loads((folder / "work.json").read_text())
+        (folder / "work.json").write_text(json.dumps({**meta, "sentences": sentences}))
+    out = tmp_path / "out.json"
+    steps.child(label, str(tmp_path), str(out))
+    figures = json.loads(out.read_text())
+    assert 0 < figures["encoder + first step (ms)"] < figures["sentence (ms)"]
+    assert figures["a further step (ms)"] > 0 and figures["a further step, whole sentences (ms)"] > 0
+    assert 4 <= figures["steps"] <= 20
