@@ -97,8 +97,8 @@ def wrap_title(fig: go.Figure, width: int = NARROW_COLUMN_PX) -> go.Figure:
     if not text or "<br>" in text or text_width_px(text, size) <= width - 20:
         return fig
     wrapped = _wrapped(text, width - 20, size)
-    if wrapped.count("<br>") >= 2 and _HANGUL.search(_GLOSS.sub("", text)):
-        shorter = _GLOSS.sub("", text)
+    shorter = _GLOSS.sub("", text)
+    if wrapped.count("<br>") >= 2 and shorter != text and _HANGUL.search(shorter):
         wrapped = shorter if text_width_px(shorter, size) <= width - 20 else _wrapped(shorter, width - 20, size)
     return _set_title(fig, wrapped, size)
 
