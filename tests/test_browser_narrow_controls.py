@@ -7,6 +7,7 @@ borders open (`broken_button_rows`). The column is wider now, the segmented butt
 is a list of radio buttons; nothing in the main area may be cut and the head and layer buttons sit on one row.
 On Train, the Korean label of the "save when finished" checkbox, in the right two fifths of section 5, was cut
 with an ellipsis (a checkbox label keeps to one line); the label is short now and the where is in its help.
+The Beam page's tree draws its token labels in a layer above every marker, which must let a click reach the node.
 """
 
 from __future__ import annotations
@@ -124,3 +125,29 @@ def test_heatmap_rows_readable_at_1024(app, browser, presenter):
         assert title_lines <= 2, f"title on {title_lines} lines"
         box = first_figure_box(page)
         assert box is not None and box["y"] + box["height"] <= 768, f"the figure on the first screen: {box}"
+
+
+# Where a kept node off the highlighted path (no orange outline) lies on the screen, from the figure's own axes.
+_NODE_ON_SCREEN = """() => {
+    const plot = document.querySelector('[data-testid="stMain"] .js-plotly-plot');
+    const layout = plot._fullLayout, box = plot.getBoundingClientRect();
+    const kept = plot.data.find(t => t.mode === "markers" && t.customdata && t.customdata[0][3] === "kept");
+    const i = kept.marker.line.width.findIndex(w => w === 0);
+    return {x: box.left + layout.xaxis._offset + layout.xaxis.l2p(kept.x[i]),
+            y: box.top + layout.yaxis._offset + layout.yaxis.l2p(kept.y[i]),
+            labels_last: plot.data[plot.data.length - 1].name === "labels"};
+}"""
+
+
+def test_a_click_on_a_beam_tree_node_under_the_label_layer_picks_it(app, browser):
+    """The tree's token labels are one layer above every marker (`beam_tree._labels`: the highlighted path's
+    finished star had hidden "▁Fah…" at 1024x768). That layer takes no clicks of its own: a click on a node
+    picks its hypothesis. With hover and clicks on the layer, the click found no node id and the page failed."""
+    with opened(browser, f"{app.url}/beam?" + query(model="multi30k-en-de", lang="en"), "light") as page:
+        wait_for_figure(page)
+        assert not page.get_by_text("Showing the node picked in the tree").count()
+        node = page.evaluate(_NODE_ON_SCREEN)
+        assert node["labels_last"], "the labels are the top layer"
+        page.mouse.click(node["x"], node["y"])
+        page.get_by_text("Showing the node picked in the tree").wait_for()
+        assert_no_exception(page)

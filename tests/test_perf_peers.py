@@ -13,12 +13,16 @@ REPO = Path(__file__).resolve().parents[1]
 SHIPPED = REPO / "checkpoints" / "multi30k-en-de"
 
 
-def _peers():
-    """benchmarks/peers.py is a script run by path; load it as a module."""
-    spec = importlib.util.spec_from_file_location("peers_benchmark", REPO / "benchmarks" / "peers.py")
+def _script(name: str):
+    """benchmarks/`name`.py, a script run by path, loaded as a module."""
+    spec = importlib.util.spec_from_file_location(f"{name}_benchmark", REPO / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _peers():
+    return _script("peers")
 
 
 @pytest.mark.slow
@@ -52,13 +56,6 @@ def test_ctranslate2_runs_on_each_of_its_cpu_backends_at_each_thread_count():
     assert peers._best(runs, "x (ms)") == (9.3, "2t dnnl")
 
 
-def _peer_steps():
-    spec = importlib.util.spec_from_file_location("peer_steps_benchmark", REPO / "benchmarks" / "peer_steps.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize("label, needs", [("explorer", "torch"), ("ctranslate2 float32 (oneDNN)", "ctranslate2")])
 def test_peer_steps_splits_a_greedy_sentence_into_encoder_and_steps(
     label, needs, tmp_path, one_torch_thread, monkeypatch
@@ -72,7 +69,7 @@ def test_peer_steps_splits_a_greedy_sentence_into_encoder_and_steps(
     import explorer.runtime
 
     monkeypatch.setattr(explorer.runtime, "configure_allocator", lambda: None)  # a process-wide setting: not here
-    steps = _peer_steps()
+    steps = _script("peer_steps")
     sentences = ["A man is riding a bike.", "Two dogs play in the snow.", "A girl in a red dress sings on a stage."]
     if label == "explorer":
         from explorer.checkpoint import load_checkpoint

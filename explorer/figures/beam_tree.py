@@ -263,7 +263,7 @@ def _markers(group: list[_Node], status: str, label: Callable[[int], str], on_pa
         marker={
             "color": color,
             "symbol": symbol,
-            "size": [size + 6 if n.id in on_path else size for n in group],
+            "size": [_marker_px(n, on_path) for n in group],
             "line": {"color": HIGHLIGHT, "width": [3 if n.id in on_path else 0 for n in group]},
         },
         customdata=[[n.id, -1 if n.parent_id is None else n.parent_id, n.step, status] for n in group],
@@ -272,18 +272,22 @@ def _markers(group: list[_Node], status: str, label: Callable[[int], str], on_pa
     )
 
 
+def _marker_px(node: _Node, on_path: set[int]) -> int:
+    """A node's marker size: its status' size, 6 px larger on the highlighted path."""
+    return STYLE[node.status][2] + (6 if node.id in on_path else 0)
+
+
 def _labels(visible: list[_Node], text: Callable[[int], str], on_path: set[int]) -> go.Scatter:
     """Every node's token label over it, as `text` draws it, in one layer above all markers: drawn with each
     status' markers, a label under a later status' marker was hidden (at 1024x768 the highlighted path's finished
     star, 32 px, covered "▁Fah…" over the node below it). Transparent markers of the nodes' sizes keep each label
     just above its own marker, as plotly places the text of a marker. No hover or clicks of its own
     (hoverinfo "skip"): a click on a label reaches the node under it, whose id the page's click handler reads."""
-    sizes = [STYLE[n.status][2] + (6 if n.id in on_path else 0) for n in visible]
     return go.Scatter(
         x=[n.x for n in visible],
         y=[n.y for n in visible],
         mode="markers+text",
-        marker={"size": sizes, "color": "rgba(0,0,0,0)"},
+        marker={"size": [_marker_px(n, on_path) for n in visible], "color": "rgba(0,0,0,0)"},
         name="labels",
         text=[text(n.token) for n in visible],
         textposition="top center",
