@@ -22,10 +22,12 @@ from tests.test_model import VARIANTS, make_model
 
 SRC = torch.tensor([[5, 6, 7, 3, 0], [5, 6, 7, 8, 3]])
 TGT = torch.tensor([[2, 9, 10, 11, 12, 13], [2, 14, 15, 16, 17, 18]])
-# Reorderings after steps 0, 1, 2, …: rows of one sentence apart (one memory per row), then whole beams.
+# Reorderings after steps 0, 1, 2, …: rows of one sentence apart (one memory per row), then whole beams; and one
+# sentence's beam (one memory for every row, the products without a batch dimension), decoding SRC[:1] only.
 SCHEDULES = {
     "rows": [[1, 0, 1], [0, 2], [0, 1]],
     "beams": [[0, 0, 0, 1, 1, 1], [2, 0, 1, 5, 5, 3], [1, 1, 0, 3, 4, 5], [0, 1, 2, 3, 4, 5]],
+    "one sentence": [[0, 0, 0], [2, 0, 1], [1, 1, 0], [0, 2]],
 }
 
 
@@ -36,9 +38,10 @@ def folding(request, monkeypatch):
 
 
 def _run(model, decoder, schedule, head_mask=None):
-    encoded = model.encode(SRC, head_mask=head_mask)
+    sentences = 1 if schedule == "one sentence" else len(SRC)
+    encoded = model.encode(SRC[:sentences], head_mask=head_mask)
     cache, packed_cache = model.start_decoding(encoded), decoder.start(encoded)
-    tokens = TGT[:, 0]
+    tokens = TGT[:sentences, 0]
     for t, keep in enumerate([*SCHEDULES[schedule], None]):
         plain, cache = model.decode_step(tokens, cache, head_mask=head_mask)
         packed, packed_cache = decoder.step(tokens, packed_cache, head_mask=head_mask)
@@ -63,14 +66,15 @@ def test_folded_steps_equal_decode_step_through_reordering(overrides, schedule, 
         assert last.folded.scores.shape[1] == last.cross_kv.shape[2] == last.src_mask.shape[0]
 
 
+@pytest.mark.parametrize("schedule", ["beams", "one sentence"])
 @pytest.mark.parametrize("heads", [["cross.1.2", "cross.0.0"], ["dec.0.1", "enc.1.2"]], ids=["cross", "other"])
 @torch.inference_mode()
-def test_a_head_mask_on_a_folded_cache_gives_the_general_paths_step(heads, folding):
+def test_a_head_mask_on_a_folded_cache_gives_the_general_paths_step(heads, schedule, folding):
     """Switched-off cross heads are gated before W^O, which folding multiplies out: those layers take the
     unfolded path; layers without a cross gate, and masks on other families, keep the folded one."""
     model = make_model().eval()
     mask = HeadMask.from_names(heads, model.config)
-    _run(model, PackedDecoder(model), "beams", head_mask=mask)
+    _run(model, PackedDecoder(model), schedule, head_mask=mask)
 
 
 @torch.inference_mode()

@@ -156,6 +156,7 @@ class PackedDecoder:
         # E·√d_model once, not at every step: the same products, one operation fewer a step.
         self.scaled_embedding = model.target_embedding.weight.detach() * model.embedding_scale
         self.positions = model.positional_table("target").detach()
+        self.max_len = config.max_len
         output = model.embedding.weight if config.share_embeddings else model.output_projection.weight
         self.output: Linear = (kernels.pack(output), None)  # (vocab, d) -> logits, no bias, tied or not
 
@@ -183,10 +184,11 @@ class PackedDecoder:
         only its `dec` and `cross` gates act here. None, or a mask with every decoder head kept, runs exactly
         the unmasked operations.
         """
-        model = self.model_ref()
-        assert model is not None, "the model of this packed decoder is gone"
         position = cache.position
-        model._check_length(position + 1, "target")
+        if position >= self.max_len:
+            model = self.model_ref()
+            assert model is not None, "the model of this packed decoder is gone"
+            model._check_length(position + 1, "target")
         rows, heads, d_k = tokens.shape[0], self.heads, self.d_k
         width, size, pre_norm = heads * d_k, cache.group_size, self.pre_norm
         groups = rows // size
@@ -198,25 +200,30 @@ class PackedDecoder:
                 grown[:position].copy_(buffer)
             buffer = grown
         length = position + 1
-        y = F.embedding(tokens, self.scaled_embedding) + self.positions[position]  # (rows, d)
+        y = F.embedding(tokens, self.scaled_embedding)
+        y += self.positions[position]  # (rows, d)
         cross_kv, src_mask, folded = cache.cross_kv, cache.src_mask, cache.folded
         linear = self.kernels.apply
         gates = self.ungated if head_mask is None else _gates(head_mask, len(self.layers))
+        # Every layer's views of the buffer at once, two operations a step instead of six a layer: where this
+        # step's keys/values go, (rows, 2, heads, 1, d_k) per layer, and all of them so far, (rows, 2, heads,
+        # length, d_k) per layer. A step of one sentence costs more in small operations than in arithmetic.
+        slabs = buffer[position].unsqueeze(4).unbind(0)
+        pasts = buffer[:length].permute(1, 2, 3, 4, 0, 5).unbind(0)
         for index, (layer, (self_gate, cross_gate)) in enumerate(zip(self.layers, gates, strict=True)):
             norm_self, norm_cross, norm_ffn = layer.norms
             h = layer_norm(y, norm_self) if pre_norm else y
-            qkv = linear(h, layer.qkv, False).view(rows, 3, heads, d_k)
-            buffer[position, index].copy_(qkv[:, 1:])
-            kv = buffer[:length, index].permute(1, 2, 3, 0, 4)  # (rows, 2, heads, length, d_k)
-            # (rows, heads, 1, d_k)
-            attended = F.scaled_dot_product_attention(qkv[:, 0].unsqueeze(2), kv[:, 0], kv[:, 1])
+            qkv = linear(h, layer.qkv, False).view(rows, 3, heads, 1, d_k)
+            slabs[index].copy_(qkv[:, 1:])
+            keys, values = pasts[index].unbind(1)
+            attended = F.scaled_dot_product_attention(qkv[:, 0], keys, values)  # (rows, heads, 1, d_k)
             if self_gate is not None:
                 attended = self_gate.apply(attended)  # Concat(ξ_1 head_1, …) before W^O
-            out = linear(attended.transpose(1, 2).reshape(rows, width), layer.self_out, False)
-            y = y + out if pre_norm else layer_norm(y + out, norm_self)
+            # One query a row: (rows, heads, 1, d_k) is already Concat(head_1, …, head_h) row by row.
+            y = _residual(y, linear(attended.reshape(rows, width), layer.self_out, False), norm_self, pre_norm)
             h = layer_norm(y, norm_cross) if pre_norm else y
             if folded is not None and cross_gate is None:
-                out = folded.attend(index, h.view(groups, size, -1), heads).view(rows, -1)
+                out = folded.attend(index, h, heads)
             else:
                 # The rows of a group (a sentence's beam) are the queries of one attention over its memory.
                 q = linear(h, layer.cross_q, False).view(groups, size, heads, d_k).transpose(1, 2)
@@ -225,10 +232,8 @@ class PackedDecoder:
                 if cross_gate is not None:
                     attended = cross_gate.apply(attended)  # (groups, heads, size, d_k): a head is dim 1 still
                 out = linear(attended.transpose(1, 2).reshape(rows, width), layer.cross_out, False)
-            y = y + out if pre_norm else layer_norm(y + out, norm_cross)
-            h = layer_norm(y, norm_ffn) if pre_norm else y
-            out = layer.ffn(h)
-            y = y + out if pre_norm else layer_norm(y + out, norm_ffn)
+            y = _residual(y, out, norm_cross, pre_norm)
+            y = _residual(y, layer.ffn(layer_norm(y, norm_ffn) if pre_norm else y), norm_ffn, pre_norm)
         if self.final_norm is not None:
             y = layer_norm(y, self.final_norm)
         logits = linear(y, self.output, False)  # (rows, vocab), a tensor of its own
@@ -243,6 +248,16 @@ class PackedDecoder:
 
 
 _Gates = tuple[tuple[HeadSelection | None, HeadSelection | None], ...]
+
+
+def _residual(y: torch.Tensor, out: torch.Tensor, norm: Norm, pre_norm: bool) -> torch.Tensor:
+    """A sub-layer's residual connection: y + out (pre-LN), or LayerNorm(y + out) (post-LN, Section 5.4) summed
+    into `out`, a tensor the step made, which saves an allocation a sub-layer (the same sum: a + b == b + a)."""
+    if pre_norm:
+        return y + out
+    out += y
+    weight, bias, eps = norm
+    return torch.layer_norm(out, (weight.shape[0],), weight, bias, eps)
 
 
 def _gates(mask: HeadMask, layers: int) -> _Gates:
