@@ -8,8 +8,9 @@ import pytest
 import torch
 
 from explorer.model import linear_kernels
+from explorer.model.layers import PositionwiseFeedForward
 from explorer.model.linear_kernels import MKL, ONEDNN, Kernels, choose_kernels
-from explorer.model.packing import weight_versions
+from explorer.model.packing import FEW_ROWS_TRANSPOSED, pack_feed_forward, weight_versions
 from tests.test_model import make_model
 
 WEIGHTS = [torch.randn(12, 8), torch.randn(20, 12)]
@@ -92,3 +93,21 @@ def test_weight_versions_see_in_place_changes_without_walking_the_modules_again(
     with torch.no_grad():
         model.decoder_layers[0].feed_forward.w_1.weight.mul_(2)
     assert weight_versions(model) != before
+
+
+@pytest.mark.parametrize("rows", [1, 2, 4, 12, 13, 32])
+@torch.inference_mode()
+def test_the_mkl_feed_forward_reads_w2_in_the_layout_its_row_count_multiplies_faster(rows, monkeypatch):
+    """Eq. 2 on MKL: W_2 (d_ff -> d_model) read transposed from the module's own (out, in) tensor for 2-12 rows,
+    from the (in, out) copy otherwise; either way the block's own result, to float32 rounding."""
+    block = PositionwiseFeedForward(16, 64).eval()
+    feed_forward = pack_feed_forward(MKL, block)
+    x = torch.randn(rows, 16)
+    read: list[torch.Tensor] = []
+    addmm = torch.addmm
+    monkeypatch.setattr(torch, "addmm", lambda bias, a, b: read.append(b) or addmm(bias, a, b))
+    torch.testing.assert_close(feed_forward(x), block(x))
+    w_2 = read[1]
+    assert w_2.shape == (64, 16)
+    transposed = w_2.data_ptr() == block.w_2.weight.data_ptr() and not w_2.is_contiguous()
+    assert transposed == (rows in FEW_ROWS_TRANSPOSED), f"{rows} rows"
