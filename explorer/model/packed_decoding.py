@@ -53,6 +53,7 @@ from explorer.model.packing import (
     pack_norm,
     pack_qkv,
     packable,
+    residual,
 )
 from explorer.model.transformer import EncoderOutput, Transformer
 
@@ -225,7 +226,7 @@ class PackedDecoder:
             if self_gate is not None:
                 attended = self_gate.apply(attended)  # Concat(ξ_1 head_1, …) before W^O
             # One query a row: (rows, heads, 1, d_k) is already Concat(head_1, …, head_h) row by row.
-            y = _residual(y, linear(attended.reshape(rows, width), layer.self_out, False), norm_self, pre_norm)
+            y = residual(y, linear(attended.reshape(rows, width), layer.self_out, False), norm_self, pre_norm)
             h = layer_norm(y, norm_cross) if pre_norm else y
             if folded is not None and cross_gate is None:
                 out = folded.attend(index, h, heads)
@@ -237,8 +238,8 @@ class PackedDecoder:
                 if cross_gate is not None:
                     attended = cross_gate.apply(attended)  # (groups, heads, size, d_k): a head is dim 1 still
                 out = linear(attended.transpose(1, 2).reshape(rows, width), layer.cross_out, False)
-            y = _residual(y, out, norm_cross, pre_norm)
-            y = _residual(y, layer.ffn(layer_norm(y, norm_ffn) if pre_norm else y), norm_ffn, pre_norm)
+            y = residual(y, out, norm_cross, pre_norm)
+            y = residual(y, layer.ffn(layer_norm(y, norm_ffn) if pre_norm else y), norm_ffn, pre_norm)
         if self.final_norm is not None:
             y = layer_norm(y, self.final_norm)
         logits = linear(y, self.output, False)  # (rows, vocab), a tensor of its own
@@ -253,16 +254,6 @@ class PackedDecoder:
 
 
 _Gates = tuple[tuple[HeadSelection | None, HeadSelection | None], ...]
-
-
-def _residual(y: torch.Tensor, out: torch.Tensor, norm: Norm, pre_norm: bool) -> torch.Tensor:
-    """A sub-layer's residual connection: y + out (pre-LN), or LayerNorm(y + out) (post-LN, Section 5.4) summed
-    into `out`, a tensor the step made, which saves an allocation a sub-layer (the same sum: a + b == b + a)."""
-    if pre_norm:
-        return y + out
-    out += y
-    weight, bias, eps = norm
-    return torch.layer_norm(out, (weight.shape[0],), weight, bias, eps)
 
 
 def _gates(mask: HeadMask, layers: int) -> _Gates:

@@ -29,6 +29,7 @@ from explorer.model.packing import (
     pack_linear,
     pack_norm,
     pack_qkv,
+    residual,
 )
 from explorer.model.transformer import EncoderOutput, Transformer
 
@@ -82,10 +83,10 @@ class PackedEncoder:
             if selection is not None:
                 attended = selection.apply(attended)  # Concat(ξ_1 head_1, …) before W^O
             out = linear(attended.transpose(1, 2).reshape(batch * length, heads * d_k), layer.out, False)
-            x = x + out if pre_norm else layer_norm(x + out, norm_attention)
+            x = residual(x, out, norm_attention, pre_norm)
             h = layer_norm(x, norm_ffn) if pre_norm else x
             out = layer.ffn(h)
-            x = x + out if pre_norm else layer_norm(x + out, norm_ffn)
+            x = residual(x, out, norm_ffn, pre_norm)
         if self.final_norm is not None:
             x = layer_norm(x, self.final_norm)
         return EncoderOutput(x.view(batch, length, -1), mask, None, None)

@@ -115,6 +115,17 @@ def layer_norm(x: torch.Tensor, norm: Norm) -> torch.Tensor:
     return F.layer_norm(x, (weight.shape[0],), weight, bias, eps)
 
 
+def residual(x: torch.Tensor, out: torch.Tensor, norm: Norm, pre_norm: bool) -> torch.Tensor:
+    """A sub-layer's residual connection: x + out (pre-LN), or LayerNorm(x + out) (post-LN, Section 5.4) with the
+    sum made in place in `out`, which must be a tensor of the caller's own (a product's result): one allocation
+    fewer a sub-layer, the same sum (a + b == b + a in floating point)."""
+    if pre_norm:
+        return x + out
+    out += x
+    weight, bias, eps = norm
+    return torch.layer_norm(out, (weight.shape[0],), weight, bias, eps)
+
+
 _PARAMETERS: weakref.WeakKeyDictionary[torch.nn.Module, tuple[tuple[torch.Tensor, bool], ...]] = (
     weakref.WeakKeyDictionary()
 )
