@@ -16,6 +16,9 @@ their own length normalisation (score / length^0.6), so a few differ by design.
 
 Each system runs in its own process (`--child SYSTEM THREADS FOLDER OUT`) at 1 and at 2 threads
 (`PEERS_THREADS=1,2`), the systems interleaved round by round; each cell reports a system's best setting.
+`PEERS_SYSTEMS=explorer,"ctranslate2 float32"` runs only those (more rounds of a head-to-head in the same time);
+CTranslate2 float32 is always run, as every ratio is against it. The one-sentence cells time the first fifth of
+the sentences, one call each (`PEERS_ONE` sets how many).
 CTranslate2 also runs on each of its CPU backends (`CT2_USE_MKL=1`: Intel MKL, its default on Intel CPUs;
 `CT2_USE_MKL=0`: oneDNN): on an Intel Xeon with AMX its MKL backend at 2 threads took 62 ms for a sentence that
 oneDNN did in 9.3 ms, and comparing against the slower backend would flatter us.
@@ -320,7 +323,7 @@ def child(name: str, threads: int, folder: str, out: str) -> None:
         start = time.perf_counter()
         outputs[cell] = translate(sentences, beam, batch)
         figures[cell] = len(sentences) / (time.perf_counter() - start)
-    one = sentences[: max(n // 5, 10)]
+    one = sentences[: int(os.environ.get("PEERS_ONE", max(n // 5, 10)))]
     for cell, beam in ((CELLS[2], 1), (CELLS[3], 4)):
         start = time.perf_counter()
         for sentence in one:
@@ -371,17 +374,34 @@ def _best(runs: dict[str, list[dict]], cell: str) -> tuple[float, str]:
     return medians[best], best
 
 
+def chosen_systems(asked: str | None) -> tuple[str, ...]:
+    """The systems `PEERS_SYSTEMS` names, in the table's order (all of them when unset), CTranslate2 float32
+    always: every ratio is against it."""
+    if not asked:
+        return SYSTEMS
+    chosen = {name.strip() for name in asked.split(",") if name.strip()} | {"ctranslate2 float32"}
+    unknown = chosen - set(SYSTEMS)
+    if unknown:
+        raise ValueError(f"unknown systems {sorted(unknown)}; known: {', '.join(SYSTEMS)}")
+    return tuple(name for name in SYSTEMS if name in chosen)
+
+
 def main(rounds: int = 3, n: int = 1000) -> int:
     settings = tuple(int(t) for t in os.environ.get("PEERS_THREADS", "1,2").split(","))
+    try:
+        systems = chosen_systems(os.environ.get("PEERS_SYSTEMS"))
+    except ValueError as error:
+        print(error, file=sys.stderr)
+        return 2
     results: dict[str, dict[str, list[dict]]] = {
-        name: {label: [] for label, _, _ in settings_of(name, settings)} for name in SYSTEMS
+        name: {label: [] for label, _, _ in settings_of(name, settings)} for name in systems
     }
     loads = []
     with tempfile.TemporaryDirectory(prefix="explorer-peers-") as tmp:
         folder = prepare(Path(tmp), n)
         for r in range(rounds):
             loads.append(os.getloadavg()[0])
-            for name in SYSTEMS if r % 2 == 0 else SYSTEMS[::-1]:
+            for name in systems if r % 2 == 0 else systems[::-1]:
                 for label, threads, extra in settings_of(name, settings):
                     measured = _run_child(name, threads, folder, extra)
                     if measured is None:
@@ -391,7 +411,7 @@ def main(rounds: int = 3, n: int = 1000) -> int:
                     results[name][label].append(measured)
                     figures = ", ".join(f"{k} {v:.1f}" for k, v in measured["figures"].items())
                     print(f"  round {r + 1} {name} ({label}): {figures}", flush=True)
-    first = [runs[0] for runs in results["explorer"].values() if runs]
+    first = [runs[0] for runs in results.get("explorer", {}).values() if runs]
     reference = first[0] if first else None
     base = results["ctranslate2 float32"]
     print(

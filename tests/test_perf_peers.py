@@ -56,6 +56,17 @@ def test_ctranslate2_runs_on_each_of_its_cpu_backends_at_each_thread_count():
     assert peers._best(runs, "x (ms)") == (9.3, "2t dnnl")
 
 
+def test_peers_systems_picks_a_head_to_head_and_always_keeps_the_reference(monkeypatch, capsys):
+    peers = _peers()
+    assert peers.chosen_systems(None) == peers.SYSTEMS
+    assert peers.chosen_systems("explorer") == ("explorer", "ctranslate2 float32")
+    assert peers.chosen_systems(" hf marian ,explorer,") == ("explorer", "ctranslate2 float32", "hf marian")
+    monkeypatch.setenv("PEERS_SYSTEMS", "explorer,ctranslate3")
+    monkeypatch.setattr(peers, "prepare", lambda *args: pytest.fail("a misspelt system must stop before converting"))
+    assert peers.main(1, 10) == 2
+    assert "ctranslate3" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("label, needs", [("explorer", "torch"), ("ctranslate2 float32 (oneDNN)", "ctranslate2")])
 def test_peer_steps_splits_a_greedy_sentence_into_encoder_and_steps(
     label, needs, tmp_path, one_torch_thread, monkeypatch
