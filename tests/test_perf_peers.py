@@ -98,3 +98,18 @@ def test_peer_steps_splits_a_greedy_sentence_into_encoder_and_steps(
     assert 0 < figures["encoder + first step (ms)"] < figures["sentence (ms)"]
     assert figures["a further step (ms)"] > 0 and figures["a further step, whole sentences (ms)"] > 0
     assert 4 <= figures["steps"] <= 20
+
+
+@pytest.mark.slow
+def test_versions_times_an_old_commit_against_this_checkout(multi30k_root, capsys):
+    """benchmarks/versions.py against HEAD itself: both children decode, from their own worktrees, and agree."""
+    if not (SHIPPED / "model.safetensors").is_file():
+        pytest.skip("the shipped checkpoint checkpoints/multi30k-en-de is absent")
+    if not (REPO / ".git").exists():
+        pytest.skip("not a git checkout: versions.py checks the old commit out with git worktree")
+    versions = _script("versions")
+    assert versions.main("HEAD", 1, 6) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ") and "|---" not in line]
+    cells = [row.split(" | ")[0].removeprefix("| ") for row in rows[1:]]
+    assert cells == [cell for cell, _, _ in versions.CELLS]
+    assert all(row.rstrip(" |").endswith("6/6") for row in rows[1:]), rows
