@@ -12,7 +12,8 @@ path does the step's work in fewer, larger operations:
 - no per-step dataclasses, closures or module calls: the weights are read once, when the packed decoder is
   built from the model (`packed_decoder`), and rebuilt when a weight has changed since (training in place);
 - few small operations a step, as each costs about a microsecond where a one-row product costs 10-25: the
-  self-attention buffer's per-layer views are made once a step (two operations instead of six a layer), one
+  self-attention buffer's per-layer views are made once a step (six view operations a step and one a layer,
+  instead of seven a layer), one
   query's heads are concatenated by a view, and a post-LN residual is summed in place into the sub-layer's
   output (greedy and beam 4 on one sentence: 1.045x each, in one process alternating with the step before,
   6 rounds, outputs and log-probabilities identical);
@@ -211,7 +212,7 @@ class PackedDecoder:
         cross_kv, src_mask, folded = cache.cross_kv, cache.src_mask, cache.folded
         linear = self.kernels.apply
         gates = self.ungated if head_mask is None else _gates(head_mask, len(self.layers))
-        # Every layer's views of the buffer at once, two operations a step instead of six a layer: where this
+        # Every layer's views of the buffer at once, six operations a step instead of seven a layer: where this
         # step's keys/values go, (rows, 2, heads, 1, d_k) per layer, and all of them so far, (rows, 2, heads,
         # length, d_k) per layer. A step of one sentence costs more in small operations than in arithmetic.
         slabs = buffer[position].unsqueeze(4).unbind(0)

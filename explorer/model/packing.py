@@ -93,9 +93,10 @@ def pack_feed_forward(kernels: Kernels, block: PositionwiseFeedForward) -> FeedF
 # (out, in) layout, read transposed, than in the (in, out) copy `MKL.pack` makes for every weight: beam 4 on one
 # sentence (4 rows) and sentences of 2-12 pieces in the encoder. The shipped model's W_2 (1,024 -> 256), each
 # product timed between the step's others, median of 40 (2 threads, the 2-core Intel Xeon): 34 against 22 µs at
-# 2 rows, 38 against 27 at 4, 46 against 34 at 8, 51 against 40 at 12; equal at 1 and 16 rows, and slower from
-# 32 (101 against 82 µs). In the search: beam 4 on one sentence 1.02x, greedy 1.01x (in one process,
-# alternating, 6 rounds; outputs identical on 100 sentences, log-probabilities to float32 rounding).
+# 2 rows, 38 against 27 at 4, 46 against 34 at 8, 51 against 40 at 12; equal at 1 row (21 against 22), and
+# slower from 16 rows (67 against 56 µs; 101 against 82 at 32). In the search: beam 4 on one sentence 1.02x,
+# greedy 1.01x (in one process, alternating, 6 rounds; outputs identical on 100 sentences, log-probabilities to
+# float32 rounding).
 FEW_ROWS_TRANSPOSED = range(2, 13)
 
 
