@@ -70,3 +70,49 @@ def test_a_model_with_an_int8_encoder_layer_stays_on_the_general_path(monkeypatc
     int8 = quantize.quantize_int8(model)
     assert quantize.is_quantized(int8)
     assert not isinstance(scorer_for(int8, SRC), PackedScorer)
+
+
+def test_scorer_for_reads_the_weight_versions_once_for_the_encoder_and_the_decoder(monkeypatch):
+    """Each read walks every parameter (about 10 µs for the shipped model, paid by every typed sentence): one
+    read serves both packed paths, and a weight changed in place still rebuilds both."""
+    from explorer import inference
+    from explorer.model import packing
+
+    model = make_model().eval()
+    reads = []
+    real = packing.weight_versions
+
+    def counted(m):
+        reads.append(m)
+        return real(m)
+
+    monkeypatch.setattr(inference, "weight_versions", counted, raising=False)
+    monkeypatch.setattr(packing, "weight_versions", counted)
+    with torch.inference_mode():
+        first = scorer_for(model, SRC)
+    assert len(reads) == 1
+    assert isinstance(first, PackedScorer) and first.decoder is packed_decoder(model)
+    with torch.no_grad():
+        model.decoder_layers[0].feed_forward.w_2.weight.mul_(0.5)
+    with torch.inference_mode():
+        second = scorer_for(model, SRC)
+    assert isinstance(second, PackedScorer) and second.decoder is not first.decoder
+
+
+@torch.inference_mode()
+def test_a_sentence_without_padding_encodes_as_it_does_beside_a_padded_one():
+    """Without padding the encoder's attention runs with no mask (a mask of zeros adds nothing): the memory is
+    the one the same sentence gets in a padded batch, to float32 rounding, and the mask it hands on is all kept."""
+    model = make_model().eval()
+    alone = packed_encoder(model).encode(SRC[1:])
+    batched = packed_encoder(model).encode(SRC)
+    torch.testing.assert_close(alone.memory[0], batched.memory[1], rtol=1e-5, atol=1e-5)
+    assert alone.src_mask.all() and not batched.src_mask.all()
+    torch.testing.assert_close(alone.memory, model.encode(SRC[1:]).memory, rtol=1e-5, atol=1e-5)
+
+
+def test_an_overlong_source_is_refused_with_the_model_s_message():
+    model = make_model().eval()
+    too_long = torch.full((1, model.config.max_len + 1), 5)
+    with torch.inference_mode(), pytest.raises(ValueError, match="source has"):
+        packed_encoder(model).encode(too_long)

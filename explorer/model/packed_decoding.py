@@ -163,6 +163,7 @@ class PackedDecoder:
         # E·√d_model once, not at every step: the same products, one operation fewer a step.
         self.scaled_embedding = model.target_embedding.weight.detach() * model.embedding_scale
         self.positions = model.positional_table("target").detach()
+        self.position_rows = self.positions.unbind(0)  # a step's row by a tuple index, not a tensor operation
         self.max_len = config.max_len
         output = model.embedding.weight if config.share_embeddings else model.output_projection.weight
         self.output: Linear = (kernels.pack(output), None)  # (vocab, d) -> logits, no bias, tied or not
@@ -208,7 +209,7 @@ class PackedDecoder:
             buffer = grown
         length = position + 1
         y = F.embedding(tokens, self.scaled_embedding)
-        y += self.positions[position]  # (rows, d)
+        y += self.position_rows[position]  # (rows, d)
         cross_kv, src_mask, folded = cache.cross_kv, cache.src_mask, cache.folded
         linear = self.kernels.apply
         gates = self.ungated if head_mask is None else _gates(head_mask, len(self.layers))
@@ -282,6 +283,7 @@ def supports_packed(model: Transformer) -> bool:
     return known
 
 
-def packed_decoder(model: Transformer) -> PackedDecoder:
-    """The packed decoder of `model`, built once and rebuilt after any weight changed in place."""
-    return cached(_PACKED, model, PackedDecoder)
+def packed_decoder(model: Transformer, versions: tuple[int, ...] | None = None) -> PackedDecoder:
+    """The packed decoder of `model`, built once and rebuilt after any weight changed in place (`versions`:
+    `weight_versions(model)` where the caller has read them already)."""
+    return cached(_PACKED, model, PackedDecoder, versions)

@@ -151,9 +151,16 @@ M = TypeVar("M", bound=torch.nn.Module)
 P = TypeVar("P")
 
 
-def cached(registry: weakref.WeakKeyDictionary[M, tuple[tuple[int, ...], P]], model: M, build: Callable[[M], P]) -> P:
-    """`build(model)`, kept in `registry` for as long as the model lives and rebuilt after any weight changed."""
-    versions = weight_versions(model)
+def cached(
+    registry: weakref.WeakKeyDictionary[M, tuple[tuple[int, ...], P]],
+    model: M,
+    build: Callable[[M], P],
+    versions: tuple[int, ...] | None = None,
+) -> P:
+    """`build(model)`, kept in `registry` for as long as the model lives and rebuilt after any weight changed.
+    `versions`: `weight_versions(model)` read by the caller, who asks for the encoder and the decoder at once."""
+    if versions is None:
+        versions = weight_versions(model)
     entry = registry.get(model)
     if entry is None or entry[0] != versions:
         # Normal tensors even when first asked for inside `torch.inference_mode()`: the packed weights
