@@ -51,17 +51,13 @@ class FoldedCross:
     operands: tuple[tuple[torch.Tensor, ...], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        layers, groups = self.scores.shape[:2]
-        if groups == 1:  # one sentence (greedy, or its beam): two-dimensional products, no batch dimension
-            operands = [
-                (self.scores[i, 0].t(), self.scores_bias[i, 0], self.values[i, 0], self.out_bias[i, 0])
-                for i in range(layers)
-            ]
+        # Each tensor split by layer at once (unbind): two or three view operations a tensor, not one or two a
+        # layer, made before the first step of every sentence.
+        if self.scores.shape[1] == 1:  # one sentence (greedy, or its beam): two-dimensional, no batch dimension
+            parts = (self.scores[:, 0].transpose(1, 2), self.scores_bias[:, 0], self.values[:, 0], self.out_bias[:, 0])
         else:
-            operands = [
-                (self.scores[i].transpose(1, 2), self.scores_bias[i], self.values[i], self.out_bias[i])
-                for i in range(layers)
-            ]
+            parts = (self.scores.transpose(2, 3), self.scores_bias, self.values, self.out_bias)
+        operands = zip(*(part.unbind(0) for part in parts), strict=True)
         object.__setattr__(self, "operands", tuple(operands))
 
     def select(self, index: torch.Tensor) -> FoldedCross:

@@ -174,9 +174,8 @@ class PackedDecoder:
         batch, src, _ = memory.shape
         projected = F.linear(memory, *self.cross_kv)  # (batch, src, layers·2·heads·d_k)
         cross = projected.reshape(batch, src, len(self.layers), 2, self.heads, self.d_k).permute(2, 3, 0, 4, 1, 5)
-        # The additive mask SDPA makes of a boolean one on every call, made once.
-        mask = torch.zeros(encoded.src_mask.shape, dtype=memory.dtype, device=memory.device)
-        mask.masked_fill_(~encoded.src_mask, -math.inf)
+        # The additive mask SDPA makes of a boolean one on every call, made once (one operation, not three).
+        mask = torch.where(encoded.src_mask, 0.0, -math.inf).to(memory.dtype)
         cross = cross.contiguous()
         folded = None
         if worth_folding(batch, self.heads, src, memory.shape[-1]):
