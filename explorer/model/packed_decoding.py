@@ -162,8 +162,8 @@ class PackedDecoder:
         self.final_norm = pack_norm(final) if self.pre_norm and isinstance(final, torch.nn.LayerNorm) else None
         # E·√d_model once, not at every step: the same products, one operation fewer a step.
         self.scaled_embedding = model.target_embedding.weight.detach() * model.embedding_scale
-        self.positions = model.positional_table("target").detach()
-        self.position_rows = self.positions.unbind(0)  # a step's row by a tuple index, not a tensor operation
+        # PE by row: a step takes its row by a tuple index, not a tensor operation.
+        self.position_rows = model.positional_table("target").detach().unbind(0)
         self.max_len = config.max_len
         output = model.embedding.weight if config.share_embeddings else model.output_projection.weight
         self.output: Linear = (kernels.pack(output), None)  # (vocab, d) -> logits, no bias, tied or not
