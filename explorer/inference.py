@@ -74,6 +74,17 @@ class PackedScorer:
     def reorder(self, rows: torch.Tensor) -> None:
         self.cache = self.cache.select(rows.to(self.cache.src_mask.device))
 
+    def greedy_one(self, bos_id: int, eos_id: int, max_len: int) -> tuple[list[int], list[float]] | None:
+        """The whole greedy search of this one sentence in one call where the packed decoder can make it
+        (`PackedDecoder.greedy_one`), leaving the cache as the steps would; None: the search steps."""
+        if self.head_mask is not None:
+            return None
+        found = self.decoder.greedy_one(self.cache, bos_id, eos_id, max_len)
+        if found is None:
+            return None
+        tokens, log_probs, self.cache = found
+        return tokens, log_probs
+
 
 def scorer_for(model: Transformer, src: torch.Tensor, head_mask: HeadMask | None = None) -> ModelScorer | PackedScorer:
     """Encode `src` (batch, src) and return the scorer that decodes it: packed whenever the model allows,

@@ -57,6 +57,14 @@ STOP_BOUND: Final = "no live hypothesis can beat the finished ones"
 STOP_MAX_LEN: Final = "max_len reached"
 
 
+class OneCallGreedy(Protocol):
+    """What a `StepScorer` may add: the greedy search of its one sentence in one call, the tokens and
+    log-probabilities this module's own loop would find (`explorer.model.scripted_greedy`), or None where it
+    cannot, and the search steps as usual."""
+
+    def greedy_one(self, bos_id: int, eos_id: int, max_len: int) -> tuple[list[int], list[float]] | None: ...
+
+
 class StepScorer(Protocol):
     """One decoder step over N live rows, with state the search can reorder.
 
@@ -267,6 +275,10 @@ def _greedy_one(scorer: StepScorer, bos_id: int, eos_id: int, max_len: int, alph
     """`greedy_search` of one sentence (a page decoding one typed sentence greedily): the same tokens,
     log-probs and sum as `_greedy_rows`, with the bookkeeping in Python numbers instead of tensor operations
     over rows (those took about 55 µs a step, against 0.6 ms for the step itself)."""
+    whole = getattr(scorer, "greedy_one", None)  # a scorer that can run the whole loop itself (OneCallGreedy)
+    found = whole(bos_id, eos_id, max_len) if whole is not None else None
+    if found is not None:
+        return _greedy_hypothesis(found[0], found[1], eos_id, alpha)
     tokens: list[int] = []
     lps: list[float] = []
     last = torch.tensor([bos_id], dtype=torch.long)

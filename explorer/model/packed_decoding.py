@@ -33,6 +33,7 @@ with attention weights stays in `transformer.py`: this one is only for decoding 
 
 from __future__ import annotations
 
+import functools
 import math
 import weakref
 from dataclasses import dataclass
@@ -56,6 +57,8 @@ from explorer.model.packing import (
     packable,
     residual,
 )
+from explorer.model.scripted_greedy import FIRST_CAPACITY, LayerWeights, layer_weights
+from explorer.model.scripted_greedy import greedy as scripted_greedy
 from explorer.model.transformer import EncoderOutput, Transformer
 
 
@@ -162,11 +165,31 @@ class PackedDecoder:
         self.final_norm = pack_norm(final) if self.pre_norm and isinstance(final, torch.nn.LayerNorm) else None
         # E·√d_model once, not at every step: the same products, one operation fewer a step.
         self.scaled_embedding = model.target_embedding.weight.detach() * model.embedding_scale
-        # PE by row: a step takes its row by a tuple index, not a tensor operation.
-        self.position_rows = model.positional_table("target").detach().unbind(0)
+        # PE as a table (the scripted greedy loop indexes it) and by row: a step takes its row by a tuple index,
+        # not a tensor operation.
+        self.positions = model.positional_table("target").detach()
+        self.position_rows = self.positions.unbind(0)
         self.max_len = config.max_len
         output = model.embedding.weight if config.share_embeddings else model.output_projection.weight
         self.output: Linear = (kernels.pack(output), None)  # (vocab, d) -> logits, no bias, tied or not
+
+    @functools.cached_property
+    def greedy_weights(self) -> LayerWeights | None:
+        """This decoder's weights in the order the scripted greedy loop reads them, or None where it does not
+        apply (`scripted_greedy.layer_weights`); read once per packed decoder, which is rebuilt after training."""
+        return layer_weights(self)
+
+    def greedy_one(
+        self, cache: PackedCache, bos: int, eos: int, max_len: int
+    ) -> tuple[list[int], list[float], PackedCache] | None:
+        """Greedy search of one sentence from `start`'s cache in one TorchScript call (`scripted_greedy.py`):
+        (tokens, their log-probabilities, the cache as the steps would have left it), or None where the search
+        must step in Python (the same outputs)."""
+        found = scripted_greedy(self, cache, bos, eos, max_len)
+        if found is None:
+            return None
+        tokens, log_probs, buffer = found
+        return tokens, log_probs, PackedCache(buffer, cache.cross_kv, cache.src_mask, len(tokens), 1, cache.folded)
 
     def start(self, encoded: EncoderOutput) -> PackedCache:
         """Project the memory (batch, src, d_model) for every layer's cross-attention at once."""
@@ -201,7 +224,7 @@ class PackedDecoder:
         groups = rows // size
         buffer = cache.self_kv
         if buffer is None or position == buffer.shape[0]:  # no room for this position: double the buffer
-            capacity = max(_FIRST_CAPACITY, 2 * position)
+            capacity = max(FIRST_CAPACITY, 2 * position)
             grown = self.scaled_embedding.new_empty((capacity, len(self.layers), rows, 2, heads, d_k))
             if buffer is not None:
                 grown[:position].copy_(buffer)
@@ -261,8 +284,6 @@ def _gates(mask: HeadMask, layers: int) -> _Gates:
     """Per decoder layer, the (self, cross) selection; None where every head of that module is kept."""
     return tuple((mask.layer("dec", index), mask.layer("cross", index)) for index in range(layers))
 
-
-_FIRST_CAPACITY = 16  # target positions the self-attention buffer starts with
 
 _PACKED: weakref.WeakKeyDictionary[Transformer, tuple[tuple[int, ...], PackedDecoder]] = weakref.WeakKeyDictionary()
 

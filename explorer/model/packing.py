@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 import torch
@@ -81,12 +82,24 @@ def pack_feed_forward(kernels: Kernels, block: PositionwiseFeedForward) -> FeedF
     (in_1, b_1), (in_2, b_2) = packed_1, packed_2
     assert b_1 is not None and b_2 is not None, "the paper's feed-forward layers have biases"
     out_2 = w_2.weight.detach().t()  # W_2 as nn.Linear keeps it, (d_model, d_ff), read transposed: no copy
+    return MklFeedForward(in_1, b_1, in_2, b_2, out_2)
 
-    def feed_forward(x: torch.Tensor) -> torch.Tensor:
-        hidden = torch.addmm(b_1, x, in_1).relu_()
-        return torch.addmm(b_2, hidden, out_2 if x.shape[0] in FEW_ROWS_TRANSPOSED else in_2)
 
-    return feed_forward
+@dataclass(frozen=True)
+class MklFeedForward:
+    """Eq. 2 on MKL: W_1 (d_model, d_ff) and W_2 (d_ff, d_model) as (in, out) copies, W_2 also as the transposed
+    view of nn.Linear's weight. A value, not a closure, so that the scripted greedy loop
+    (`scripted_greedy.py`) can hand the same tensors to its own products."""
+
+    in_1: torch.Tensor
+    b_1: torch.Tensor
+    in_2: torch.Tensor
+    b_2: torch.Tensor
+    out_2: torch.Tensor
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        hidden = torch.addmm(self.b_1, x, self.in_1).relu_()
+        return torch.addmm(self.b_2, hidden, self.out_2 if x.shape[0] in FEW_ROWS_TRANSPOSED else self.in_2)
 
 
 # Rows for which MKL multiplies by W_2 (d_ff -> d_model, the only weight wider in than out) faster in its
