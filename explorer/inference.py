@@ -77,9 +77,7 @@ class PackedScorer:
     def greedy_one(self, bos_id: int, eos_id: int, max_len: int) -> tuple[list[int], list[float]] | None:
         """The whole greedy search of this one sentence in one call where the packed decoder can make it
         (`PackedDecoder.greedy_one`), leaving the cache as the steps would; None: the search steps."""
-        if self.head_mask is not None:
-            return None
-        found = self.decoder.greedy_one(self.cache, bos_id, eos_id, max_len)
+        found = self.decoder.greedy_one(self.cache, bos_id, eos_id, max_len, head_mask=self.head_mask)
         if found is None:
             return None
         tokens, log_probs, self.cache = found

@@ -180,11 +180,16 @@ class PackedDecoder:
         return layer_weights(self)
 
     def greedy_one(
-        self, cache: PackedCache, bos: int, eos: int, max_len: int
+        self, cache: PackedCache, bos: int, eos: int, max_len: int, *, head_mask: HeadMask | None = None
     ) -> tuple[list[int], list[float], PackedCache] | None:
         """Greedy search of one sentence from `start`'s cache in one TorchScript call (`scripted_greedy.py`):
         (tokens, their log-probabilities, the cache as the steps would have left it), or None where the search
-        must step in Python (the same outputs)."""
+        must step in Python (the same outputs). A head mask that gates no decoder head (only encoder heads, which
+        acted in `encode`) leaves the steps as they are; one that gates a decoder head needs the Python step."""
+        if head_mask is not None and any(
+            gate is not None for pair in _gates(head_mask, len(self.layers)) for gate in pair
+        ):
+            return None
         found = scripted_greedy(self, cache, bos, eos, max_len)
         if found is None:
             return None
