@@ -59,7 +59,7 @@ STOP_MAX_LEN: Final = "max_len reached"
 
 class OneCallGreedy(Protocol):
     """What a `StepScorer` may add: the greedy search of its one sentence in one call, the tokens and
-    log-probabilities this module's own loop would find (`explorer.model.scripted_greedy`), or None where it
+    log-probabilities this module's own loop would find (`explorer.model.scripted_decoding`), or None where it
     cannot, and the search steps as usual."""
 
     def greedy_one(self, bos_id: int, eos_id: int, max_len: int) -> tuple[list[int], list[float]] | None: ...

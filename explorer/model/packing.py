@@ -89,7 +89,7 @@ def pack_feed_forward(kernels: Kernels, block: PositionwiseFeedForward) -> FeedF
 class MklFeedForward:
     """Eq. 2 on MKL: W_1 (d_model, d_ff) and W_2 (d_ff, d_model) as (in, out) copies, W_2 also as the transposed
     view of nn.Linear's weight. A value, not a closure, so that the scripted greedy loop
-    (`scripted_greedy.py`) can hand the same tensors to its own products."""
+    (`scripted_decoding.py`) can hand the same tensors to its own products."""
 
     in_1: torch.Tensor
     b_1: torch.Tensor

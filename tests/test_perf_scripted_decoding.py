@@ -1,8 +1,9 @@
-"""Greedy search of one sentence in one TorchScript call (`explorer/model/scripted_greedy.py`) finds what the
-Python loop finds, to the bit, leaves the scorer's cache as the steps would, and steps in Python wherever it
-does not apply: a head mask on decoder heads, pre-LN models, oneDNN kernels, an unfolded cross-attention, int8
-feed-forward blocks, a length limit beyond the positional table, `EXPLORER_SCRIPTED=0`, a torch without
-TorchScript."""
+"""One sentence's decoding in TorchScript (`explorer/model/scripted_decoding.py`): the greedy search in one
+call finds what the Python loop finds, to the bit, and leaves the scorer's cache as the steps would; a step of
+one sentence's rows (a beam) gives the Python step's log-probabilities to the bit; and both give way to the
+Python steps wherever they do not apply: a head mask on decoder heads, pre-LN models, oneDNN kernels, an
+unfolded cross-attention, int8 feed-forward blocks, several sentences at once, a length limit beyond the
+positional table, `EXPLORER_SCRIPTED=0`, a torch without TorchScript."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 import torch
 
 import explorer.model.packed_decoding as packed_decoding
-import explorer.model.scripted_greedy as scripted_greedy
+import explorer.model.scripted_decoding as scripted_decoding
 from explorer.decoding import search
 from explorer.inference import scorer_for
 from explorer.model import HeadMask
@@ -32,7 +33,7 @@ def mkl(monkeypatch):
     """The scripted loop multiplies as the MKL kernels do; which kernels a model gets is measured per machine,
     so the tests fix it (each builds a fresh model, whose packed decoder reads this when it is first made)."""
     monkeypatch.setenv("EXPLORER_ONEDNN", "0")
-    monkeypatch.delenv(scripted_greedy.VARIABLE, raising=False)
+    monkeypatch.delenv(scripted_decoding.VARIABLE, raising=False)
 
 
 @pytest.fixture
@@ -61,7 +62,7 @@ def _greedy(model, source, max_len, head_mask=None, eos=None):
 
 def _python(monkeypatch, model, source, max_len, head_mask=None, eos=None):
     with monkeypatch.context() as patch:
-        patch.setenv(scripted_greedy.VARIABLE, "0")
+        patch.setenv(scripted_decoding.VARIABLE, "0")
         return _greedy(model, source, max_len, head_mask, eos)
 
 
@@ -130,8 +131,8 @@ FALLBACKS = {
         mp.setattr(packed_decoding, "worth_folding", lambda *s: False),
         (make_model(), None),
     )[1],
-    "EXPLORER_SCRIPTED=0": lambda mp: (mp.setenv(scripted_greedy.VARIABLE, "0"), (make_model(), None))[1],
-    "no TorchScript": lambda mp: (mp.setattr(scripted_greedy, "scripted_loop", lambda: None), (make_model(), None))[1],
+    "EXPLORER_SCRIPTED=0": lambda mp: (mp.setenv(scripted_decoding.VARIABLE, "0"), (make_model(), None))[1],
+    "no TorchScript": lambda mp: (mp.setattr(scripted_decoding, "scripted", lambda: None), (make_model(), None))[1],
 }
 
 
@@ -226,3 +227,76 @@ def test_the_shipped_model_takes_the_scripted_loop_with_the_python_loop_s_output
         assert len(steps) == before
         assert found == expected, sentence
         assert found.finished
+
+
+@pytest.fixture
+def scripted_steps(monkeypatch):
+    """How many steps `scripted_decoding.step` made (not None)."""
+    made: list[int] = []
+    real = scripted_decoding.step
+
+    def counted(*args, **kwargs):
+        found = real(*args, **kwargs)
+        made.append(found is not None)
+        return found
+
+    monkeypatch.setattr(scripted_decoding, "step", counted)
+    return made
+
+
+@pytest.mark.parametrize("rows", [1, 2, 4, 12, 13, 16])  # 2-12: W_2 read transposed, as MklFeedForward does
+@torch.inference_mode()
+def test_a_scripted_step_of_one_sentence_s_rows_gives_the_python_step_s_log_probs_to_the_bit(
+    monkeypatch, scripted_steps, rows
+):
+    model = make_model()
+    decoder = packed_decoder(model)
+    encoded = model.encode(torch.tensor([SOURCES[1]]))
+    results = {}
+    for way in ("0", "1"):
+        monkeypatch.setenv(scripted_decoding.VARIABLE, way)
+        cache = decoder.start(encoded)
+        tokens = torch.tensor([model.config.bos_id])
+        log_probs, cache = decoder.step(tokens, cache)
+        cache = cache.select(torch.zeros(rows, dtype=torch.long))  # one sentence's beam of `rows` rows
+        found = []
+        for t in range(20):  # past the first buffer of 16 positions
+            tokens = torch.arange(rows) * 3 % (model.config.vocab_size - 20) + t
+            log_probs, cache = decoder.step(tokens, cache)
+            found.append(log_probs)
+        results[way] = (found, cache)
+    assert sum(scripted_steps) == 21, "every step of the second way was scripted"
+    for t, (python, scripted) in enumerate(zip(results["0"][0], results["1"][0], strict=True)):
+        assert torch.equal(python, scripted), f"step {t}"
+    python_cache, scripted_cache = results["0"][1], results["1"][1]
+    assert python_cache.position == scripted_cache.position == 21
+    assert torch.equal(python_cache.self_kv[:21], scripted_cache.self_kv[:21])
+
+
+@torch.inference_mode()
+def test_beam_4_on_one_sentence_takes_scripted_steps_and_finds_the_python_steps_hypotheses(monkeypatch, scripted_steps):
+    model = make_model()
+    config = model.config
+
+    def beam():
+        scorer = scorer_for(model, torch.tensor([SOURCES[1]]))
+        return search.beam_search(scorer, 1, 4, config.bos_id, config.eos_id, 30, trace=True)
+
+    with monkeypatch.context() as patch:
+        patch.setenv(scripted_decoding.VARIABLE, "0")
+        expected = beam()
+    assert scripted_steps and not any(scripted_steps)
+    before = len(scripted_steps)
+    found = beam()
+    assert len(scripted_steps) > before and all(scripted_steps[before:])
+    assert found == expected  # hypotheses, scores and the traced tree
+
+
+@torch.inference_mode()
+def test_several_sentences_at_once_take_the_python_step(scripted_steps):
+    model = make_model()
+    config = model.config
+    src = torch.tensor([[5, 6, 3], [7, 3, 0]])
+    scorer = scorer_for(model, src)
+    search.beam_search(scorer, 2, 2, config.bos_id, config.eos_id, 10)
+    assert scripted_steps and not any(scripted_steps)

@@ -1,0 +1,98 @@
+"""One sentence decoded with TorchScript (`explorer/model/scripted_decoding.py`) ÷ with the Python steps.
+
+    python -m benchmarks.scripted_decoding [ROUNDS] [SENTENCES]
+
+The shipped checkpoint, the first SENTENCES (default 100) of Multi30k test2016 (else the checkpoint's own
+examples), one sentence at a time from source ids to a hypothesis (`scorer_for` + `greedy_search`, what
+`translate()` runs for a typed sentence), greedy (the scripted loop) and beam 4 (scripted steps), 2 threads.
+Both ways in one process, alternating round by round (`EXPLORER_SCRIPTED` is read at every step); each round's
+ratio is scripted ÷ Python time, and the median of the ratios is printed with both medians. Also counted:
+sentences whose hypotheses (tokens, log-probabilities, scores) are the same to the bit, and for reference the
+encoder and `start` alone (what neither way changes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+from explorer.checkpoint import load_checkpoint
+from explorer.data import default_multi30k_root, load_multi30k
+from explorer.decoding.search import beam_search, greedy_search
+from explorer.inference import encode_sources, scorer_for
+from explorer.model.scripted_decoding import VARIABLE, scripted
+
+CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "multi30k-en-de"
+
+
+def _sentences(count: int) -> list[str]:
+    if default_multi30k_root() is not None:
+        return list(load_multi30k("test2016").source[:count])
+    return json.loads((CHECKPOINT / "examples.json").read_text(encoding="utf-8"))["en"][:count]
+
+
+def main(rounds: int = 5, n: int = 100) -> int:
+    torch.set_num_threads(2)
+    loaded = load_checkpoint(CHECKPOINT, "cpu")
+    config, model = loaded.config, loaded.model
+    ids, _ = encode_sources(loaded.tokenizer, _sentences(n), config.max_len, config.eos_id)
+    sources = [torch.tensor([s]) for s in ids]
+
+    def greedy(src: torch.Tensor) -> object:
+        (found,) = greedy_search(scorer_for(model, src), 1, config.bos_id, config.eos_id, src.shape[1] + 50)
+        return found
+
+    def beam(src: torch.Tensor) -> object:
+        (found,) = beam_search(scorer_for(model, src), 1, 4, config.bos_id, config.eos_id, src.shape[1] + 50)
+        return found
+
+    def decode(search: Callable[[torch.Tensor], object], scripted: bool) -> list[object]:
+        os.environ[VARIABLE] = "1" if scripted else "0"
+        return [search(src) for src in sources]
+
+    if scripted() is None:
+        print("TorchScript could not compile the functions here: every sentence takes the Python steps")
+        return 1
+    print(f"{len(sources)} sentences, one at a time, 2 threads, {rounds} alternating rounds; ms a sentence")
+    print("| search | Python steps | scripted | scripted ÷ Python (median of the rounds' ratios) | identical |")
+    print("|---|---:|---:|---:|---:|")
+    all_same = True
+    with torch.inference_mode():
+        for name, search in (("greedy", greedy), ("beam 4", beam)):
+            reference, found = decode(search, False), decode(search, True)  # warm-up, and the comparison
+            same = sum(a == b for a, b in zip(reference, found, strict=True))
+            all_same &= same == len(sources)
+            times: dict[bool, list[float]] = {True: [], False: []}
+            ratios = []
+            for index in range(rounds):
+                for way in (True, False) if index % 2 else (False, True):
+                    start = time.perf_counter()
+                    decode(search, way)
+                    times[way].append((time.perf_counter() - start) / len(sources) * 1e3)
+                ratios.append(times[True][-1] / times[False][-1])
+            print(
+                f"| {name} | {statistics.median(times[False]):.2f} | {statistics.median(times[True]):.2f} "
+                f"| {statistics.median(ratios):.3f}× ({_list(ratios, 3)}) | {same}/{len(sources)} |"
+            )
+        start = time.perf_counter()
+        for src in sources:
+            scorer_for(model, src)
+        encoder = (time.perf_counter() - start) / len(sources) * 1e3
+    os.environ.pop(VARIABLE, None)
+    print(f"encoder and start alone (the same either way): {encoder:.2f} ms a sentence")
+    return 0 if all_same else 1
+
+
+def _list(values: list[float], digits: int = 2) -> str:
+    return ", ".join(f"{v:.{digits}f}" for v in values)
+
+
+if __name__ == "__main__":
+    sys.exit(main(*(int(a) for a in sys.argv[1:3])))

@@ -1,0 +1,281 @@
+"""Greedy decoding of one sentence as one TorchScript call: the packed decoder's steps, without Python between them.
+
+A typed sentence decoded greedily (the Translate page, `explorer translate` one line at a time) takes a dozen or
+more decoder steps of one row. Each step is about 80 small tensor operations around 13 weight products, and the
+Python that calls them costs about a microsecond an operation on top of what the operation itself costs. Run
+by TorchScript's interpreter, the whole search loop (steps, the maximum, the stop test) makes the same ATen
+calls from C++: one sentence 0.86x the time of the Python loop, outputs and log-probabilities identical to the
+bit (`python -m benchmarks.scripted_decoding`, benchmarks/RESULTS.md). A C++ extension making the same calls
+measured 0.79x, but needs a compiler and 37 s of building on the user's machine; `torch.compile` was slower
+than eager for this step (RESULTS.md, the fourth session).
+
+Exactness: the function below makes the calls `PackedDecoder.step` and `search._greedy_one` make, in the same
+order, on the same tensors (the fused attention kernel, `addmm` on the MKL (in, out) copies, the folded
+cross-attention, LayerNorm, log-softmax, the maximum). TorchScript's graph optimizer would rewrite some of them
+(it splits `addmm` into a product and an add, which rounds differently), so the function runs with it off
+(`torch.jit.optimized_execution(False)`, a thread-local setting): the interpreter then runs the graph as written.
+
+Where it applies (`applies`): a float32 post-LN model on the CPU with MKL kernels (the packed decoder's choice
+on Intel CPUs), one sentence whose cross-attention is folded (up to 64 source tokens for the shipped model), no
+head mask, the search's length limit within the positional table. Anything else decodes step by step in Python,
+with the same outputs. `EXPLORER_SCRIPTED=0` turns it off (for measuring it against the Python loop).
+
+TorchScript is deprecated in favour of `torch.compile`, which does not pay here; if a torch without it is
+installed, `scripted_loop` returns None and every sentence takes the Python loop.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import torch
+import torch.nn.functional as F
+
+from explorer.model.linear_kernels import MKL
+from explorer.model.packing import FEW_ROWS_TRANSPOSED, MklFeedForward
+
+if TYPE_CHECKING:
+    from explorer.model.packed_decoding import PackedCache, PackedDecoder
+
+VARIABLE = "EXPLORER_SCRIPTED"
+FIRST_CAPACITY = 16  # target positions the self-attention buffer starts with (PackedDecoder.step's too)
+PER_LAYER = 15  # tensors per decoder layer in `LayerWeights.flat`
+PER_FOLDED = 4  # tensors per decoder layer from `FoldedCross.operands`
+
+
+def decoder_layers(
+    y: torch.Tensor,
+    position: int,
+    buffer: torch.Tensor,
+    weights: list[torch.Tensor],
+    folded: list[torch.Tensor],
+    eps: list[float],
+    heads: int,
+    d_k: int,
+    few_rows: list[int],
+) -> torch.Tensor:
+    """Every decoder layer of one step for the rows of one sentence (its beam, or the greedy row), as
+    `PackedDecoder.step` computes them: y (rows, d_model), the embedded tokens -> the last layer's output.
+
+    buffer: (capacity, layers, rows, 2, heads, d_k), with room for `position`, which this step writes;
+    weights: per layer (`PER_LAYER`) W^QKV, b^QKV, W^O, b^O, W_1, b_1, W_2, b_2 ((in, out) copies), three
+        LayerNorms' weight and bias, and W_2 as nn.Linear keeps it, read transposed (for `few_rows` rows);
+    folded: per layer (`PER_FOLDED`) `FoldedCross.operands` of one group; eps: per layer three LayerNorms'.
+    """
+    rows = y.shape[0]
+    width = heads * d_k
+    second = 14 if few_rows[0] <= rows < few_rows[1] else 6  # MklFeedForward's choice of W_2's layout
+    slabs = buffer[position].unsqueeze(4).unbind(0)
+    pasts = buffer[: position + 1].permute(1, 2, 3, 4, 0, 5).unbind(0)
+    for index in range(len(weights) // 15):
+        w = 15 * index  # PER_LAYER (TorchScript reads no module globals)
+        f = 4 * index  # PER_FOLDED
+        qkv = torch.addmm(weights[w + 1], y, weights[w]).view(rows, 3, heads, 1, d_k)
+        slabs[index].copy_(qkv[:, 1:])
+        keys_values = pasts[index].unbind(1)
+        attended = F.scaled_dot_product_attention(qkv[:, 0], keys_values[0], keys_values[1])
+        out = torch.addmm(weights[w + 3], attended.reshape(rows, width), weights[w + 2])
+        out += y
+        y = torch.layer_norm(out, [out.shape[1]], weights[w + 8], weights[w + 9], eps[3 * index])
+        scores = torch.addmm(folded[f + 1], y, folded[f])
+        attention = torch.softmax(scores.view(rows, heads, -1), dim=-1)
+        out = torch.addmm(folded[f + 3], attention.view(rows, -1), folded[f + 2])
+        out += y
+        y = torch.layer_norm(out, [out.shape[1]], weights[w + 10], weights[w + 11], eps[3 * index + 1])
+        hidden = torch.addmm(weights[w + 5], y, weights[w + 4]).relu_()
+        out = torch.addmm(weights[w + 7], hidden, weights[w + second])
+        out += y
+        y = torch.layer_norm(out, [out.shape[1]], weights[w + 12], weights[w + 13], eps[3 * index + 2])
+    return y
+
+
+def step_rows(
+    tokens: torch.Tensor,
+    position: int,
+    buffer: torch.Tensor,
+    embedding: torch.Tensor,
+    positions: torch.Tensor,
+    weights: list[torch.Tensor],
+    folded: list[torch.Tensor],
+    output: torch.Tensor,
+    eps: list[float],
+    heads: int,
+    d_k: int,
+    few_rows: list[int],
+) -> torch.Tensor:
+    """One decoder step of one sentence's rows (a beam): tokens (rows,) -> log-probabilities (rows, vocab),
+    this position's keys/values written into `buffer` (`decoder_layers`)."""
+    y = F.embedding(tokens, embedding) + positions[position]  # (rows, d_model): E·√d_model + PE
+    y = decoder_layers(y, position, buffer, weights, folded, eps, heads, d_k, few_rows)
+    return torch.log_softmax(torch.mm(y, output), dim=-1)
+
+
+def greedy_loop(
+    buffer: torch.Tensor,
+    embedding: torch.Tensor,
+    positions: torch.Tensor,
+    weights: list[torch.Tensor],
+    folded: list[torch.Tensor],
+    output: torch.Tensor,
+    eps: list[float],
+    bos: int,
+    eos: int,
+    max_len: int,
+    heads: int,
+    d_k: int,
+    few_rows: list[int],
+) -> tuple[list[int], list[float], torch.Tensor]:
+    """Greedy search of one sentence, as `search._greedy_one` makes it over `PackedDecoder.step`.
+
+    buffer: (capacity, layers, 1, 2, heads, d_k), empty, doubled when full (as `PackedDecoder.step` does);
+    embedding: (vocab, d_model), E·√d_model; positions: (max_len, d_model), PE; output: (d_model, vocab);
+    the rest as `decoder_layers` reads them.
+    -> (tokens, their log-probabilities as float32 values, the buffer with every step's keys/values).
+    """
+    tokens: list[int] = []
+    log_probs: list[float] = []
+    token = bos
+    for position in range(max_len):
+        if position == buffer.shape[0]:  # no room for this position: double the buffer
+            grown = buffer.new_empty([2 * position] + buffer.shape[1:])
+            grown[:position].copy_(buffer)
+            buffer = grown
+        y = embedding[token].unsqueeze(0) + positions[position]  # (1, d_model), a new tensor
+        y = decoder_layers(y, position, buffer, weights, folded, eps, heads, d_k, few_rows)
+        best = torch.log_softmax(torch.mm(y, output), dim=-1).max(dim=-1)
+        token = int(best[1].item())
+        tokens.append(token)
+        log_probs.append(float(best[0].item()))
+        if token == eos:
+            break
+    return tokens, log_probs, buffer
+
+
+@dataclass(frozen=True)
+class Scripted:
+    """`greedy_loop` and `step_rows` compiled by TorchScript."""
+
+    greedy_loop: Callable[..., tuple[list[int], list[float], torch.Tensor]]
+    step_rows: Callable[..., torch.Tensor]
+
+
+@functools.cache
+def scripted() -> Scripted | None:
+    """Both functions compiled once per process (about 30 ms), or None where TorchScript cannot compile them."""
+    try:
+        with warnings.catch_warnings():
+            # torch 2.13 warns that TorchScript is deprecated; this module says why it is used (module doc).
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return Scripted(torch.jit.script(greedy_loop), torch.jit.script(step_rows))
+    except Exception:  # noqa: BLE001 - any failure to compile means the Python steps, which give the same outputs
+        return None
+
+
+@dataclass(frozen=True)
+class LayerWeights:
+    """A packed decoder's tensors in the order `decoder_layers` reads them."""
+
+    flat: list[torch.Tensor]
+    eps: list[float]
+    few_rows: list[int]  # [start, stop) of the row counts MklFeedForward multiplies by W_2 read transposed
+
+
+def layer_weights(decoder: PackedDecoder) -> LayerWeights | None:
+    """The decoder's weights for `decoder_layers`; None for what it does not implement (module doc)."""
+    if decoder.kernels is not MKL or decoder.pre_norm or decoder.final_norm is not None:
+        return None
+    flat: list[torch.Tensor] = []
+    eps: list[float] = []
+    for layer in decoder.layers:
+        ffn = layer.ffn
+        if not isinstance(ffn, MklFeedForward):
+            return None
+        for weight, bias in (layer.qkv, layer.self_out):
+            if bias is None:
+                return None
+            flat += [weight, bias]
+        flat += [ffn.in_1, ffn.b_1, ffn.in_2, ffn.b_2]
+        for norm_weight, norm_bias, norm_eps in layer.norms:
+            flat += [norm_weight, norm_bias]
+            eps.append(norm_eps)
+        flat.append(ffn.out_2)
+    if any(t.device.type != "cpu" or t.dtype != torch.float32 for t in flat):
+        return None
+    assert len(flat) == PER_LAYER * len(decoder.layers)
+    assert FEW_ROWS_TRANSPOSED.step == 1
+    return LayerWeights(flat, eps, [FEW_ROWS_TRANSPOSED.start, FEW_ROWS_TRANSPOSED.stop])
+
+
+def enabled() -> bool:
+    return os.environ.get(VARIABLE, "1") != "0"
+
+
+def _one_group_folded(cache: PackedCache) -> list[torch.Tensor] | None:
+    """The folded operands of a cache whose rows are all one sentence's, flat by layer; else None."""
+    folded = cache.folded
+    if folded is None or cache.src_mask.shape[0] != 1 or folded.operands[0][0].dim() != 2:
+        return None  # unfolded, or several sentences (`FoldedCross.attend`'s batched operands)
+    return [t for operands in folded.operands for t in operands]
+
+
+def greedy(
+    decoder: PackedDecoder, cache: PackedCache, bos: int, eos: int, max_len: int
+) -> tuple[list[int], list[float], torch.Tensor] | None:
+    """Decode one sentence greedily from `cache` (as `PackedDecoder.start` made it) in one TorchScript call:
+    (tokens, log-probabilities, the self-attention buffer), or None where the Python loop must do it."""
+    functions, weights = scripted(), decoder.greedy_weights
+    if functions is None or weights is None or not enabled() or cache.position != 0 or cache.self_kv is not None:
+        return None
+    folded = _one_group_folded(cache)
+    if folded is None or max_len > decoder.max_len:  # beyond the table the Python loop raises the model's message
+        return None
+    # PackedDecoder.step's first buffer; the loop doubles it as the step does.
+    buffer = decoder.scaled_embedding.new_empty((FIRST_CAPACITY, len(decoder.layers), 1, 2, decoder.heads, decoder.d_k))
+    with torch.jit.optimized_execution(False):  # the graph as written: no rewrites that round differently
+        return functions.greedy_loop(
+            buffer,
+            decoder.scaled_embedding,
+            decoder.positions,
+            weights.flat,
+            folded,
+            decoder.output[0],
+            weights.eps,
+            bos,
+            eos,
+            max_len,
+            decoder.heads,
+            decoder.d_k,
+            weights.few_rows,
+        )
+
+
+def step(decoder: PackedDecoder, tokens: torch.Tensor, cache: PackedCache, buffer: torch.Tensor) -> torch.Tensor | None:
+    """`PackedDecoder.step`'s log-probabilities (rows, vocab) for the rows of one sentence in one TorchScript
+    call, this position's keys/values written into `buffer` (capacity, layers, rows, 2, heads, d_k); None where
+    the Python step must make them."""
+    functions, weights = scripted(), decoder.greedy_weights
+    if functions is None or weights is None or not enabled():
+        return None
+    folded = _one_group_folded(cache)
+    if folded is None:
+        return None
+    with torch.jit.optimized_execution(False):  # the graph as written: no rewrites that round differently
+        return functions.step_rows(
+            tokens,
+            cache.position,
+            buffer,
+            decoder.scaled_embedding,
+            decoder.positions,
+            weights.flat,
+            folded,
+            decoder.output[0],
+            weights.eps,
+            decoder.heads,
+            decoder.d_k,
+            weights.few_rows,
+        )
