@@ -142,7 +142,7 @@ def greedy_loop(
     token = bos
     for position in range(max_len):
         if position == buffer.shape[0]:  # no room for this position: double the buffer
-            grown = buffer.new_empty([2 * position] + buffer.shape[1:])
+            grown = buffer.new_empty([2 * position, buffer.shape[1], 1, 2, heads, d_k])
             grown[:position].copy_(buffer)
             buffer = grown
         y = embedding[token].unsqueeze(0) + positions[position]  # (1, d_model), a new tensor
