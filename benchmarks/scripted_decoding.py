@@ -4,7 +4,8 @@
 
 The shipped checkpoint, the first SENTENCES (default 100) of Multi30k test2016 (else the checkpoint's own
 examples), one sentence at a time from source ids to a hypothesis (`scorer_for` + `greedy_search`, what
-`translate()` runs for a typed sentence), greedy (the scripted loop) and beam 4 (scripted steps), 2 threads.
+`translate()` runs for a typed sentence), greedy (the scripted loop) and beam 4 (scripted steps), and the same
+sentences in batches of 32 (`explorer translate`'s batches; scripted steps), 2 threads.
 Both ways in one process, alternating round by round (`EXPLORER_SCRIPTED` is read at every step); each round's
 ratio is scripted ÷ Python time, and the median of the ratios is printed with both medians. Also counted:
 sentences whose hypotheses (tokens, log-probabilities, scores) are the same to the bit, and for reference the
@@ -26,9 +27,10 @@ import torch
 from explorer.checkpoint import load_checkpoint
 from explorer.data import default_multi30k_root, load_multi30k
 from explorer.decoding.search import beam_search, greedy_search
-from explorer.inference import encode_sources, scorer_for
+from explorer.inference import encode_sources, pad, scorer_for
 from explorer.model.scripted_decoding import VARIABLE, scripted
 
+BATCH = 32
 CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "multi30k-en-de"
 
 
@@ -53,22 +55,41 @@ def main(rounds: int = 5, n: int = 100) -> int:
         (found,) = beam_search(scorer_for(model, src), 1, 4, config.bos_id, config.eos_id, src.shape[1] + 50)
         return found
 
+    batches = [pad(ids[i : i + BATCH], config.pad_id, torch.device("cpu")) for i in range(0, len(ids), BATCH)]
+
+    def greedy_batches(src: torch.Tensor) -> list:
+        return greedy_search(scorer_for(model, src), src.shape[0], config.bos_id, config.eos_id, src.shape[1] + 50)
+
+    def beam_batches(src: torch.Tensor) -> list:
+        return beam_search(scorer_for(model, src), src.shape[0], 4, config.bos_id, config.eos_id, src.shape[1] + 50)
+
     def decode(search: Callable[[torch.Tensor], object], scripted: bool) -> list[object]:
+        """Each sentence's hypothesis (or beam result), decoded one at a time or in batches."""
         os.environ[VARIABLE] = "1" if scripted else "0"
+        if search in (greedy_batches, beam_batches):
+            return [found for src in batches for found in search(src)]  # type: ignore[attr-defined]
         return [search(src) for src in sources]
 
     if scripted() is None:
         print("TorchScript could not compile the functions here: every sentence takes the Python steps")
         return 1
-    print(f"{len(sources)} sentences, one at a time, 2 threads, {rounds} alternating rounds; ms a sentence")
-    print("| search | Python steps | scripted | scripted ÷ Python (median of the rounds' ratios) | identical |")
+    print(
+        f"{len(sources)} sentences, 2 threads, {rounds} alternating rounds; ms a sentence (batches: time ÷ sentences)"
+    )
+    print("| cell | Python steps | scripted | scripted ÷ Python (median of the rounds' ratios) | identical |")
     print("|---|---:|---:|---:|---:|")
     all_same = True
     with torch.inference_mode():
-        for name, search in (("greedy", greedy), ("beam 4", beam)):
+        cells = (
+            ("greedy, one sentence", greedy),
+            ("beam 4, one sentence", beam),
+            (f"greedy, batches of {BATCH}", greedy_batches),
+            (f"beam 4, batches of {BATCH}", beam_batches),
+        )
+        for name, search in cells:
             reference, found = decode(search, False), decode(search, True)  # warm-up, and the comparison
             same = sum(a == b for a, b in zip(reference, found, strict=True))
-            all_same &= same == len(sources)
+            all_same &= same == len(reference)
             times: dict[bool, list[float]] = {True: [], False: []}
             ratios = []
             for index in range(rounds):
@@ -79,7 +100,7 @@ def main(rounds: int = 5, n: int = 100) -> int:
                 ratios.append(times[True][-1] / times[False][-1])
             print(
                 f"| {name} | {statistics.median(times[False]):.2f} | {statistics.median(times[True]):.2f} "
-                f"| {statistics.median(ratios):.3f}× ({_list(ratios, 3)}) | {same}/{len(sources)} |"
+                f"| {statistics.median(ratios):.3f}× ({_list(ratios, 3)}) | {same}/{len(reference)} |"
             )
         start = time.perf_counter()
         for src in sources:

@@ -23,6 +23,7 @@ from explorer.model.linear_kernels import onednn_usable
 from explorer.model.packed_decoding import PackedDecoder, packed_decoder
 from explorer.quantize import quantize_int8
 from tests.test_model import make_model
+from tests.test_perf_folded_cross import SCHEDULES, SRC, TGT
 
 SOURCES = [[5, 6, 7, 3], [9, 8, 7, 6, 5, 4, 3], [11, 3]]
 CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "multi30k-en-de"
@@ -292,11 +293,55 @@ def test_beam_4_on_one_sentence_takes_scripted_steps_and_finds_the_python_steps_
     assert found == expected  # hypotheses, scores and the traced tree
 
 
+@pytest.mark.parametrize("schedule", ["rows", "beams", "one sentence"])
+@pytest.mark.parametrize("fold", [True, False], ids=["folded", "unfolded"])
 @torch.inference_mode()
-def test_several_sentences_at_once_take_the_python_step(scripted_steps):
+def test_scripted_steps_of_several_sentences_give_the_python_step_s_log_probs_to_the_bit(
+    monkeypatch, scripted_steps, schedule, fold
+):
+    """Batches and beams: the cross-attention folded per sentence (batched operands) or not (the memory's keys
+    and values, a padded source), through the beam's reorderings (test_perf_folded_cross's schedules)."""
+    monkeypatch.setattr(packed_decoding, "worth_folding", lambda *sizes: fold)
+    model = make_model()
+    decoder = packed_decoder(model)
+    sentences = 1 if schedule == "one sentence" else len(SRC)
+    encoded = model.encode(SRC[:sentences])
+    results = {}
+    for way in ("0", "1"):
+        monkeypatch.setenv(scripted_decoding.VARIABLE, way)
+        cache = decoder.start(encoded)
+        tokens = TGT[:sentences, 0]
+        found = []
+        for t, keep in enumerate([*SCHEDULES[schedule], None]):
+            log_probs, cache = decoder.step(tokens, cache)
+            found.append(log_probs.clone())
+            if keep is None:
+                break
+            rows = torch.tensor(keep)
+            cache = cache.select(rows)
+            tokens = TGT.flatten()[(rows + t + 1) % TGT.numel()]
+        results[way] = found
+    steps = len(SCHEDULES[schedule]) + 1
+    assert scripted_steps == [False] * steps + [True] * steps
+    for t, (python, scripted) in enumerate(zip(results["0"], results["1"], strict=True)):
+        assert torch.equal(python, scripted), f"step {t}"
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+@pytest.mark.parametrize("beam", [1, 4])
+@torch.inference_mode()
+def test_searches_over_batches_find_the_python_steps_hypotheses(monkeypatch, scripted_steps, batch, beam):
     model = make_model()
     config = model.config
-    src = torch.tensor([[5, 6, 3], [7, 3, 0]])
-    scorer = scorer_for(model, src)
-    search.beam_search(scorer, 2, 2, config.bos_id, config.eos_id, 10)
-    assert scripted_steps and not any(scripted_steps)
+    src = torch.tensor([[5, 6, 7, 3, 0, 0], [9, 8, 7, 6, 5, 3], [11, 3, 0, 0, 0, 0]][:batch])
+
+    def run():
+        scorer = scorer_for(model, src)
+        if beam == 1:
+            return search.greedy_search(scorer, batch, config.bos_id, config.eos_id, 25)
+        return search.beam_search(scorer, batch, beam, config.bos_id, config.eos_id, 25, trace=True)
+
+    with monkeypatch.context() as patch:
+        patch.setenv(scripted_decoding.VARIABLE, "0")
+        expected = run()
+    assert expected == run()

@@ -48,33 +48,45 @@ PER_LAYER = 15  # tensors per decoder layer in `LayerWeights.flat`
 PER_FOLDED = 4  # tensors per decoder layer from `FoldedCross.operands`
 
 
+FOLDED_ONE, FOLDED_GROUPS, UNFOLDED = 0, 1, 2  # how a step's cross-attention runs (`decoder_layers`' mode)
+
+
 def decoder_layers(
     y: torch.Tensor,
     position: int,
     buffer: torch.Tensor,
     weights: list[torch.Tensor],
-    folded: list[torch.Tensor],
+    cross: list[torch.Tensor],
+    cross_kv: torch.Tensor,
+    src_mask: torch.Tensor,
+    mode: int,
+    size: int,
     eps: list[float],
     heads: int,
     d_k: int,
     few_rows: list[int],
 ) -> torch.Tensor:
-    """Every decoder layer of one step for the rows of one sentence (its beam, or the greedy row), as
-    `PackedDecoder.step` computes them: y (rows, d_model), the embedded tokens -> the last layer's output.
+    """Every decoder layer of one step, as `PackedDecoder.step` computes it without a head mask:
+    y (rows, d_model), the embedded tokens -> the last layer's output, this position's keys/values written.
 
-    buffer: (capacity, layers, rows, 2, heads, d_k), with room for `position`, which this step writes;
+    buffer: (capacity, layers, rows, 2, heads, d_k), with room for `position`;
     weights: per layer (`PER_LAYER`) W^QKV, b^QKV, W^O, b^O, W_1, b_1, W_2, b_2 ((in, out) copies), three
         LayerNorms' weight and bias, and W_2 as nn.Linear keeps it, read transposed (for `few_rows` rows);
-    folded: per layer (`PER_FOLDED`) `FoldedCross.operands` of one group; eps: per layer three LayerNorms'.
+    cross: per layer four tensors: `FoldedCross.operands` (mode FOLDED_ONE: one sentence, two-dimensional;
+        FOLDED_GROUPS: several, batched), or W^Q, b^Q, W^O, b^O of the cross-attention (UNFOLDED), which then
+        attends over cross_kv (layers, 2, groups, heads, src, d_k) with src_mask (groups, 1, 1, src), the rows
+        in groups of `size` (a sentence's beam);
+    eps: per layer the three LayerNorms'.
     """
     rows = y.shape[0]
     width = heads * d_k
+    groups = rows // size
     second = 14 if few_rows[0] <= rows < few_rows[1] else 6  # MklFeedForward's choice of W_2's layout
     slabs = buffer[position].unsqueeze(4).unbind(0)
     pasts = buffer[: position + 1].permute(1, 2, 3, 4, 0, 5).unbind(0)
     for index in range(len(weights) // 15):
         w = 15 * index  # PER_LAYER (TorchScript reads no module globals)
-        f = 4 * index  # PER_FOLDED
+        c = 4 * index
         qkv = torch.addmm(weights[w + 1], y, weights[w]).view(rows, 3, heads, 1, d_k)
         slabs[index].copy_(qkv[:, 1:])
         keys_values = pasts[index].unbind(1)
@@ -82,9 +94,19 @@ def decoder_layers(
         out = torch.addmm(weights[w + 3], attended.reshape(rows, width), weights[w + 2])
         out += y
         y = torch.layer_norm(out, [out.shape[1]], weights[w + 8], weights[w + 9], eps[3 * index])
-        scores = torch.addmm(folded[f + 1], y, folded[f])
-        attention = torch.softmax(scores.view(rows, heads, -1), dim=-1)
-        out = torch.addmm(folded[f + 3], attention.view(rows, -1), folded[f + 2])
+        if mode == 0:  # FOLDED_ONE: `FoldedCross.attend`, one group
+            scores = torch.addmm(cross[c + 1], y, cross[c])
+            attention = torch.softmax(scores.view(rows, heads, -1), dim=-1)
+            out = torch.addmm(cross[c + 3], attention.view(rows, -1), cross[c + 2])
+        elif mode == 1:  # FOLDED_GROUPS: `FoldedCross.attend`, batched by group
+            scores = torch.baddbmm(cross[c + 1], y.view(groups, size, -1), cross[c])
+            attention = torch.softmax(scores.view(groups, size, heads, -1), dim=-1).view(groups, size, -1)
+            out = torch.baddbmm(cross[c + 3], attention, cross[c + 2]).view(rows, -1)
+        else:  # UNFOLDED: a group's rows are the queries of one attention over its memory
+            q = torch.addmm(cross[c + 1], y, cross[c]).view(groups, size, heads, d_k).transpose(1, 2)
+            kv = cross_kv[index]
+            attended = F.scaled_dot_product_attention(q, kv[0], kv[1], attn_mask=src_mask)
+            out = torch.addmm(cross[c + 3], attended.transpose(1, 2).reshape(rows, width), cross[c + 2])
         out += y
         y = torch.layer_norm(out, [out.shape[1]], weights[w + 10], weights[w + 11], eps[3 * index + 1])
         hidden = torch.addmm(weights[w + 5], y, weights[w + 4]).relu_()
@@ -101,18 +123,25 @@ def step_rows(
     embedding: torch.Tensor,
     positions: torch.Tensor,
     weights: list[torch.Tensor],
-    folded: list[torch.Tensor],
+    cross: list[torch.Tensor],
+    cross_kv: torch.Tensor,
+    src_mask: torch.Tensor,
+    mode: int,
+    size: int,
     output: torch.Tensor,
     eps: list[float],
     heads: int,
     d_k: int,
     few_rows: list[int],
 ) -> torch.Tensor:
-    """One decoder step of one sentence's rows (a beam): tokens (rows,) -> log-probabilities (rows, vocab),
-    this position's keys/values written into `buffer` (`decoder_layers`)."""
-    y = F.embedding(tokens, embedding) + positions[position]  # (rows, d_model): E·√d_model + PE
-    y = decoder_layers(y, position, buffer, weights, folded, eps, heads, d_k, few_rows)
-    return torch.log_softmax(torch.mm(y, output), dim=-1)
+    """One decoder step: tokens (rows,) -> log-probabilities (rows, vocab), this position's keys/values written
+    into `buffer`; embedding (vocab, d_model) is E·√d_model, positions (max_len, d_model) PE, output
+    (d_model, vocab); the rest as `decoder_layers` reads them."""
+    y = F.embedding(tokens, embedding)
+    y += positions[position]  # (rows, d_model)
+    y = decoder_layers(y, position, buffer, weights, cross, cross_kv, src_mask, mode, size, eps, heads, d_k, few_rows)
+    logits = torch.mm(y, output)
+    return torch.log_softmax(logits, -1, out=logits)  # in place, as PackedDecoder.step: the same values
 
 
 def greedy_loop(
@@ -130,11 +159,11 @@ def greedy_loop(
     d_k: int,
     few_rows: list[int],
 ) -> tuple[list[int], list[float], torch.Tensor]:
-    """Greedy search of one sentence, as `search._greedy_one` makes it over `PackedDecoder.step`.
+    """Greedy search of one sentence with folded cross-attention, as `search._greedy_one` makes it over
+    `PackedDecoder.step`.
 
     buffer: (capacity, layers, 1, 2, heads, d_k), empty, doubled when full (as `PackedDecoder.step` does);
-    embedding: (vocab, d_model), E·√d_model; positions: (max_len, d_model), PE; output: (d_model, vocab);
-    the rest as `decoder_layers` reads them.
+    folded: per layer `FoldedCross.operands` of the sentence; the rest as `step_rows` reads them.
     -> (tokens, their log-probabilities as float32 values, the buffer with every step's keys/values).
     """
     tokens: list[int] = []
@@ -146,7 +175,8 @@ def greedy_loop(
             grown[:position].copy_(buffer)
             buffer = grown
         y = embedding[token].unsqueeze(0) + positions[position]  # (1, d_model), a new tensor
-        y = decoder_layers(y, position, buffer, weights, folded, eps, heads, d_k, few_rows)
+        # Mode FOLDED_ONE: cross_kv and src_mask are not read (any tensor stands in).
+        y = decoder_layers(y, position, buffer, weights, folded, output, output, 0, 1, eps, heads, d_k, few_rows)
         best = torch.log_softmax(torch.mm(y, output), dim=-1).max(dim=-1)
         token = int(best[1].item())
         tokens.append(token)
@@ -181,6 +211,7 @@ class LayerWeights:
     """A packed decoder's tensors in the order `decoder_layers` reads them."""
 
     flat: list[torch.Tensor]
+    cross: list[torch.Tensor]  # per layer W^Q, b^Q, W^O, b^O of the cross-attention, for steps it does not fold
     eps: list[float]
     few_rows: list[int]  # [start, stop) of the row counts MklFeedForward multiplies by W_2 read transposed
 
@@ -190,25 +221,28 @@ def layer_weights(decoder: PackedDecoder) -> LayerWeights | None:
     if decoder.kernels is not MKL or decoder.pre_norm or decoder.final_norm is not None:
         return None
     flat: list[torch.Tensor] = []
+    cross: list[torch.Tensor] = []
     eps: list[float] = []
     for layer in decoder.layers:
         ffn = layer.ffn
         if not isinstance(ffn, MklFeedForward):
             return None
-        for weight, bias in (layer.qkv, layer.self_out):
+        biased = []
+        for weight, bias in (layer.qkv, layer.self_out, layer.cross_q, layer.cross_out):
             if bias is None:
                 return None
-            flat += [weight, bias]
-        flat += [ffn.in_1, ffn.b_1, ffn.in_2, ffn.b_2]
+            biased += [weight, bias]
+        flat += [*biased[:4], ffn.in_1, ffn.b_1, ffn.in_2, ffn.b_2]
+        cross += biased[4:]
         for norm_weight, norm_bias, norm_eps in layer.norms:
             flat += [norm_weight, norm_bias]
             eps.append(norm_eps)
         flat.append(ffn.out_2)
-    if any(t.device.type != "cpu" or t.dtype != torch.float32 for t in flat):
+    if any(t.device.type != "cpu" or t.dtype != torch.float32 for t in (*flat, *cross)):
         return None
     assert len(flat) == PER_LAYER * len(decoder.layers)
     assert FEW_ROWS_TRANSPOSED.step == 1
-    return LayerWeights(flat, eps, [FEW_ROWS_TRANSPOSED.start, FEW_ROWS_TRANSPOSED.stop])
+    return LayerWeights(flat, cross, eps, [FEW_ROWS_TRANSPOSED.start, FEW_ROWS_TRANSPOSED.stop])
 
 
 def enabled() -> bool:
@@ -255,15 +289,18 @@ def greedy(
 
 
 def step(decoder: PackedDecoder, tokens: torch.Tensor, cache: PackedCache, buffer: torch.Tensor) -> torch.Tensor | None:
-    """`PackedDecoder.step`'s log-probabilities (rows, vocab) for the rows of one sentence in one TorchScript
-    call, this position's keys/values written into `buffer` (capacity, layers, rows, 2, heads, d_k); None where
-    the Python step must make them."""
+    """`PackedDecoder.step`'s log-probabilities (rows, vocab) without a head mask, in one TorchScript call,
+    this position's keys/values written into `buffer` (capacity, layers, rows, 2, heads, d_k); None where the
+    Python step must make them."""
     functions, weights = scripted(), decoder.greedy_weights
     if functions is None or weights is None or not enabled():
         return None
-    folded = _one_group_folded(cache)
+    folded = cache.folded
     if folded is None:
-        return None
+        mode, cross = UNFOLDED, weights.cross
+    else:
+        mode = FOLDED_ONE if folded.operands[0][0].dim() == 2 else FOLDED_GROUPS
+        cross = [t for operands in folded.operands for t in operands]
     with torch.jit.optimized_execution(False):  # the graph as written: no rewrites that round differently
         return functions.step_rows(
             tokens,
@@ -272,7 +309,11 @@ def step(decoder: PackedDecoder, tokens: torch.Tensor, cache: PackedCache, buffe
             decoder.scaled_embedding,
             decoder.positions,
             weights.flat,
-            folded,
+            cross,
+            cache.cross_kv,
+            cache.src_mask,
+            mode,
+            cache.group_size,
             decoder.output[0],
             weights.eps,
             decoder.heads,
