@@ -218,7 +218,7 @@ def test_the_shipped_model_takes_the_scripted_loop_with_the_python_loop_s_output
 
     loaded = load_checkpoint(CHECKPOINT, "cpu")
     model, config = loaded.model, loaded.config
-    assert packed_decoder(model).greedy_weights is not None
+    assert packed_decoder(model).scripted_weights is not None
     sentences = json.loads((CHECKPOINT / "examples.json").read_text(encoding="utf-8"))["en"][:12]
     for sentence in sentences:
         source = loaded.tokenizer.encode(sentence)[: config.max_len - 1] + [config.eos_id]

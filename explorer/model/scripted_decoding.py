@@ -1,27 +1,32 @@
-"""Greedy decoding of one sentence as one TorchScript call: the packed decoder's steps, without Python between them.
+"""Decoder steps run by TorchScript: the packed decoder's operations without Python between them.
 
-A typed sentence decoded greedily (the Translate page, `explorer translate` one line at a time) takes a dozen or
-more decoder steps of one row. Each step is about 80 small tensor operations around 13 weight products, and the
-Python that calls them costs about a microsecond an operation on top of what the operation itself costs. Run
-by TorchScript's interpreter, the whole search loop (steps, the maximum, the stop test) makes the same ATen
-calls from C++: one sentence 0.86x the time of the Python loop, outputs and log-probabilities identical to the
-bit (`python -m benchmarks.scripted_decoding`, benchmarks/RESULTS.md). A C++ extension making the same calls
-measured 0.79x, but needs a compiler and 37 s of building on the user's machine; `torch.compile` was slower
-than eager for this step (RESULTS.md, the fourth session).
+A decoder step of a small model on a CPU is about 80 small tensor operations around 13 weight products, and the
+Python that calls them costs about a microsecond or two an operation on top of what the operation itself costs.
+Run by TorchScript's interpreter, the same ATen calls are made from C++:
+- `step_rows`: one step, as `PackedDecoder.step` makes it without a head mask (one sentence or a batch, a beam
+  or one row, the cross-attention folded or not);
+- `greedy_loop`: the whole greedy search of one sentence (steps, the maximum, the stop test), what the
+  Translate page and `explorer translate` run for a typed sentence: one call instead of a Python loop.
+`python -m benchmarks.scripted_decoding 5 128` (both ways in one process, alternating): greedy on one sentence
+0.83x the time of the Python steps, beam 4 on one sentence 0.97x, greedy and beam 4 in batches of 32 0.96x and
+0.97x; every hypothesis identical to the bit (benchmarks/RESULTS.md, the seventh session). A C++ extension making
+the same calls measured 0.79x for greedy, but needs a compiler and 37 s of building on the user's machine;
+`torch.compile` was slower than eager for this step (RESULTS.md, the fourth session).
 
-Exactness: the function below makes the calls `PackedDecoder.step` and `search._greedy_one` make, in the same
+Exactness: the functions below make the calls `PackedDecoder.step` and `search._greedy_one` make, in the same
 order, on the same tensors (the fused attention kernel, `addmm` on the MKL (in, out) copies, the folded
-cross-attention, LayerNorm, log-softmax, the maximum). TorchScript's graph optimizer would rewrite some of them
-(it splits `addmm` into a product and an add, which rounds differently), so the function runs with it off
-(`torch.jit.optimized_execution(False)`, a thread-local setting): the interpreter then runs the graph as written.
+cross-attention, LayerNorm, the in-place log-softmax, the maximum). TorchScript's graph optimizer would rewrite
+some of them (measured: the log-probabilities then differ in the last bits), so every call runs with it off
+(`torch.jit.optimized_execution(False)`, a thread-local setting): the interpreter runs the graph as written.
+`tests/test_perf_scripted_decoding.py` holds both to the Python steps bit for bit.
 
-Where it applies (`applies`): a float32 post-LN model on the CPU with MKL kernels (the packed decoder's choice
-on Intel CPUs), one sentence whose cross-attention is folded (up to 64 source tokens for the shipped model), no
-head mask, the search's length limit within the positional table. Anything else decodes step by step in Python,
-with the same outputs. `EXPLORER_SCRIPTED=0` turns it off (for measuring it against the Python loop).
+Where it applies (`layer_weights`): a float32 post-LN model on the CPU with MKL kernels (the packed decoder's
+choice on Intel CPUs) and float feed-forward blocks; steps without a head mask on a decoder head; for the
+greedy loop also one sentence with its cross-attention folded and a length limit within the positional table.
+Anything else steps in Python, with the same outputs. `EXPLORER_SCRIPTED=0` turns both off (to measure them).
 
-TorchScript is deprecated in favour of `torch.compile`, which does not pay here; if a torch without it is
-installed, `scripted_loop` returns None and every sentence takes the Python loop.
+TorchScript is deprecated in favour of `torch.compile`, which does not pay here; on a torch without it,
+`scripted()` is None and every step runs in Python.
 """
 
 from __future__ import annotations
@@ -262,7 +267,7 @@ def greedy(
 ) -> tuple[list[int], list[float], torch.Tensor] | None:
     """Decode one sentence greedily from `cache` (as `PackedDecoder.start` made it) in one TorchScript call:
     (tokens, log-probabilities, the self-attention buffer), or None where the Python loop must do it."""
-    functions, weights = scripted(), decoder.greedy_weights
+    functions, weights = scripted(), decoder.scripted_weights
     if functions is None or weights is None or not enabled() or cache.position != 0 or cache.self_kv is not None:
         return None
     folded = _one_group_folded(cache)
@@ -292,7 +297,7 @@ def step(decoder: PackedDecoder, tokens: torch.Tensor, cache: PackedCache, buffe
     """`PackedDecoder.step`'s log-probabilities (rows, vocab) without a head mask, in one TorchScript call,
     this position's keys/values written into `buffer` (capacity, layers, rows, 2, heads, d_k); None where the
     Python step must make them."""
-    functions, weights = scripted(), decoder.greedy_weights
+    functions, weights = scripted(), decoder.scripted_weights
     if functions is None or weights is None or not enabled():
         return None
     folded = cache.folded
