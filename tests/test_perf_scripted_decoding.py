@@ -345,3 +345,15 @@ def test_searches_over_batches_find_the_python_steps_hypotheses(monkeypatch, scr
         patch.setenv(scripted_decoding.VARIABLE, "0")
         expected = run()
     assert expected == run()
+
+
+@torch.inference_mode()
+def test_a_model_it_does_not_apply_to_never_compiles_the_functions(monkeypatch):
+    """A pre-LN model (or a GPU, or oneDNN kernels) steps in Python without paying TorchScript's compilation."""
+    asked: list[int] = []
+    monkeypatch.setattr(scripted_decoding, "scripted", lambda: asked.append(1))
+    model = make_model(norm_position="pre")
+    _greedy(model, SOURCES[1], 12)
+    scorer = scorer_for(model, torch.tensor([SOURCES[1], SOURCES[1]]))
+    search.beam_search(scorer, 2, 2, model.config.bos_id, model.config.eos_id, 8)
+    assert asked == []

@@ -267,8 +267,11 @@ def greedy(
 ) -> tuple[list[int], list[float], torch.Tensor] | None:
     """Decode one sentence greedily from `cache` (as `PackedDecoder.start` made it) in one TorchScript call:
     (tokens, log-probabilities, the self-attention buffer), or None where the Python loop must do it."""
-    functions, weights = scripted(), decoder.scripted_weights
-    if functions is None or weights is None or not enabled() or cache.position != 0 or cache.self_kv is not None:
+    weights = decoder.scripted_weights  # first: a model it does not apply to never compiles the functions
+    if weights is None or not enabled() or cache.position != 0 or cache.self_kv is not None:
+        return None
+    functions = scripted()
+    if functions is None:
         return None
     folded = _one_group_folded(cache)
     if folded is None or max_len > decoder.max_len:  # beyond the table the Python loop raises the model's message
@@ -297,8 +300,9 @@ def step(decoder: PackedDecoder, tokens: torch.Tensor, cache: PackedCache, buffe
     """`PackedDecoder.step`'s log-probabilities (rows, vocab) without a head mask, in one TorchScript call,
     this position's keys/values written into `buffer` (capacity, layers, rows, 2, heads, d_k); None where the
     Python step must make them."""
-    functions, weights = scripted(), decoder.scripted_weights
-    if functions is None or weights is None or not enabled():
+    weights = decoder.scripted_weights
+    functions = None if weights is None or not enabled() else scripted()
+    if functions is None or weights is None:
         return None
     folded = cache.folded
     if folded is None:
