@@ -1,0 +1,153 @@
+"""What a greedy decoder step of one sentence spends outside its weight products (issue 13's last cell).
+
+    python -m benchmarks.step_floor [ROUNDS] [SENTENCES]
+
+The shipped checkpoint, the first SENTENCES (default 100) of Multi30k test2016 (else the checkpoint's own
+examples), 2 threads. For each sentence the encoder and `PackedDecoder.start` run once (not timed); then, round
+by round, alternating:
+- "a step as shipped": the scripted greedy loop (`scripted_decoding.greedy`, what a typed sentence runs), its time
+  ÷ the steps it took;
+- "its weight products alone": the same products a step makes (per layer W^QKV, W^O, the two folded
+  cross-attention products, W_1, W_2; then the output projection), on the same tensors and shapes, one row, as
+  many times as the sentence took steps, nothing else between them;
+- "the output's log-softmax and maximum alone": those two calls on one row of logits.
+The rest of a step (about 50 small operations: LayerNorms, residual sums, the attention kernel, the softmax,
+writing the keys and values, the embedding) is the first minus the other two. A step reads its weights from the
+last-level cache, so the products are timed in the order the step reads them, not one weight repeated (which would
+stay in the core's own cache and read 2-3x faster). CTranslate2's whole step on the same weights comes from
+`python benchmarks/peer_steps.py` (run separately: it needs the `peers` extra).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from explorer.checkpoint import load_checkpoint
+from explorer.data import default_multi30k_root, load_multi30k
+from explorer.inference import PackedScorer, encode_sources, scorer_for
+from explorer.model import scripted_decoding
+
+CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "multi30k-en-de"
+
+
+def _sentences(count: int) -> list[str]:
+    if default_multi30k_root() is not None:
+        return list(load_multi30k("test2016").source[:count])
+    return json.loads((CHECKPOINT / "examples.json").read_text(encoding="utf-8"))["en"][:count]
+
+
+def _products(flat: list[torch.Tensor], folded: list[torch.Tensor], output: torch.Tensor, few_rows: list[int]):
+    """Per layer the (bias, weight) pairs a one-row step multiplies by, in its order, then the output projection:
+    as `scripted_decoding.decoder_layers` picks them (W_2 in the layout MklFeedForward uses for one row)."""
+    second = 14 if few_rows[0] <= 1 < few_rows[1] else 6
+    pairs = []
+    for layer in range(len(flat) // scripted_decoding.PER_LAYER):
+        w, c = scripted_decoding.PER_LAYER * layer, scripted_decoding.PER_FOLDED * layer
+        pairs += [
+            (flat[w + 1], flat[w]),  # W^QKV
+            (flat[w + 3], flat[w + 2]),  # W^O
+            (folded[c + 1], folded[c]),  # folded scores
+            (folded[c + 3], folded[c + 2]),  # folded values
+            (flat[w + 5], flat[w + 4]),  # W_1
+            (flat[w + 7], flat[w + second]),  # W_2
+        ]
+    return pairs, output
+
+
+def _run_products(pairs, output: torch.Tensor, rows: list[torch.Tensor], steps: int) -> None:
+    """The products of `steps` steps; rows[i] is a one-row input of pair i's width, the last one the output
+    projection's (their values do not matter)."""
+    for _ in range(steps):
+        for (bias, weight), x in zip(pairs, rows[:-1], strict=True):
+            torch.addmm(bias, x, weight)
+        torch.mm(rows[-1], output)
+
+
+def main(rounds: int = 5, n: int = 100) -> int:
+    torch.set_num_threads(2)
+    loaded = load_checkpoint(CHECKPOINT, "cpu")
+    config, model = loaded.config, loaded.model
+    ids, _ = encode_sources(loaded.tokenizer, _sentences(n), config.max_len, config.eos_id)
+    with torch.inference_mode():
+        scorers = [scorer_for(model, torch.tensor([s])) for s in ids]
+        if not all(isinstance(s, PackedScorer) for s in scorers):
+            print("the shipped model does not take the packed path here: nothing to measure")
+            return 1
+        decoder = scorers[0].decoder  # type: ignore[union-attr]
+        weights = decoder.scripted_weights
+        if weights is None or scripted_decoding.scripted() is None:
+            print("the scripted greedy loop does not apply here (module doc of explorer/model/scripted_decoding.py)")
+            return 1
+        caches = [s.cache for s in scorers]  # type: ignore[union-attr]
+        limits = [len(s) + 50 for s in ids]
+        work = []
+        for cache in caches:
+            folded = scripted_decoding._one_group_folded(cache)
+            assert folded is not None
+            pairs, output = _products(weights.flat, folded, decoder.output[0], weights.few_rows)
+            rows = [torch.randn(1, weight.shape[0]) for _, weight in pairs] + [torch.randn(1, output.shape[0])]
+            work.append((pairs, output, rows))
+        vocab = decoder.output[0].shape[1]
+        logits = torch.randn(1, vocab)
+        step_bytes = 4 * sum(w.numel() for _, w in work[0][0]) + 4 * decoder.output[0].numel()
+
+        def greedy(cache, limit: int) -> list[int]:
+            found = scripted_decoding.greedy(decoder, cache, config.bos_id, config.eos_id, limit)
+            assert found is not None
+            return found[0]
+
+        # Greedy search is deterministic: every round takes these steps (one per output token).
+        lengths = [len(greedy(cache, limit)) for cache, limit in zip(caches, limits, strict=True)]
+        steps_per_round = sum(lengths)
+
+        def shipped() -> float:
+            start = time.perf_counter()
+            for cache, limit in zip(caches, limits, strict=True):
+                greedy(cache, limit)
+            return time.perf_counter() - start
+
+        def products() -> float:
+            start = time.perf_counter()
+            for (pairs, output, rows), steps in zip(work, lengths, strict=True):
+                _run_products(pairs, output, rows, steps)
+            return time.perf_counter() - start
+
+        def head() -> float:
+            start = time.perf_counter()
+            for _ in range(steps_per_round):
+                torch.log_softmax(logits, dim=-1).max(dim=-1)
+            return time.perf_counter() - start
+
+        products()
+        figures: dict[str, list[float]] = {"step": [], "products": [], "head": []}
+        for index in range(rounds):
+            order = ("step", "products", "head") if index % 2 == 0 else ("head", "products", "step")
+            for name in order:
+                seconds = shipped() if name == "step" else products() if name == "products" else head()
+                figures[name].append(seconds / steps_per_round * 1e6)
+    step, prods, tail = (statistics.median(figures[k]) for k in ("step", "products", "head"))
+    print(
+        f"{len(ids)} sentences, {steps_per_round} greedy steps a round, 2 threads, {rounds} alternating rounds; "
+        "µs a step (median of rounds)"
+    )
+    print("| part | µs a step | share |")
+    print("|---|---:|---:|")
+    print(f"| a step as shipped (scripted greedy loop) | {step:.1f} | 100% |")
+    print(
+        f"| its weight products alone ({step_bytes / 2**20:.1f} MiB, {step_bytes / prods / 1e3:.1f} GB/s) "
+        f"| {prods:.1f} | {prods / step:.0%} |"
+    )
+    print(f"| the output's log-softmax and maximum alone | {tail:.1f} | {tail / step:.0%} |")
+    rest = step - prods - tail
+    print(f"| the rest (about 50 small operations) | {rest:.1f} | {rest / step:.0%} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*(int(a) for a in sys.argv[1:3])))

@@ -1,0 +1,55 @@
+"""benchmarks/step_floor.py splits a greedy step of the shipped model into its weight products, the output's
+log-softmax and maximum, and the rest (not timed: the figures are read on a quiet machine, RESULTS.md)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+
+from benchmarks import step_floor
+
+
+@pytest.fixture(autouse=True)
+def _restore_threads():
+    before = torch.get_num_threads()
+    yield
+    torch.set_num_threads(before)
+
+
+def test_the_benchmark_prints_every_part_of_a_step_in_microseconds(capsys):
+    assert step_floor.main(1, 3) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    assert [row.split("|")[1].strip().split(" (")[0] for row in rows] == [
+        "a step as shipped",
+        "its weight products alone",
+        "the output's log-softmax and maximum alone",
+        "the rest",
+    ], out
+    values = [float(row.split("|")[2]) for row in rows]
+    assert values[0] > 0 and values[1] > 0 and values[2] > 0
+    assert values[3] == pytest.approx(values[0] - values[1] - values[2], abs=0.2)  # the rest is what is left
+    # the shipped decoder reads about 19 MiB a step: three layers and a 10,000-piece output projection
+    mib = float(re.search(r"alone \(([\d.]+) MiB", out).group(1))
+    assert 15 < mib < 25, out
+
+
+def test_the_products_it_times_are_the_ones_a_step_makes():
+    """Each (bias, weight) pair multiplies a row of the width the step gives it, and the step's own function
+    over the same weights makes products of those shapes: 6 a layer and the output projection."""
+    loaded = step_floor.load_checkpoint(step_floor.CHECKPOINT, "cpu")
+    scorer = step_floor.scorer_for(loaded.model, torch.tensor([[5, 6, 7, loaded.config.eos_id]]))
+    decoder = scorer.decoder
+    weights = decoder.scripted_weights
+    if weights is None:
+        pytest.skip("the scripted step does not apply on this machine's kernels (oneDNN chosen)")
+    folded = step_floor.scripted_decoding._one_group_folded(scorer.cache)
+    pairs, output = step_floor._products(weights.flat, folded, decoder.output[0], weights.few_rows)
+    assert len(pairs) == 6 * len(decoder.layers)
+    width = loaded.config.d_model
+    for bias, weight in pairs:
+        assert bias.shape[-1] == weight.shape[1]
+        assert weight.shape[0] in (width, loaded.config.d_ff, 4 * loaded.config.n_heads)  # folded: heads·src
+    assert output.shape == (width, loaded.config.vocab_size)
