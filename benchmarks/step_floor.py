@@ -11,6 +11,8 @@ by round, alternating:
   cross-attention products, W_1, W_2; then the output projection), on the same tensors and shapes, one row, as
   many times as the sentence took steps, nothing else between them;
 - "the output's log-softmax and maximum alone": those two calls on one row of logits.
+Then one pass times each product alone in the same sequence (µs a call and the GB/s it reads its weight at), and
+the output projection also through torch's oneDNN linear (prepacked), the other kernel torch has for it.
 The rest of a step (about 50 small operations: LayerNorms, residual sums, the attention kernel, the softmax,
 writing the keys and values, the embedding) is the first minus the other two. A step reads its weights from the
 last-level cache, so the products are timed in the order the step reads them, not one weight repeated (which would
@@ -32,6 +34,7 @@ from explorer.checkpoint import load_checkpoint
 from explorer.data import default_multi30k_root, load_multi30k
 from explorer.inference import PackedScorer, encode_sources, scorer_for
 from explorer.model import scripted_decoding
+from explorer.model.linear_kernels import ONEDNN, onednn_usable
 
 CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "multi30k-en-de"
 
@@ -67,6 +70,28 @@ def _run_products(pairs, output: torch.Tensor, rows: list[torch.Tensor], steps: 
         for (bias, weight), x in zip(pairs, rows[:-1], strict=True):
             torch.addmm(bias, x, weight)
         torch.mm(rows[-1], output)
+
+
+PRODUCT_NAMES = ("W^QKV", "W^O", "folded scores", "folded values", "W_1", "W_2")
+
+
+def _one_by_one(work, lengths: list[int], output_product) -> list[float]:
+    """µs a call of each product in a step's order (each timed alone, in the same sequence as a step makes them,
+    so that each reads its weight from where the step finds it), the output projection last, made by
+    `output_product(row)`."""
+    totals = [0.0] * (len(work[0][0]) + 1)
+    calls = 0
+    for (pairs, _output, rows), steps in zip(work, lengths, strict=True):
+        for _ in range(steps):
+            for index, ((bias, weight), x) in enumerate(zip(pairs, rows[:-1], strict=True)):
+                start = time.perf_counter()
+                torch.addmm(bias, x, weight)
+                totals[index] += time.perf_counter() - start
+            start = time.perf_counter()
+            output_product(rows[-1])
+            totals[-1] += time.perf_counter() - start
+            calls += 1
+    return [t / calls * 1e6 for t in totals]
 
 
 def main(rounds: int = 5, n: int = 100) -> int:
@@ -125,6 +150,13 @@ def main(rounds: int = 5, n: int = 100) -> int:
             return time.perf_counter() - start
 
         products()
+        output = decoder.output[0]  # (d_model, vocab), MKL's (in, out) copy
+        by_product = _one_by_one(work, lengths, lambda row: torch.mm(row, output))
+        onednn = None
+        if onednn_usable(output):  # torch's own oneDNN linear, prepacked, on the same output projection
+            packed = (ONEDNN.pack(output.t()), None)
+            _one_by_one(work, lengths, lambda row: ONEDNN.apply(row, packed, False))  # warm-up
+            onednn = _one_by_one(work, lengths, lambda row: ONEDNN.apply(row, packed, False))[-1]
         figures: dict[str, list[float]] = {"step": [], "products": [], "head": []}
         for index in range(rounds):
             order = ("step", "products", "head") if index % 2 == 0 else ("head", "products", "step")
@@ -146,7 +178,30 @@ def main(rounds: int = 5, n: int = 100) -> int:
     print(f"| the output's log-softmax and maximum alone | {tail:.1f} | {tail / step:.0%} |")
     rest = step - prods - tail
     print(f"| the rest (about 50 small operations) | {rest:.1f} | {rest / step:.0%} |")
+    print(
+        "\nThe products one by one, in a step's order, one pass (µs a call, layer by layer; the folded products' "
+        "size is the first sentence's heads × source pieces):"
+    )
+    print("| product | weight | µs a call | GB/s |")
+    print("|---|---|---:|---:|")
+    pairs = work[0][0]
+    layers = len(pairs) // len(PRODUCT_NAMES)
+    for kind, name in enumerate(PRODUCT_NAMES):
+        calls = [by_product[layer * len(PRODUCT_NAMES) + kind] for layer in range(layers)]
+        weight = pairs[kind][1]
+        size = 4 * weight.numel()
+        shape = "×".join(str(d) for d in weight.shape)
+        print(f"| {name} ({layers} layers) | {shape} | {_list(calls)} | {_list([size / c / 1e3 for c in calls])} |")
+    size, mkl = 4 * output.numel(), by_product[-1]
+    print(f"| output projection, MKL | {output.shape[0]}×{output.shape[1]} | {mkl:.1f} | {size / mkl / 1e3:.1f} |")
+    if onednn is not None:
+        name = "output projection, torch's oneDNN linear (prepacked)"
+        print(f"| {name} | same | {onednn:.1f} | {size / onednn / 1e3:.1f} |")
     return 0
+
+
+def _list(values: list[float]) -> str:
+    return ", ".join(f"{v:.1f}" for v in values)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,8 @@ def _restore_threads():
 def test_the_benchmark_prints_every_part_of_a_step_in_microseconds(capsys):
     assert step_floor.main(1, 3) == 0
     out = capsys.readouterr().out
-    rows = [line for line in out.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    first, second = out.split("\nThe products one by one")
+    rows = [line for line in first.splitlines() if line.startswith("| ") and "---" not in line][1:]
     assert [row.split("|")[1].strip().split(" (")[0] for row in rows] == [
         "a step as shipped",
         "its weight products alone",
@@ -34,6 +35,13 @@ def test_the_benchmark_prints_every_part_of_a_step_in_microseconds(capsys):
     # the shipped decoder reads about 19 MiB a step: three layers and a 10,000-piece output projection
     mib = float(re.search(r"alone \(([\d.]+) MiB", out).group(1))
     assert 15 < mib < 25, out
+    # then each product alone: six kinds a layer, three layers, and the output projection by each kernel torch has
+    products = [line for line in second.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    names = [row.split("|")[1].strip() for row in products]
+    assert names[:6] == [f"{name} (3 layers)" for name in step_floor.PRODUCT_NAMES], out
+    assert names[6] == "output projection, MKL"
+    for row in products[:6]:
+        assert len(row.split("|")[3].split(",")) == 3 and all(float(v) > 0 for v in row.split("|")[3].split(","))
 
 
 def test_the_products_it_times_are_the_ones_a_step_makes():
