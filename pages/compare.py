@@ -44,15 +44,16 @@ url_default("c_compare", "heads", allowed=tuple(COMPARE))
 url_default("c_scale", "fixed", allowed=tuple(SCALES))
 url_default("c_units", "pieces", allowed=UNITS)
 side = controls()
-what = side.segmented_control(
-    t("Compare"), tuple(COMPARE), key="c_compare", required=True, format_func=lambda k: t(COMPARE[k])
-)
-scale = side.segmented_control(
+# Radio buttons, one option a line: these labels are too long for joined buttons in the sidebar (in Korean at
+# 1024 px they broke over two and three rows, tests/test_browser_pages_cut.py).
+# Labels translated now: a radio's format_func may be called again outside the run (family_picker's note).
+compare_labels, scale_labels = {k: t(v) for k, v in COMPARE.items()}, {k: t(v) for k, v in SCALES.items()}
+what = side.radio(t("Compare"), tuple(COMPARE), key="c_compare", format_func=compare_labels.__getitem__)
+scale = side.radio(
     t("Colour scale"),
     tuple(SCALES),
     key="c_scale",
-    required=True,
-    format_func=lambda k: t(SCALES[k]),
+    format_func=scale_labels.__getitem__,
     help=t("Either way every panel uses the same scale, so equal colours mean equal weights."),
 )
 units = side.segmented_control(
@@ -139,7 +140,7 @@ if what == "heads":
     chosen = []
     for i in range(count):
         with side.container(border=True):
-            family = family_picker(f"c_f{i}", label=t("View {n}", n=i + 1), short=True, help=None)
+            family = family_picker(f"c_f{i}", label=t("View {n}", n=i + 1), short=True, help=None, vertical=True)
             n_layers = layers_of(family, config.n_encoder_layers, config.n_decoder_layers)
             # Defaults walk through the heads of the last layer, then the layer before.
             layer = number_picker("Layer", f"c_l{i}", n_layers, default=n_layers - i // config.n_heads)

@@ -70,9 +70,9 @@ with side:  # the sentence is every tab's; the rest are the first tab's
     )
     sync_to_url("h_mode")
     url_default("h_family", "cross", allowed=HEAD_FAMILIES)
-    family = st.segmented_control(
-        t("Attention family"), HEAD_FAMILIES, key="h_family", required=True, format_func=lambda f: t(FAMILY_LABELS[f])
-    )
+    # One family a line (the three joined buttons broke over three rows in Korean at 1024 px).
+    family_labels = {f: t(FAMILY_LABELS[f]) for f in HEAD_FAMILIES}  # translated now (family_picker's note)
+    family = st.radio(t("Attention family"), HEAD_FAMILIES, key="h_family", format_func=family_labels.__getitem__)
     sync_to_url("h_family")
     layer = number_picker("Layer", "h_layer", family_layers(config, family), default=family_layers(config, family)) - 1
 

@@ -97,7 +97,7 @@ show_translation(
 )
 
 with side:
-    family = family_picker("sbs_family")
+    family = family_picker("sbs_family", vertical=True)
     n_layers = config.n_encoder_layers if family == "encoder_self" else config.n_decoder_layers
     layer = number_picker("Layer", "sbs_layer", n_layers)
     head = number_picker("Head", "sbs_head", config.n_heads)

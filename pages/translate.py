@@ -205,7 +205,11 @@ translation = translations[sentence_picker("part", parts)] if len(parts) > 1 els
 url_default("mode", "head", allowed=tuple(MODES))
 url_default("units", "pieces", allowed=UNITS)
 with side:
-    mode = st.segmented_control(t("View"), tuple(MODES), key="mode", required=True, format_func=lambda k: t(MODES[k]))
+    # A list of radio buttons, one view a line: in the sidebar at 1024 px the four joined buttons broke into
+    # two rows in Korean (tests/test_browser_pages_cut.py).
+    # Labels translated now: a radio's format_func may be called again outside the run (family_picker's note).
+    mode_labels = {k: t(v) for k, v in MODES.items()}
+    mode = st.radio(t("View"), tuple(MODES), key="mode", format_func=mode_labels.__getitem__)
     units = st.segmented_control(
         t("Tokens"),
         UNITS,

@@ -106,7 +106,7 @@ def test_heads_side_by_side_from_url(checkpoint_root, words_checkpoint):
         np.testing.assert_allclose(plotly_array(trace["z"]), expected, atol=1e-5)
     assert fig["layout"]["coloraxis"]["cmax"] == 1.0
 
-    at.segmented_control(key="c_scale").set_value("shared").run()
+    at.radio(key="c_scale").set_value("shared").run()
     top = max(t.attention.encoder_self[0, 1].max(), t.attention.cross[1, 0].max(), t.attention.decoder_self[1, 1].max())
     assert figure(at)["layout"]["coloraxis"]["cmax"] == pytest.approx(float(top), abs=1e-5)
     assert query_value(at, "c_scale") == "shared"
@@ -204,7 +204,7 @@ def test_linked_chart_shows_the_heads_compared_on_one_scale(checkpoint_root, wor
     assert views[0]["encoding"]["color"]["scale"]["domain"] == [0.0, 1.0]
     assert any("same query token lights up in every head" in c.value for c in at.caption)
 
-    at.segmented_control(key="c_scale").set_value("shared").run()
+    at.radio(key="c_scale").set_value("shared").run()
     spec, _ = linked_chart(at)
     top = max(t.attention.encoder_self[0, 1].max(), t.attention.encoder_self[1, 0].max(), t.attention.cross[1, 1].max())
     assert spec["concat"][0]["encoding"]["color"]["scale"]["domain"] == pytest.approx([0.0, float(top)], abs=1e-5)

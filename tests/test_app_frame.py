@@ -177,7 +177,7 @@ def test_unknown_link_values_fall_back_with_a_note(checkpoint_root):
     ):
         assert f"{key}={value}" in shown, f"no note for ?{key}={value}"
     assert "no-such-model" in shown
-    assert at.segmented_control(key="mode").value == "head" and at.radio(key="family").value == "cross"
+    assert at.radio(key="mode").value == "head" and at.radio(key="family").value == "cross"
     assert at.select_slider(key="beam").value == 1
 
 

@@ -171,7 +171,7 @@ def test_words_mode_mean_and_head_view(checkpoint_root, words_checkpoint):
     np.testing.assert_allclose(plotly_array(fig["data"][0]["z"]), expected, atol=1e-5)
     assert fig["data"][0]["zmax"] == pytest.approx(float(expected.max()), abs=1e-5), "stretched colour scale"
 
-    at.segmented_control(key="mode").set_value("lines").run()
+    at.radio(key="mode").set_value("lines").run()
     at.pills(key="heads").set_value([2]).run()
     assert not at.exception
     (lines,) = charts(at, "translate_lines")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser_clipping import everything_cut
+from tests.browser_clipping import broken_button_rows, everything_cut
 from tests.browser_helpers import (
     RENDER_TIMEOUT_MS,
     assert_no_exception,
@@ -28,6 +28,7 @@ from tests.browser_helpers import (
     wait_for_relayout,
     wait_idle,
 )
+from ui.pages import PAGES as APP_PAGES
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -121,3 +122,26 @@ def test_a_figure_in_a_closed_expander_fits_once_opened(app, browser):
         assert not everything_cut(page, '[data-testid="stMain"] .st-key-sbs_stages')
     finally:
         context.close()
+
+
+SIDEBAR = '[data-testid="stSidebar"]'
+
+
+@pytest.mark.parametrize("theme, lang", [("dark", "ko"), ("light", "en")])
+def test_no_sidebar_button_row_breaks_at_1024(app, browser, theme, lang):
+    """Every page's sidebar at 1024x768: no segmented control wrapped onto several rows. Step by step's three
+    attention families did in Korean (three rows of unequal buttons, their joined borders open); in the sidebar
+    they are a list of radio buttons now, as on Translate."""
+    context = browser.new_context(viewport={"width": 1024, "height": 768}, color_scheme=theme)
+    context.set_default_timeout(RENDER_TIMEOUT_MS)
+    problems: list[str] = []
+    try:
+        page = context.new_page()
+        for spec in APP_PAGES:
+            page.goto(f"{app.url}/{spec.url_path}?" + query(model="words-fixture", lang=lang))
+            wait_idle(page)
+            assert_no_exception(page)
+            problems.extend(f"{spec.url_path} {theme} {lang}: {row}" for row in broken_button_rows(page, SIDEBAR))
+    finally:
+        context.close()
+    assert not problems, "\n".join(problems)
