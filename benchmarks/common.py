@@ -447,6 +447,16 @@ def multi30k_available() -> bool:
     return all((MULTI30K / f"{split}.{lang}").is_file() for split in ("train", "test2016") for lang in ("en", "de"))
 
 
+def sample_sentences(count: int) -> list[str]:
+    """The first `count` Multi30k test2016 source sentences, or where Multi30k is absent the shipped checkpoint's
+    example sentences (at most `count`): what the one-sentence decoding benchmarks translate."""
+    from explorer.data import default_multi30k_root, load_multi30k
+
+    if default_multi30k_root() is not None:
+        return list(load_multi30k("test2016").source[:count])
+    return json.loads((SHIPPED_CHECKPOINT / "examples.json").read_text(encoding="utf-8"))["en"][:count]
+
+
 def read_lines(path: Path) -> list[str]:
     return [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
 

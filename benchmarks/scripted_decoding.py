@@ -14,38 +14,29 @@ encoder and `start` alone (what neither way changes).
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import torch
 
+from benchmarks.common import SHIPPED_CHECKPOINT, sample_sentences
 from explorer.checkpoint import load_checkpoint
-from explorer.data import default_multi30k_root, load_multi30k
 from explorer.decoding.search import beam_search, greedy_search
 from explorer.inference import encode_sources, pad, scorer_for
 from explorer.model.scripted_decoding import VARIABLE, scripted
 
 BATCH = 32
-CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "multi30k-en-de"
-
-
-def _sentences(count: int) -> list[str]:
-    if default_multi30k_root() is not None:
-        return list(load_multi30k("test2016").source[:count])
-    return json.loads((CHECKPOINT / "examples.json").read_text(encoding="utf-8"))["en"][:count]
 
 
 def main(rounds: int = 5, n: int = 100) -> int:
     torch.set_num_threads(2)
     before = os.environ.get(VARIABLE)  # restored at the end: the benchmark sets it for each way
-    loaded = load_checkpoint(CHECKPOINT, "cpu")
+    loaded = load_checkpoint(SHIPPED_CHECKPOINT, "cpu")
     config, model = loaded.config, loaded.model
-    ids, _ = encode_sources(loaded.tokenizer, _sentences(n), config.max_len, config.eos_id)
+    ids, _ = encode_sources(loaded.tokenizer, sample_sentences(n), config.max_len, config.eos_id)
     sources = [torch.tensor([s]) for s in ids]
 
     def greedy(src: torch.Tensor) -> object:

@@ -17,26 +17,22 @@ times, above 1.00 for sentences per second. Outputs are compared too: the two wa
 
 from __future__ import annotations
 
-import json
 import statistics
 import sys
 import time
 from collections.abc import Callable
 from functools import partial
-from pathlib import Path
 from unittest.mock import patch
 
 import torch
 
 import explorer.decoding.search as search
 import explorer.model.packed_decoding as packed_decoding
+from benchmarks.common import SHIPPED_CHECKPOINT, sample_sentences
 from explorer.checkpoint import load_checkpoint
-from explorer.data import default_multi30k_root, load_multi30k
 from explorer.decoding.top_k import row_top_k
 from explorer.inference import translate
 from explorer.model.folded_cross import worth_folding
-
-CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "multi30k-en-de"
 
 
 def _plain_top_k(x: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -60,17 +56,11 @@ def _order(ways: dict, round_index: int) -> list[str]:
     return list(ways) if round_index % 2 == 0 else list(ways)[::-1]
 
 
-def _sentences(count: int) -> list[str]:
-    if default_multi30k_root() is not None:
-        return list(load_multi30k("test2016").source[:count])
-    return json.loads((CHECKPOINT / "examples.json").read_text(encoding="utf-8"))["en"]
-
-
 def main(rounds: int = 3, count: int = 100) -> int:
     torch.set_num_threads(min(2, torch.get_num_threads()))
-    checkpoint = load_checkpoint(CHECKPOINT, "cpu")
+    checkpoint = load_checkpoint(SHIPPED_CHECKPOINT, "cpu")
     model, tokenizer = checkpoint.model, checkpoint.tokenizer
-    sentences = _sentences(count)
+    sentences = sample_sentences(count)
     top_k_ways = {"topk": _plain_top_k, "row_top_k": row_top_k}
     fold_ways = {"unfolded": lambda *sizes: False, "folded": worth_folding}
     few_ways = {"tensors": 0, "python": search._FEW_ROWS}

@@ -22,33 +22,23 @@ stay in the core's own cache and read 2-3x faster). CTranslate2's whole step on 
 
 from __future__ import annotations
 
-import json
 import statistics
 import sys
 import time
-from pathlib import Path
 
 import torch
 
+from benchmarks.common import SHIPPED_CHECKPOINT, sample_sentences
 from explorer.checkpoint import load_checkpoint
-from explorer.data import default_multi30k_root, load_multi30k
 from explorer.inference import PackedScorer, encode_sources, scorer_for
 from explorer.model import scripted_decoding
 from explorer.model.linear_kernels import ONEDNN, onednn_usable
 
-CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "multi30k-en-de"
 
-
-def _sentences(count: int) -> list[str]:
-    if default_multi30k_root() is not None:
-        return list(load_multi30k("test2016").source[:count])
-    return json.loads((CHECKPOINT / "examples.json").read_text(encoding="utf-8"))["en"][:count]
-
-
-def _products(flat: list[torch.Tensor], folded: list[torch.Tensor], output: torch.Tensor, few_rows: list[int]):
-    """Per layer the (bias, weight) pairs a one-row step multiplies by, in its order, then the output projection:
-    as `scripted_decoding.decoder_layers` picks them (W_2 in the layout MklFeedForward uses for one row)."""
-    second = 14 if few_rows[0] <= 1 < few_rows[1] else 6
+def _products(flat: list[torch.Tensor], folded: list[torch.Tensor], few_rows: list[int]):
+    """Per layer the (bias, weight) pairs a one-row step multiplies by, in its order, as
+    `scripted_decoding.decoder_layers` picks them (W_2 in the layout MklFeedForward uses for one row)."""
+    second = scripted_decoding.second_ffn_weight(1, few_rows)
     pairs = []
     for layer in range(len(flat) // scripted_decoding.PER_LAYER):
         w, c = scripted_decoding.PER_LAYER * layer, scripted_decoding.PER_FOLDED * layer
@@ -60,7 +50,7 @@ def _products(flat: list[torch.Tensor], folded: list[torch.Tensor], output: torc
             (flat[w + 5], flat[w + 4]),  # W_1
             (flat[w + 7], flat[w + second]),  # W_2
         ]
-    return pairs, output
+    return pairs
 
 
 def _run_products(pairs, output: torch.Tensor, rows: list[torch.Tensor], steps: int) -> None:
@@ -81,7 +71,7 @@ def _one_by_one(work, lengths: list[int], output_product) -> list[float]:
     `output_product(row)`."""
     totals = [0.0] * (len(work[0][0]) + 1)
     calls = 0
-    for (pairs, _output, rows), steps in zip(work, lengths, strict=True):
+    for (pairs, rows), steps in zip(work, lengths, strict=True):
         for _ in range(steps):
             for index, ((bias, weight), x) in enumerate(zip(pairs, rows[:-1], strict=True)):
                 start = time.perf_counter()
@@ -96,9 +86,9 @@ def _one_by_one(work, lengths: list[int], output_product) -> list[float]:
 
 def main(rounds: int = 5, n: int = 100) -> int:
     torch.set_num_threads(2)
-    loaded = load_checkpoint(CHECKPOINT, "cpu")
+    loaded = load_checkpoint(SHIPPED_CHECKPOINT, "cpu")
     config, model = loaded.config, loaded.model
-    ids, _ = encode_sources(loaded.tokenizer, _sentences(n), config.max_len, config.eos_id)
+    ids, _ = encode_sources(loaded.tokenizer, sample_sentences(n), config.max_len, config.eos_id)
     with torch.inference_mode():
         scorers = [scorer_for(model, torch.tensor([s])) for s in ids]
         if not all(isinstance(s, PackedScorer) for s in scorers):
@@ -111,16 +101,16 @@ def main(rounds: int = 5, n: int = 100) -> int:
             return 1
         caches = [s.cache for s in scorers]  # type: ignore[union-attr]
         limits = [len(s) + 50 for s in ids]
-        work = []
+        output = decoder.output[0]  # (d_model, vocab), MKL's (in, out) copy
+        work = []  # per sentence: its (bias, weight) pairs and a one-row input for each, the output's last
         for cache in caches:
             folded = scripted_decoding._one_group_folded(cache)
             assert folded is not None
-            pairs, output = _products(weights.flat, folded, decoder.output[0], weights.few_rows)
+            pairs = _products(weights.flat, folded, weights.few_rows)
             rows = [torch.randn(1, weight.shape[0]) for _, weight in pairs] + [torch.randn(1, output.shape[0])]
-            work.append((pairs, output, rows))
-        vocab = decoder.output[0].shape[1]
-        logits = torch.randn(1, vocab)
-        step_bytes = 4 * sum(w.numel() for _, w in work[0][0]) + 4 * decoder.output[0].numel()
+            work.append((pairs, rows))
+        logits = torch.randn(1, output.shape[1])
+        step_bytes = 4 * sum(w.numel() for _, w in work[0][0]) + 4 * output.numel()
 
         def greedy(cache, limit: int) -> list[int]:
             found = scripted_decoding.greedy(decoder, cache, config.bos_id, config.eos_id, limit)
@@ -139,7 +129,7 @@ def main(rounds: int = 5, n: int = 100) -> int:
 
         def products() -> float:
             start = time.perf_counter()
-            for (pairs, output, rows), steps in zip(work, lengths, strict=True):
+            for (pairs, rows), steps in zip(work, lengths, strict=True):
                 _run_products(pairs, output, rows, steps)
             return time.perf_counter() - start
 
@@ -150,7 +140,6 @@ def main(rounds: int = 5, n: int = 100) -> int:
             return time.perf_counter() - start
 
         products()
-        output = decoder.output[0]  # (d_model, vocab), MKL's (in, out) copy
         by_product = _one_by_one(work, lengths, lambda row: torch.mm(row, output))
         onednn = None
         if onednn_usable(output):  # torch's own oneDNN linear, prepacked, on the same output projection

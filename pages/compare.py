@@ -8,7 +8,7 @@ import streamlit as st
 from explorer.analysis.heads import head_summary
 from explorer.figures.compare import Panel, compare_heads
 from explorer.inference import Translation
-from ui.attention_controls import family_picker, number_picker, sentence_input, show_translation
+from ui.attention_controls import choice_list, family_picker, number_picker, sentence_input, show_translation
 from ui.attention_view import FAMILY_SHORT, UNITS, attention_view
 from ui.figures import show_figure
 from ui.heads_ablation import ablation_expander
@@ -44,17 +44,13 @@ url_default("c_compare", "heads", allowed=tuple(COMPARE))
 url_default("c_scale", "fixed", allowed=tuple(SCALES))
 url_default("c_units", "pieces", allowed=UNITS)
 side = controls()
-# Radio buttons, one option a line: these labels are too long for joined buttons in the sidebar (in Korean at
-# 1024 px they broke over two and three rows, tests/test_browser_pages_cut.py).
-# Labels translated now: a radio's format_func may be called again outside the run (family_picker's note).
-compare_labels, scale_labels = {k: t(v) for k, v in COMPARE.items()}, {k: t(v) for k, v in SCALES.items()}
-what = side.radio(t("Compare"), tuple(COMPARE), key="c_compare", format_func=compare_labels.__getitem__)
-scale = side.radio(
+what = choice_list(t("Compare"), COMPARE, "c_compare", where=side)
+scale = choice_list(
     t("Colour scale"),
-    tuple(SCALES),
-    key="c_scale",
-    format_func=scale_labels.__getitem__,
+    SCALES,
+    "c_scale",
     help=t("Either way every panel uses the same scale, so equal colours mean equal weights."),
+    where=side,
 )
 units = side.segmented_control(
     t("Tokens"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.model.head_mask import HEAD_FAMILIES, family_layers
-from ui.attention_controls import number_picker, sentence_input
+from ui.attention_controls import choice_list, number_picker, sentence_input
 from ui.heads_ablation import (
     FAMILY_LABELS,
     MODES,
@@ -70,9 +70,7 @@ with side:  # the sentence is every tab's; the rest are the first tab's
     )
     sync_to_url("h_mode")
     url_default("h_family", "cross", allowed=HEAD_FAMILIES)
-    # One family a line (the three joined buttons broke over three rows in Korean at 1024 px).
-    family_labels = {f: t(FAMILY_LABELS[f]) for f in HEAD_FAMILIES}  # translated now (family_picker's note)
-    family = st.radio(t("Attention family"), HEAD_FAMILIES, key="h_family", format_func=family_labels.__getitem__)
+    family = choice_list(t("Attention family"), {f: FAMILY_LABELS[f] for f in HEAD_FAMILIES}, "h_family")
     sync_to_url("h_family")
     layer = number_picker("Layer", "h_layer", family_layers(config, family), default=family_layers(config, family)) - 1
 

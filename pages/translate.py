@@ -13,7 +13,14 @@ from explorer.checkpoint import decoding_settings
 from explorer.figures.attention import attention_heatmap, head_view
 from explorer.inference import Translation
 from explorer.text.sentences import join_sentences, split_sentences
-from ui.attention_controls import family_picker, number_picker, sentence_input, sentence_picker, show_translations
+from ui.attention_controls import (
+    choice_list,
+    family_picker,
+    number_picker,
+    sentence_input,
+    sentence_picker,
+    show_translations,
+)
 from ui.attention_view import (
     MAX_UPLOAD_BYTES,
     MAX_UPLOAD_LINES,
@@ -205,11 +212,7 @@ translation = translations[sentence_picker("part", parts)] if len(parts) > 1 els
 url_default("mode", "head", allowed=tuple(MODES))
 url_default("units", "pieces", allowed=UNITS)
 with side:
-    # A list of radio buttons, one view a line: in the sidebar at 1024 px the four joined buttons broke into
-    # two rows in Korean (tests/test_browser_pages_cut.py).
-    # Labels translated now: a radio's format_func may be called again outside the run (family_picker's note).
-    mode_labels = {k: t(v) for k, v in MODES.items()}
-    mode = st.radio(t("View"), tuple(MODES), key="mode", format_func=mode_labels.__getitem__)
+    mode = choice_list(t("View"), MODES, "mode")
     units = st.segmented_control(
         t("Tokens"),
         UNITS,

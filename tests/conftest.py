@@ -114,6 +114,14 @@ def multi30k_root() -> Path:
     return MULTI30K
 
 
+@pytest.fixture
+def torch_threads_restored():
+    """The thread count as it was before the test: benchmarks called in-process set their own."""
+    before = torch.get_num_threads()
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="module")
 def one_torch_thread():
     """Tiny models on a shared 2-core machine run far faster with one intra-op thread."""

@@ -7,17 +7,11 @@ import os
 import re
 
 import pytest
-import torch
 
 from benchmarks import scripted_decoding
 from explorer.model.scripted_decoding import VARIABLE
 
-
-@pytest.fixture(autouse=True)
-def _restore_threads():
-    before = torch.get_num_threads()
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("torch_threads_restored")
 
 
 def test_the_benchmark_prints_a_ratio_and_identical_hypotheses_for_each_cell(capsys, monkeypatch):

@@ -6,16 +6,10 @@ from __future__ import annotations
 import re
 
 import pytest
-import torch
 
 from benchmarks import search_parts
 
-
-@pytest.fixture(autouse=True)
-def _restore_threads():
-    before = torch.get_num_threads()
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("torch_threads_restored")
 
 
 def test_the_search_parts_benchmark_prints_ratios_and_identical_outputs(capsys):

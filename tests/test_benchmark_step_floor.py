@@ -10,12 +10,7 @@ import torch
 
 from benchmarks import step_floor
 
-
-@pytest.fixture(autouse=True)
-def _restore_threads():
-    before = torch.get_num_threads()
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("torch_threads_restored")
 
 
 def test_the_benchmark_prints_every_part_of_a_step_in_microseconds(capsys):
@@ -47,17 +42,17 @@ def test_the_benchmark_prints_every_part_of_a_step_in_microseconds(capsys):
 def test_the_products_it_times_are_the_ones_a_step_makes():
     """Each (bias, weight) pair multiplies a row of the width the step gives it, and the step's own function
     over the same weights makes products of those shapes: 6 a layer and the output projection."""
-    loaded = step_floor.load_checkpoint(step_floor.CHECKPOINT, "cpu")
+    loaded = step_floor.load_checkpoint(step_floor.SHIPPED_CHECKPOINT, "cpu")
     scorer = step_floor.scorer_for(loaded.model, torch.tensor([[5, 6, 7, loaded.config.eos_id]]))
     decoder = scorer.decoder
     weights = decoder.scripted_weights
     if weights is None:
         pytest.skip("the scripted step does not apply on this machine's kernels (oneDNN chosen)")
     folded = step_floor.scripted_decoding._one_group_folded(scorer.cache)
-    pairs, output = step_floor._products(weights.flat, folded, decoder.output[0], weights.few_rows)
+    pairs = step_floor._products(weights.flat, folded, weights.few_rows)
     assert len(pairs) == 6 * len(decoder.layers)
     width = loaded.config.d_model
     for bias, weight in pairs:
         assert bias.shape[-1] == weight.shape[1]
         assert weight.shape[0] in (width, loaded.config.d_ff, 4 * loaded.config.n_heads)  # folded: heads·src
-    assert output.shape == (width, loaded.config.vocab_size)
+    assert decoder.output[0].shape == (width, loaded.config.vocab_size)

@@ -7,7 +7,8 @@ says so when a link's value does not fit).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import streamlit as st
 
@@ -151,6 +152,19 @@ def sentence_picker(key: str, sentences: Sequence[str]) -> int:
     )
 
 
+def choice_list(label: str, options: Mapping[str, str], key: str, *, help: str | None = None, where: Any = st) -> str:
+    """One choice among `options` (value -> message id), one option a line: for a sidebar or a narrow column,
+    where joined buttons break over several rows once their labels are long (in Korean at 1024 px: Translate's
+    view, Compare's comparison and colour scale, the attention families, tests/test_browser_pages_cut.py).
+
+    label and help are shown as given (the caller translates them); the options' labels are translated now, in
+    this run's language: Streamlit may call format_func again outside the run (AppTest does, to send the
+    widget's state back), where a lazy `t` would format in the default language. where: st, or a container.
+    """
+    labels = {value: t(message) for value, message in options.items()}
+    return where.radio(label, tuple(options), key=key, format_func=labels.__getitem__, help=help)
+
+
 def family_picker(
     key: str,
     *,
@@ -166,13 +180,11 @@ def family_picker(
     """
     url_default(key, "cross", allowed=FAMILIES)
     names = FAMILY_SHORT if short else FAMILY_TITLES
-    # Translated now, in this run's language: Streamlit may call format_func again outside the run (AppTest
-    # does, to send the widget's state back), where a lazy `t` would format in the default language.
-    labels = {f: t(names[f]) for f in FAMILIES}
     help_text = t(help) if help else None
     if vertical:
-        family = st.radio(t(label), FAMILIES, key=key, format_func=labels.__getitem__, help=help_text)
+        family = choice_list(t(label), {f: names[f] for f in FAMILIES}, key, help=help_text)
     else:
+        labels = {f: t(names[f]) for f in FAMILIES}  # translated now: `choice_list`'s note
         family = st.segmented_control(
             t(label), FAMILIES, key=key, required=True, format_func=labels.__getitem__, help=help_text
         )

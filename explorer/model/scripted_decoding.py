@@ -56,6 +56,12 @@ PER_FOLDED = 4  # tensors per decoder layer from `FoldedCross.operands`
 FOLDED_ONE, FOLDED_GROUPS, UNFOLDED = 0, 1, 2  # how a step's cross-attention runs (`decoder_layers`' mode)
 
 
+def second_ffn_weight(rows: int, few_rows: list[int]) -> int:
+    """Where a layer's W_2 sits in its `PER_LAYER` weights for a step of `rows` rows: read transposed (14) for
+    `few_rows` rows, as MklFeedForward chooses, else the (in, out) copy (6)."""
+    return 14 if few_rows[0] <= rows < few_rows[1] else 6
+
+
 def decoder_layers(
     y: torch.Tensor,
     position: int,
@@ -86,7 +92,7 @@ def decoder_layers(
     rows = y.shape[0]
     width = heads * d_k
     groups = rows // size
-    second = 14 if few_rows[0] <= rows < few_rows[1] else 6  # MklFeedForward's choice of W_2's layout
+    second = second_ffn_weight(rows, few_rows)
     slabs = buffer[position].unsqueeze(4).unbind(0)
     pasts = buffer[: position + 1].permute(1, 2, 3, 4, 0, 5).unbind(0)
     for index in range(len(weights) // 15):
