@@ -25,7 +25,7 @@ if [ "$mode" = perf ]; then
   # a torch.profiler table, torch.compile), then the GPU benchmarks. Benchmarks find
   # Multi30k at ../shared/data/multi30k, as here.
   [ -e ../shared/data/multi30k ] || { mkdir -p ../shared/data && ln -s "$PWD/$data" ../shared/data/multi30k; } || true
-  timeout 60 python3 -m pytest -q -p no:cacheprovider -rs tests/test_cuda.py -k "not benchmarks" >"$out/cuda_tests.log" 2>&1
+  timeout 60 python3 -m pytest -q -p no:cacheprovider -rs tests/engine/test_cuda.py -k "not benchmarks" >"$out/cuda_tests.log" 2>&1
   tail -4 "$out/cuda_tests.log"
   timeout 260 python3 -m benchmarks.profile_gpu_training >"$out/probe.log" 2>&1
   cat "$out/probe.log"
@@ -36,7 +36,7 @@ fi
 if [ "$mode" = smoke ]; then
   timeout 100 python3 -m benchmarks.multi30k_sweep --data "$data" --work /tmp/smoke --out /tmp/smoke-out \
     --minutes 0.75 --device "${DEVICE:-cuda}" --eval-every 100 --save-every 100 --train-only >"$out/smoke.log" 2>&1 &
-  timeout 240 python3 -m pytest -q -p no:cacheprovider -rs tests/test_cuda.py >"$out/cuda_tests.log" 2>&1
+  timeout 240 python3 -m pytest -q -p no:cacheprovider -rs tests/engine/test_cuda.py >"$out/cuda_tests.log" 2>&1
   tail -25 "$out/cuda_tests.log"
   wait
   tail -12 "$out/smoke.log"
@@ -48,7 +48,7 @@ fi
 timeout 530 python3 -m benchmarks.multi30k_sweep --data "$data" --work /tmp/sweep --out /tmp/sweep-out \
   --minutes "$minutes" --device "${DEVICE:-cuda}" --workers 7 --worker-threads 2 ${SWEEP_ARGS:-} >"$out/sweep.log" 2>&1 &
 sweep=$!
-timeout 150 python3 -m pytest -q -p no:cacheprovider -rs tests/test_cuda.py >"$out/cuda_tests.log" 2>&1  # while tokenizers train
+timeout 150 python3 -m pytest -q -p no:cacheprovider -rs tests/engine/test_cuda.py >"$out/cuda_tests.log" 2>&1  # while tokenizers train
 until grep -q "training done" "$out/sweep.log" 2>/dev/null || ! kill -0 $sweep 2>/dev/null; do sleep 2; done
 timeout 170 python3 -m benchmarks --only gpu --device cuda --no-memory --out "$out/gpu_bench.md" >"$out/gpu_bench.log" 2>&1
 wait $sweep

@@ -1,7 +1,7 @@
 """Write the search-output fixture `tests/data/search_reference_test2016.json`.
 
 The fast search must give the same outputs as the search it replaced. This script ran once with the old
-search (before any speed work) and its file is what `tests/test_perf_search_identical.py` compares with:
+search (before any speed work) and its file is what `tests/fastpath/test_search_identical.py` compares with:
 the first 200 Multi30k test2016 sentences through the shipped checkpoint, greedy and beam 4, batches of 32.
 
     python -m benchmarks.search_reference            # rewrite the fixture (only when the search *should* change)

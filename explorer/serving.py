@@ -14,7 +14,7 @@ Why batching and not one torch thread per request side by side: `python benchmar
 both against sequential requests (figures in benchmarks/RESULTS.md); see there.
 
 Batched results equal one-by-one results up to float rounding in padded rows (the batching test in
-tests/test_inference.py holds the outputs equal).
+tests/engine/test_inference.py holds the outputs equal).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from ui.layout import controls, main_area_px, page_header
 from ui.markdown import md_escape
 from ui.model_cache import cached, require_model, translate_for
 from ui.model_picker import Selection
-from ui.urlstate import is_float_in, is_int_in, note_link_value, sync_to_url, url_default
+from ui.urlstate import bound_slider, sync_to_url, url_default
 
 TREE_KEY = "beam_tree"
 PICKED_NODE = "beam_picked_node"  # node id clicked in the tree; None: follow the n-best selectbox
@@ -36,21 +36,6 @@ def hypothesis_attention(
         selection,
         (source_ids, tokens),
         lambda ck: attention_for(ck.model, [list(source_ids)], [list(tokens)])[0],
-    )
-
-
-def bound_slider(where, label: str, key: str, low, high, default, **options):
-    """A slider kept in the URL (?key=), with a note when a link's value is out of range."""
-    check = is_float_in(low, high) if isinstance(default, float) else is_int_in(low, high)
-    note_link_value(key, check, default)
-    return where.slider(
-        label,
-        min_value=low,
-        max_value=high,
-        value=None if key in st.session_state else default,
-        key=key,
-        bind="query-params",
-        **options,
     )
 
 

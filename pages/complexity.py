@@ -10,7 +10,7 @@ from explorer.figures.complexity import measured_figure, metric_labels, n_grid, 
 from explorer.figures.export import download_config
 from ui.i18n import current_language, t
 from ui.layout import controls, fit_height, page_header
-from ui.urlstate import is_int_in, note_link_value
+from ui.urlstate import bound_slider
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -37,12 +37,6 @@ page_header(
         "lengthens the path to O(n/r)."
     ),
 )
-
-
-def bound_slider(where, label: str, key: str, low: int, high: int, default: int, **options) -> int:
-    """A slider kept in the URL (?key=), with a note when a link's value is out of range."""
-    note_link_value(key, is_int_in(low, high), default)
-    return where.slider(label, min_value=low, max_value=high, value=default, key=key, bind="query-params", **options)
 
 
 side = controls()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.browser_helpers import CHROMIUM_ARGS, chromium_path
+from tests.browser.helpers import CHROMIUM_ARGS, chromium_path
 from tests.fixture_models import train_fixture
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -155,7 +155,7 @@ def sentence_picker(key: str, sentences: Sequence[str]) -> int:
 def choice_list(label: str, options: Mapping[str, str], key: str, *, help: str | None = None, where: Any = st) -> str:
     """One choice among `options` (value -> message id), one option a line: for a sidebar or a narrow column,
     where joined buttons break over several rows once their labels are long (in Korean at 1024 px: Translate's
-    view, Compare's comparison and colour scale, the attention families, tests/test_browser_pages_cut.py).
+    view, Compare's comparison and colour scale, the attention families, tests/browser/test_pages_cut.py).
 
     label and help are shown as given (the caller translates them); the options' labels are translated now, in
     this run's language: Streamlit may call format_func again outside the run (AppTest does, to send the

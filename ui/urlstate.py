@@ -13,7 +13,7 @@ things remain hand-written, here and nowhere else:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import streamlit as st
@@ -117,3 +117,39 @@ def sync_to_url(*keys: str) -> None:
     for key in keys:
         if key in st.session_state and st.session_state[key] is not None:
             st.query_params[key] = str(st.session_state[key])
+
+
+def bound_slider(where: Any, label: str, key: str, low: float, high: float, default: float, **options: Any) -> Any:
+    """A slider kept in the URL (?key=), in one call: a note when a link's value is out of range, then the widget
+    bound with `bind="query-params"`. where: st, st.sidebar or a container; options go to `slider`."""
+    check = is_float_in(low, high) if isinstance(default, float) else is_int_in(int(low), int(high))
+    note_link_value(key, check, default)
+    return where.slider(
+        label,
+        min_value=low,
+        max_value=high,
+        value=None if key in st.session_state else default,
+        key=key,
+        bind="query-params",
+        **options,
+    )
+
+
+def bound_choice(
+    widget: Callable[..., Any],
+    label: str,
+    options: Sequence[Any],
+    key: str,
+    default: Any,
+    *,
+    cast: Callable[[str], Any] = str,
+    **kwargs: Any,
+) -> Any:
+    """An option widget with translated labels (segmented_control, pills, radio, selectbox) kept in the URL by
+    its language-independent value (?mode=grid), in one call: seeded from the link once (`url_default`), drawn,
+    and written back (`sync_to_url`). widget: the bound method, e.g. `side.segmented_control`; kwargs go to it
+    (format_func, required, help, on_change)."""
+    url_default(key, default, cast, allowed=tuple(options))
+    value = widget(label, tuple(options), key=key, **kwargs)
+    sync_to_url(key)
+    return value

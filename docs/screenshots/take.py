@@ -16,7 +16,7 @@ sys.path.insert(0, str(HERE.parents[1]))
 
 from PIL import Image  # noqa: E402
 
-from tests.browser_helpers import (  # noqa: E402
+from tests.browser.helpers import (  # noqa: E402
     CHROMIUM_ARGS,
     RENDER_TIMEOUT_MS,
     assert_no_exception,

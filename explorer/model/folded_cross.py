@@ -16,7 +16,7 @@ the weights: `worth_folding`. A batch of 32 sentences is not (its step multiplie
 where folded matrices would be one per sentence), so batches decode as before.
 
 The sums run in another order than the unfolded products, so the log-probabilities agree to float32 rounding;
-`tests/test_perf_folded_cross.py` holds them to the unfolded step's and the search's outputs to the reference.
+`tests/fastpath/test_folded_cross.py` holds them to the unfolded step's and the search's outputs to the reference.
 """
 
 from __future__ import annotations

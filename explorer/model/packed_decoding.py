@@ -27,7 +27,7 @@ path does the step's work in fewer, larger operations:
 
 Same arithmetic (the fused attention kernel, LayerNorm, the same linears), so the log-probabilities equal
 `decode_step`'s to float32 rounding (either kernel may sum in another order than F.linear does);
-`tests/test_perf_search_identical.py` holds the search's outputs to the old ones on 200 test2016 sentences.
+`tests/fastpath/test_search_identical.py` holds the search's outputs to the old ones on 200 test2016 sentences.
 A head mask (`HeadMask`, Michel et al. 2019) is an argument of `step`,
 as of `decode_step`: the switched-off heads' outputs are gated before W^O by the same `HeadSelection.apply`,
 so a masked re-decode takes this path too, with the general path's outputs for the same mask. The explicit path

@@ -5,7 +5,7 @@ time on MKL (`python -m benchmarks.profile_search --ops`), so they take the same
 the decoder's steps (`linear_kernels.py`: MKL or oneDNN, whichever measured faster). W^Q, W^K, W^V are one
 matrix, ReLU is fused, and a head mask gates the same heads as `Transformer.encode` does. The memory equals
 `encode`'s to float32 rounding; the search's outputs are held to the old ones by
-tests/test_perf_search_identical.py. Attention weights, internals and training (dropout) stay on
+tests/fastpath/test_search_identical.py. Attention weights, internals and training (dropout) stay on
 `Transformer.encode`.
 """
 

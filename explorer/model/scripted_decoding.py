@@ -18,7 +18,7 @@ order, on the same tensors (the fused attention kernel, `addmm` on the MKL (in, 
 cross-attention, LayerNorm, the in-place log-softmax, the maximum). TorchScript's graph optimizer would rewrite
 some of them (measured: the log-probabilities then differ in the last bits), so every call runs with it off
 (`torch.jit.optimized_execution(False)`, a thread-local setting): the interpreter runs the graph as written.
-`tests/test_perf_scripted_decoding.py` holds both to the Python steps bit for bit.
+`tests/fastpath/test_scripted_decoding.py` holds both to the Python steps bit for bit.
 
 Where it applies (`layer_weights`): a float32 post-LN model on the CPU with MKL kernels (the packed decoder's
 choice on Intel CPUs) and float feed-forward blocks; steps without a head mask on a decoder head; for the

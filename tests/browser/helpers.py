@@ -1,0 +1,252 @@
+"""What the browser tests share: starting `streamlit run frame/app.py` on a free port, waiting for a
+Streamlit page to settle, and measuring a page the way a projector sees it (where the first figure starts,
+what is wider than the window, which requests leave the machine).
+
+Used by tests/browser/test_pages.py, tests/browser/test_projector.py and docs/screenshots/take.py.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+APP_SCRIPT = REPO / "frame" / "app.py"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+RENDER_TIMEOUT_MS = 120_000
+# What counts as a page's figure: plotly, Vega-Lite (Altair), and images drawn by the app.
+FIGURE_SELECTOR = (
+    '[data-testid="stMain"] :is([data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"], '
+    '[data-testid="stImage"], [data-testid="stGraphVizChart"])'
+)
+
+
+@dataclass
+class App:
+    url: str
+    checkpoint_root: Path | None
+
+
+def chromium_path() -> str | None:
+    return CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
+
+
+def query(**params: str) -> str:
+    return urllib.parse.urlencode(params)
+
+
+# --- waiting for Streamlit ---------------------------------------------------------------------------------------
+
+
+def wait_idle(page, timeout_ms: int = RENDER_TIMEOUT_MS, quiet_ms: int = 1500) -> None:
+    """Wait until the page shows content and the script has stopped running (no 'Running…' status) for
+    `quiet_ms` in a row."""
+    # Style and script elements come first and take no height: wait for one that shows.
+    page.wait_for_function(
+        """() => Array.from(document.querySelectorAll(
+        '[data-testid="stMain"] [data-testid="stElementContainer"]')).some(e => e.offsetHeight > 0)""",
+        timeout=timeout_ms,
+    )
+    deadline = time.monotonic() + timeout_ms / 1000
+    quiet_since = None
+    while time.monotonic() < deadline:
+        running = (
+            page.locator('[data-testid="stStatusWidget"]').count() > 0
+            or page.locator('[data-testid="stSkeleton"]').count() > 0
+        )
+        if running:
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = time.monotonic()
+        elif (time.monotonic() - quiet_since) * 1000 >= quiet_ms:
+            return
+        page.wait_for_timeout(200)
+    raise AssertionError(f"the app was still running after {timeout_ms / 1000:.0f} s")
+
+
+def assert_no_exception(page) -> None:
+    errors = page.locator('[data-testid="stException"]')
+    assert errors.count() == 0, f"the page shows an exception: {errors.first.inner_text()[:2000]}"
+
+
+# --- measuring a page ---------------------------------------------------------------------------------------------
+
+
+def first_figure_box(page) -> dict | None:
+    """The first figure's box in the main area, in viewport pixels with the page scrolled to the top
+    ({x, y, width, height}), or None when the page shows no figure."""
+    page.evaluate("""() => document.querySelectorAll('[data-testid="stMain"], section.main, html')
+                               .forEach(e => e.scrollTo(0, 0))""")
+    figure = page.locator(FIGURE_SELECTOR).first
+    if figure.count() == 0:
+        return None
+    return figure.bounding_box()
+
+
+def wait_for_figure(page, timeout_ms: int = RENDER_TIMEOUT_MS) -> None:
+    page.locator(FIGURE_SELECTOR).first.wait_for(state="visible", timeout=timeout_ms)
+    page.wait_for_timeout(500)  # plotly sizes itself after it is attached
+
+
+# Figures Chromium does not render (in a closed expander: `content-visibility: hidden`) keep their box but get
+# no resize event until they are shown, so only rendered ones are waited for (`checkVisibility`).
+PLOTS_FIT_JS = """() => Array.from(document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot'))
+    .filter(p => p.getBoundingClientRect().width > 0 && p.checkVisibility())
+    .every(p => Array.from(p.querySelectorAll('.main-svg'))
+        .every(svg => svg.getBoundingClientRect().width <= p.getBoundingClientRect().width + 1))"""
+
+
+def wait_for_relayout(page, settle_ms: int = 700, timeout_ms: int = 15_000) -> None:
+    """After a resize: wait `settle_ms`, then until every plotly figure in the main area is drawn at its
+    container's width again (plotly re-lays out on the resize event, later on a busy machine: a fixed wait
+    once measured a figure still at the old width). Gives up quietly after `timeout_ms`: the checks that
+    follow then report what is wrong."""
+    page.wait_for_timeout(settle_ms)
+    try:
+        page.wait_for_function(PLOTS_FIT_JS, timeout=timeout_ms, polling=200)
+    except Exception:  # noqa: BLE001 - playwright's TimeoutError; the measurements below say what is wrong
+        return
+    page.wait_for_timeout(200)  # the frame after the last relayout
+
+
+def overflowing(page) -> list[str]:
+    """What is wider than the window: the document itself, or any visible element whose right edge passes
+    the window's (an element inside a container that scrolls sideways on purpose, such as a table or a
+    formula, is left out)."""
+    return page.evaluate("""() => {
+        const width = window.innerWidth, found = [];
+        const whole = document.documentElement.scrollWidth;
+        if (whole > width) found.push(`document ${whole}px`);
+        const scrolls = e => { for (let p = e.parentElement; p; p = p.parentElement) {
+            const s = getComputedStyle(p); if (s.overflowX === 'auto' || s.overflowX === 'scroll' ||
+            s.overflowX === 'hidden' && p.scrollWidth > p.clientWidth + 1) return true; } return false; };
+        for (const e of document.querySelectorAll('[data-testid="stAppViewContainer"] *')) {
+            const r = e.getBoundingClientRect();
+            if (r.width === 0 || r.height === 0 || !e.checkVisibility()) continue;
+            if (r.right > width + 1 && !scrolls(e)) {
+                found.push(`${e.tagName.toLowerCase()}${e.dataset.testid ? '[' + e.dataset.testid + ']' : ''}` +
+                           `.${String(e.className).slice(0, 40)} right=${Math.round(r.right)}`);
+            }
+        }
+        return found.slice(0, 20);
+    }""")
+
+
+def cut_text(page) -> list[str]:
+    """Labels, buttons and headings whose text is cut (an ellipsis, or hidden overflow narrower than the text)."""
+    return page.evaluate("""() => {
+        const found = [];
+        const texts = ':is(button, label, p, h1, h2, h3, span)';
+        for (const e of document.querySelectorAll(`[data-testid="stAppViewContainer"] ${texts}`)) {
+            const r = e.getBoundingClientRect();
+            if (r.width === 0 || r.height === 0 || !e.textContent.trim() || e.closest('.katex')) continue;
+            if (!e.checkVisibility()) continue;  // not rendered (a closed expander's content)
+            const s = getComputedStyle(e);
+            const clips = s.textOverflow === 'ellipsis' || s.overflowX === 'hidden' || s.overflowX === 'clip';
+            const text = e.textContent.trim().slice(0, 50);
+            if (clips && e.scrollWidth > e.clientWidth + 1) found.push(`${e.tagName.toLowerCase()} "${text}"`);
+        }
+        return [...new Set(found)].slice(0, 20);
+    }""")
+
+
+def is_local(url: str) -> bool:
+    scheme = urllib.parse.urlsplit(url).scheme
+    host = urllib.parse.urlsplit(url).hostname or ""
+    return scheme in ("data", "blob", "about") or host in ("127.0.0.1", "localhost", "::1", "")
+
+
+class RequestLog:
+    """Every request a browser context makes; `foreign` are those to any host but the app's own."""
+
+    def __init__(self, context) -> None:
+        self.urls: list[str] = []
+        context.on("request", lambda request: self.urls.append(request.url))
+
+    @property
+    def foreign(self) -> list[str]:
+        return sorted({url for url in self.urls if not is_local(url)})
+
+
+# --- the server ---------------------------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(
+    log: Path, *, checkpoint_root: Path | None = None, runs: Path | None = None, extra: tuple[str, ...] = ()
+) -> tuple[subprocess.Popen, App]:
+    """`streamlit run frame/app.py` on a free port, waited for until healthy."""
+    port = free_port()
+    env = dict(os.environ)
+    if checkpoint_root is not None:
+        env["EXPLORER_CHECKPOINTS"] = str(checkpoint_root)
+    if runs is not None:
+        env["EXPLORER_RUNS"] = str(runs)  # the train page's run folders, not runs/app
+    with open(log, "wb") as out:
+        server = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                str(APP_SCRIPT),
+                "--server.port",
+                str(port),
+                "--server.headless",
+                "true",
+                "--browser.gatherUsageStats",
+                "false",
+                *extra,
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    app = App(f"http://127.0.0.1:{port}", checkpoint_root)
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(f"{app.url}/_stcore/health", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"streamlit did not start:\n{log.read_text()[-3000:]}")
+            time.sleep(0.5)
+    except BaseException:
+        stop_server(server)
+        raise
+    return server, app
+
+
+def stop_server(server: subprocess.Popen) -> None:
+    server.terminate()
+    try:
+        server.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        server.kill()

@@ -1,0 +1,397 @@
+"""The whole app in a real browser: `streamlit run frame/app.py` on the fixture checkpoints, driven by headless
+Chromium through Playwright. Every page in ui/pages.py PAGES is opened and screenshotted (full page) to
+test-artifacts/screenshots/<url_path>.png, so a person can look at them.
+
+To check a page more closely, append a `View` to VIEWS: a url path, optional query string, and an
+`act(page, app)` function that drives the page and asserts what it shows. Every page in PAGES gets at least
+a plain view (it must render without an exception).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.apptest_helpers import APP_SCRIPT
+from tests.browser.helpers import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    FIGURE_SELECTOR,
+    RENDER_TIMEOUT_MS,
+    assert_no_exception,
+    free_port,
+    stop_server,
+    wait_for_relayout,
+    wait_idle,
+)
+from ui.pages import PAGES
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[2]
+SCREENSHOTS = REPO / "test-artifacts" / "screenshots"
+VIEWPORT = {"width": 1600, "height": 1000}
+
+
+@dataclass
+class App:
+    url: str
+    checkpoint_root: Path
+
+
+@dataclass(frozen=True)
+class View:
+    """One screenshot: a page (by url_path) with a query string, optionally driven and checked by `act`."""
+
+    url_path: str
+    query: str = ""
+    shot: str = ""  # file name without .png; default: the url_path
+    act: Callable | None = None  # act(page, app) -> None; drives the page and asserts
+    dark: bool = False  # served with Streamlit's dark theme
+
+    @property
+    def name(self) -> str:
+        return self.shot or self.url_path
+
+
+def full_screenshot(page, path: Path) -> None:
+    """A screenshot of the whole page. Streamlit scrolls inside its main container, not the document, so
+    the viewport is grown to the content's height first."""
+    height = page.evaluate(
+        """() => Math.max(document.body.scrollHeight, ...Array.from(document.querySelectorAll(
+               '[data-testid="stMain"], [data-testid="stAppViewContainer"], section.main'))
+               .map(e => e.scrollHeight))"""
+    )
+    tall = int(min(max(height + 40, VIEWPORT["height"]), 16000))
+    page.set_viewport_size({"width": VIEWPORT["width"], "height": tall})
+    wait_for_relayout(page)  # plotly re-lays out after a resize
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size(VIEWPORT)
+
+
+# --- page-specific checks (extend VIEWS below) --------------------------------------------------------------------
+
+WORDS_SENTENCE = "a small child sees the red dog ."
+
+
+def _engine_output(app: App, checkpoint: str, sentence: str) -> str:
+    from explorer.checkpoint import load_checkpoint
+    from explorer.inference import translate
+
+    ck = load_checkpoint(app.checkpoint_root / checkpoint)
+    return translate(ck.model, ck.tokenizer, [sentence])[0].output
+
+
+def translate_types_a_sentence(page, app: App) -> None:
+    box = page.get_by_role("textbox", name="Sentence")
+    box.fill(WORDS_SENTENCE)
+    box.press("Enter")
+    wait_idle(page)
+    expected = _engine_output(app, "words-fixture", WORDS_SENTENCE)
+    page.get_by_text(expected, exact=True).first.wait_for(timeout=RENDER_TIMEOUT_MS)
+    page.locator(".js-plotly-plot").first.wait_for(timeout=RENDER_TIMEOUT_MS)
+    assert "sentence=" in page.url, "the sentence is kept in the URL"
+    # The SVG under the heatmap is rendered on click, offline, by a local Chromium.
+    with page.expect_download(timeout=RENDER_TIMEOUT_MS) as download:
+        page.get_by_role("button", name="SVG").first.click()
+    assert download.value.suggested_filename.endswith(".svg")
+    assert Path(download.value.path()).read_bytes().lstrip().startswith(b"<svg")
+
+
+def translate_uploads_a_file(page, app: App) -> None:
+    page.get_by_text("Upload a text file", exact=True).click()
+    wait_idle(page)
+    sentences = ["a man rides a bicycle .", "the dog walks in the park .", "a small child sees the red dog ."]
+    page.locator('[data-testid="stMain"] [data-testid="stFileUploaderDropzoneInput"]').set_input_files(
+        files=[{"name": "sentences.txt", "mimeType": "text/plain", "buffer": "\n".join(sentences).encode()}]
+    )
+    wait_idle(page)
+    page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=RENDER_TIMEOUT_MS)
+    # The table is drawn on a canvas; its cells are also in the DOM (for screen readers), though hidden.
+    cells = page.locator('[data-testid="stDataFrame"] td').all_inner_texts()
+    for sentence in sentences:
+        assert sentence in cells and _engine_output(app, "words-fixture", sentence) in cells, cells
+    page.get_by_role("button", name="Download CSV").wait_for(timeout=RENDER_TIMEOUT_MS)
+
+
+def shows_a_heatmap(page, app: App) -> None:
+    page.locator(".js-plotly-plot").first.wait_for(timeout=RENDER_TIMEOUT_MS)
+
+
+def shows_linked_heads(page, app: App) -> None:
+    """Compare's linked heads: a Vega-Lite chart (SVG) with its heatmap cells drawn."""
+    page.locator(FIGURE_SELECTOR).first.wait_for(timeout=RENDER_TIMEOUT_MS)
+    page.locator('[data-testid="stVegaLiteChart"] svg g.mark-rect path').first.wait_for(timeout=RENDER_TIMEOUT_MS)
+
+
+def train_mid_run(page, app: App) -> None:
+    """Start a run from the train page and screenshot it mid-run, after its first evaluation (loss, learning
+    rate, throughput, the attention now and its evolution drawn); then stop it to free the machine."""
+    for name, value in (("Steps", "100000"), ("Evaluate every (steps)", "20")):
+        box = page.get_by_role("spinbutton", name=name, exact=True)
+        box.fill(value)
+        box.press("Enter")
+        wait_idle(page)
+    page.get_by_role("button", name="Start training").click()
+    # The snapshot slider appears with the second attention snapshot (step 0, then the first evaluation).
+    page.get_by_text("Snapshot (training step)").wait_for(timeout=4 * RENDER_TIMEOUT_MS)
+    page.wait_for_timeout(3000)  # the next redraws finish plotting
+    full_screenshot(page, SCREENSHOTS / "train-running.png")
+    page.get_by_role("button", name="Stop").click()
+    page.get_by_role("button", name="Resume").wait_for(timeout=RENDER_TIMEOUT_MS)
+
+
+def query(**params: str) -> str:
+    return urllib.parse.urlencode(params)
+
+
+VIEWS: list[View] = [
+    View("translate", query(model="words-fixture"), act=translate_types_a_sentence),
+    View(
+        "translate",
+        query(model="words-fixture", mode="grid", units="words"),
+        shot="translate-upload",
+        act=translate_uploads_a_file,
+    ),
+    View(
+        "translate",
+        query(model="words-fixture", mode="grid", family="encoder_self", sentence=WORDS_SENTENCE),
+        shot="translate-grid",
+        act=shows_linked_heads,
+    ),
+    View(
+        "translate",
+        query(model="words-fixture", mode="lines", family="cross", units="words", sentence=WORDS_SENTENCE),
+        shot="translate-head-view-dark",
+        act=shows_a_heatmap,
+        dark=True,
+    ),
+    View("compare", query(model="words-fixture", c_n="3", c_sentence=WORDS_SENTENCE), act=shows_linked_heads),
+    View(
+        "compare",
+        query(model="words-fixture", c_n="3", c_sentence=WORDS_SENTENCE),
+        shot="compare-dark",
+        act=shows_linked_heads,
+        dark=True,
+    ),
+    View("train", act=train_mid_run),
+]
+VIEWS += [View(spec.url_path) for spec in PAGES if spec.url_path not in {v.url_path for v in VIEWS}]
+
+
+# --- fixtures -----------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def playwright_browser():
+    if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
+        pytest.skip(f"Chromium not found at {CHROMIUM}: install it (apt-get install chromium) to run browser tests")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("Playwright for Python is not installed (pip install playwright)")
+    executable = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+class Servers:
+    """`streamlit run frame/app.py` processes, started on first use: one per theme (or per fresh-server test)
+    ("light" uses the app's own
+    theme; "dark" adds --theme.base dark, because frame/.streamlit/config.toml defines a custom light theme
+    that the browser's prefers-color-scheme does not switch)."""
+
+    def __init__(self, checkpoint_root: Path, browser, logs: Path) -> None:
+        self.checkpoint_root, self.browser, self.logs = checkpoint_root, browser, logs
+        self.running: dict[str, tuple[subprocess.Popen, App]] = {}
+
+    def get(self, theme: str) -> App:
+        if theme not in self.running:
+            self.running[theme] = self._start(theme)
+        return self.running[theme][1]
+
+    def _start(self, theme: str) -> tuple[subprocess.Popen, App]:
+        port = free_port()
+        log = self.logs / f"server-{theme}.log"
+        env = {
+            **os.environ,
+            "EXPLORER_CHECKPOINTS": str(self.checkpoint_root),
+            "EXPLORER_RUNS": str(self.logs / f"runs-{theme}"),
+        }  # the train page's run folders, not runs/app
+        extra = ["--theme.base", "dark"] if theme == "dark" else []
+        with open(log, "wb") as out:
+            server = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "streamlit",
+                    "run",
+                    str(APP_SCRIPT),
+                    "--server.port",
+                    str(port),
+                    "--server.headless",
+                    "true",
+                    "--browser.gatherUsageStats",
+                    "false",
+                    *extra,
+                ],
+                cwd=REPO,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        app = App(f"http://127.0.0.1:{port}", self.checkpoint_root)
+        try:
+            deadline = time.monotonic() + 90
+            while True:
+                try:
+                    with urllib.request.urlopen(f"{app.url}/_stcore/health", timeout=2) as response:
+                        if response.status == 200:
+                            break
+                except OSError:
+                    pass
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(f"streamlit did not start:\n{log.read_text()[-3000:]}")
+                time.sleep(0.5)
+        except BaseException:
+            stop_server(server)
+            raise
+        return server, app
+
+    def close(self) -> None:
+        for server, _ in self.running.values():
+            stop_server(server)
+
+
+@pytest.fixture(scope="module")
+def servers(checkpoint_root, playwright_browser, tmp_path_factory):
+    started = Servers(checkpoint_root, playwright_browser, tmp_path_factory.mktemp("streamlit"))
+    yield started
+    started.close()
+
+
+def view_url(app: App, view: View) -> str:
+    return f"{app.url}/{view.url_path}" + (f"?{view.query}" if view.query else "")
+
+
+# --- the test -----------------------------------------------------------------------------------------------------
+
+
+def test_every_page_in_the_page_list_has_a_view():
+    assert {spec.url_path for spec in PAGES} <= {view.url_path for view in VIEWS}
+    for spec in PAGES:
+        assert spec.path.is_file(), f"{spec.file} is in ui/pages.py PAGES but does not exist"
+
+
+@pytest.mark.parametrize("view", VIEWS, ids=lambda v: v.name)
+def test_page_in_browser(servers, playwright_browser, view: View):
+    app = servers.get("dark" if view.dark else "light")
+    context = playwright_browser.new_context(viewport=VIEWPORT, color_scheme="dark" if view.dark else "light")
+    context.set_default_timeout(RENDER_TIMEOUT_MS)  # a shared 2-core machine can take more than 30 s
+    page = context.new_page()
+    try:
+        page.goto(view_url(app, view), timeout=RENDER_TIMEOUT_MS)
+        wait_idle(page)
+        assert_no_exception(page)
+        if view.act is not None:
+            view.act(page, app)
+            wait_idle(page)
+            assert_no_exception(page)
+        full_screenshot(page, SCREENSHOTS / f"{view.name}.png")
+    finally:
+        context.close()
+
+
+def _main_text(page) -> str:
+    return page.locator('[data-testid="stMain"]').inner_text()
+
+
+def test_deep_links_open_their_page_on_a_fresh_server(servers, playwright_browser):
+    """The very first request to a new server is a deep link with state: it opens that page inside the frame
+    (the sidebar's page list and model picker), with the state from the URL. Then every other page by its path."""
+    app = servers.get("fresh-deep-links")
+    context = playwright_browser.new_context(viewport=VIEWPORT)
+    context.set_default_timeout(RENDER_TIMEOUT_MS)
+    page = context.new_page()
+    try:
+        page.goto(
+            f"{app.url}/beam?" + query(model="words-fixture", beam_sentence=WORDS_SENTENCE, beam_k="3"),
+            timeout=RENDER_TIMEOUT_MS,
+        )
+        wait_idle(page)
+        # A fresh server loads the model while the page already shows its title: wait for the result itself.
+        page.get_by_text("beam search, k = 3").first.wait_for(timeout=2 * RENDER_TIMEOUT_MS)
+        assert_no_exception(page)
+        assert page.locator('[data-testid="stMain"] h1').first.inner_text().strip() == "Beam search"
+        sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
+        assert "Look inside" in sidebar and "Checkpoint" in sidebar, sidebar[:500]
+        assert "beam search, k = 3" in _main_text(page)
+        assert "/beam?" in page.url and "beam_k=3" in page.url
+        for spec in PAGES:
+            page.goto(f"{app.url}/{spec.url_path}?model=words-fixture", timeout=RENDER_TIMEOUT_MS)
+            wait_idle(page)
+            assert_no_exception(page)
+            assert "Page not found" not in page.content()
+            assert page.url.split("?")[0].endswith(f"/{spec.url_path}"), page.url
+            current = page.locator('[data-testid="stSidebar"] a[aria-current="page"]')
+            assert current.count() == 0 or spec.title in current.first.inner_text(), spec.title
+    finally:
+        context.close()
+
+
+def test_a_100_kb_link_is_cut_with_a_message_in_the_browser(servers, playwright_browser):
+    app = servers.get("light")
+    context = playwright_browser.new_context(viewport=VIEWPORT)
+    context.set_default_timeout(RENDER_TIMEOUT_MS)
+    page = context.new_page()
+    try:
+        text = ("a b c d " * 12_800)[:100_000]
+        page.goto(f"{app.url}/translate?" + query(model="reverse-fixture", sentence=text), timeout=RENDER_TIMEOUT_MS)
+        wait_idle(page)
+        # The model may still be loading when the page first goes idle; the note comes with the page's content.
+        page.get_by_text("100,000 characters long").first.wait_for(timeout=RENDER_TIMEOUT_MS)
+        assert_no_exception(page)
+        assert len(page.get_by_role("textbox", name="Sentence").input_value()) == 1000
+    finally:
+        context.close()
+
+
+def test_eight_sessions_open_at_once_on_a_fresh_server(servers, playwright_browser):
+    """A class opening the link together: eight sessions start on a new server before any has finished."""
+    app = servers.get("fresh-eight-sessions")
+    context = playwright_browser.new_context(viewport=VIEWPORT)
+    context.set_default_timeout(RENDER_TIMEOUT_MS)
+    try:
+        pages = [context.new_page() for _ in range(8)]
+        for i, page in enumerate(pages):
+            target = (
+                ("translate?" + query(model="words-fixture", sentence=WORDS_SENTENCE))
+                if i % 2
+                else ("compare?" + query(model="words-fixture", c_sentence=WORDS_SENTENCE))
+            )
+            page.goto(f"{app.url}/{target}", timeout=RENDER_TIMEOUT_MS, wait_until="commit")
+        for page in pages:
+            page.bring_to_front()  # Chromium barely runs background tabs
+            wait_idle(page)
+            assert_no_exception(page)
+            # Translate draws Plotly figures, Compare its linked heads as one Vega-Lite chart
+            charts = page.locator('[data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"]')
+            try:
+                charts.first.wait_for(state="attached", timeout=RENDER_TIMEOUT_MS)
+            except Exception as error:
+                raise AssertionError(f"no chart on {page.url}:\n{_main_text(page)[:1500]}") from error
+    finally:
+        context.close()
