@@ -11,7 +11,7 @@ from explorer.inference import Translation
 from ui.attention_controls import choice_list, family_picker, number_picker, sentence_input, show_translation
 from ui.attention_view import FAMILY_SHORT, UNITS, attention_view
 from ui.figures import show_figure
-from ui.heads_ablation import ablation_expander
+from ui.heads.ablation import ablation_expander
 from ui.i18n import current_language, t
 from ui.layout import controls, fit_height, page_header
 from ui.linked_heads import show_linked_heads

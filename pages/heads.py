@@ -7,7 +7,7 @@ import streamlit as st
 
 from explorer.model.head_mask import HEAD_FAMILIES, family_layers
 from ui.attention_controls import choice_list, number_picker, sentence_input
-from ui.heads_ablation import (
+from ui.heads.ablation import (
     FAMILY_LABELS,
     MODES,
     ablated_translation,
@@ -15,10 +15,10 @@ from ui.heads_ablation import (
     remaining_heads,
     show_side_by_side,
 )
-from ui.heads_importance import importance_section
-from ui.heads_replay import replay_section
-from ui.heads_roles import roles_section
-from ui.heads_rollout import rollout_section
+from ui.heads.importance import importance_section
+from ui.heads.replay import replay_section
+from ui.heads.roles import roles_section
+from ui.heads.rollout import rollout_section
 from ui.i18n import t
 from ui.layout import controls, page_header
 from ui.model_cache import require_model, translate_for

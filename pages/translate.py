@@ -31,9 +31,8 @@ from ui.attention_view import (
     rows_to_delimited,
     with_examples,
 )
-from ui.batch_translate import batch_rows, int8_toggle, read_upload, translate_batch, warn_truncated
 from ui.figures import file_stem, show_figure
-from ui.heads_ablation import ablation_expander
+from ui.heads.ablation import ablation_expander
 from ui.i18n import current_language, t
 from ui.layout import COLUMN_GAP_PX, FIRST_SCREEN_FIGURE_PX, controls, figure_column_px, fit_height, page_header
 from ui.linked_heads import show_linked_grid
@@ -41,6 +40,7 @@ from ui.markdown import md_escape
 from ui.model_cache import require_model, translate_for
 from ui.model_picker import decoding_note
 from ui.presenter import step_buttons, stepper
+from ui.translate.batch import batch_rows, int8_toggle, read_upload, translate_batch, warn_truncated
 from ui.urlstate import note_link_value, sync_to_url, url_default
 
 INPUTS = {"type": "Type a sentence", "file": "Upload a text file"}

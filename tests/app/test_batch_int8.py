@@ -15,9 +15,9 @@ from explorer.inference import translate
 from explorer.quantize import is_quantized, quantize_int8
 from tests.apptest_helpers import open_page
 from ui.attention_view import rows_to_delimited
-from ui.batch_translate import batch_rows
 from ui.model_cache import int8_unavailable, load_int8_model, load_model, result_cache, translate_for
 from ui.model_picker import Selection, weights_version
+from ui.translate.batch import batch_rows
 
 PAGE = "pages/translate.py"
 # More than explorer.serving.MAX_QUEUED_CALL sentences: the upload's one chunk is translated in one call, as the

@@ -288,7 +288,7 @@ OWN_FILES = [
     "ui/model_cache.py",
     "ui/urlstate.py",
     "ui/attention_controls.py",
-    "ui/batch_translate.py",
+    "ui/translate/batch.py",
     "ui/figures.py",
     "pages/translate.py",
     "pages/compare.py",

@@ -11,7 +11,7 @@ from explorer.checkpoint import Checkpoint
 from explorer.figures.heads import replay_frame
 from explorer.training.snapshots import SNAPSHOT_JSON, SnapshotError, load_snapshots
 from ui.figures import show_figure
-from ui.heads_numbering import numbering_note
+from ui.heads.numbering import numbering_note
 from ui.i18n import current_language, t
 
 

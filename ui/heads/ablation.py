@@ -21,7 +21,7 @@ from explorer.model.masked import translate_with_heads
 from ui.attention_controls import number_picker
 from ui.attention_view import attention_view, example_sentences
 from ui.figures import show_figure
-from ui.heads_numbering import numbering_note, shown_name
+from ui.heads.numbering import numbering_note, shown_name
 from ui.i18n import current_language, t
 from ui.layout import fit_height
 from ui.markdown import md_escape

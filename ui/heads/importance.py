@@ -11,7 +11,7 @@ from explorer.config import ModelConfig
 from explorer.figures.heads import importance_heatmaps, pruning_curves
 from explorer.model.head_mask import HEAD_FAMILIES
 from ui.figures import show_figure
-from ui.heads_numbering import numbering_note
+from ui.heads.numbering import numbering_note
 from ui.i18n import current_language, t
 
 COLUMNS = {"bleu_drop": "BLEU drop", "gradient_normalised": "Gradient importance"}

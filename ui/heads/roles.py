@@ -11,7 +11,7 @@ import streamlit as st
 from explorer.analysis.roles import MIN_ROWS, POSITIONAL_MARGIN, ROLE_RULES, ROLE_THRESHOLDS, HeadRole, measure_roles
 from explorer.checkpoint import Checkpoint
 from ui.attention_view import example_sentences
-from ui.heads_numbering import numbering_note
+from ui.heads.numbering import numbering_note
 from ui.i18n import t
 from ui.model_cache import cached
 from ui.model_picker import Selection
