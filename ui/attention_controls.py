@@ -20,7 +20,7 @@ from explorer.text.sentences import join_sentences
 from ui.attention_view import FAMILY_HELP, FAMILY_SHORT, FAMILY_TITLES, data_kind, example_sentences
 from ui.i18n import t
 from ui.markdown import md_escape
-from ui.urlstate import note_link_value, note_long_text, sync_to_url, url_default
+from ui.urlstate import bound_buttons, bound_choice, bound_select_slider, note_long_text
 
 MAX_SENTENCE_CHARS = 1000
 
@@ -152,17 +152,22 @@ def sentence_picker(key: str, sentences: Sequence[str]) -> int:
     )
 
 
-def choice_list(label: str, options: Mapping[str, str], key: str, *, help: str | None = None, where: Any = st) -> str:
-    """One choice among `options` (value -> message id), one option a line: for a sidebar or a narrow column,
-    where joined buttons break over several rows once their labels are long (in Korean at 1024 px: Translate's
-    view, Compare's comparison and colour scale, the attention families, tests/browser/test_pages_cut.py).
+def choice_list(
+    label: str, options: Mapping[str, str], key: str, default: str, *, help: str | None = None, where: Any = st
+) -> str:
+    """One choice among `options` (value -> message id), one option a line, kept in the URL by its value
+    (?key=value; `default` when the link has none): for a sidebar or a narrow column, where joined buttons break
+    over several rows once their labels are long (in Korean at 1024 px: Translate's view, Compare's comparison
+    and colour scale, the attention families, tests/browser/test_pages_cut.py).
 
     label and help are shown as given (the caller translates them); the options' labels are translated now, in
     this run's language: Streamlit may call format_func again outside the run (AppTest does, to send the
     widget's state back), where a lazy `t` would format in the default language. where: st, or a container.
     """
     labels = {value: t(message) for value, message in options.items()}
-    return where.radio(label, tuple(options), key=key, format_func=labels.__getitem__, help=help)
+    return str(
+        bound_choice(where.radio, label, tuple(options), key, default, format_func=labels.__getitem__, help=help)
+    )
 
 
 def family_picker(
@@ -178,30 +183,29 @@ def family_picker(
     vertical: a list of radio buttons, one family a line, for a column too narrow for three joined buttons
     (Translate's pickers at 1024 px: the segmented control broke into three rows with their borders open).
     """
-    url_default(key, "cross", allowed=FAMILIES)
     names = FAMILY_SHORT if short else FAMILY_TITLES
     help_text = t(help) if help else None
     if vertical:
-        family = choice_list(t(label), {f: names[f] for f in FAMILIES}, key, help=help_text)
-    else:
-        labels = {f: t(names[f]) for f in FAMILIES}  # translated now: `choice_list`'s note
-        family = st.segmented_control(
-            t(label), FAMILIES, key=key, required=True, format_func=labels.__getitem__, help=help_text
+        return choice_list(t(label), {f: names[f] for f in FAMILIES}, key, "cross", help=help_text)
+    labels = {f: t(names[f]) for f in FAMILIES}  # translated now: `choice_list`'s note
+    return str(
+        bound_choice(
+            st.segmented_control,
+            t(label),
+            FAMILIES,
+            key,
+            "cross",
+            required=True,
+            format_func=labels.__getitem__,
+            help=help_text,
         )
-    sync_to_url(key)
-    return family
+    )
 
 
 def number_picker(label: str, key: str, count: int, *, default: int = 1, help: str | None = None) -> int:
     """1-based choice among `count` (layers or heads), bound to ?{key}=; a one-click button row."""
     options = list(range(1, count + 1))
     default = min(max(default, 1), count)
-    note_link_value(key, [str(o) for o in options], default)
-    if key in st.session_state and st.session_state[key] not in options:  # another model with fewer layers
-        st.session_state[key] = default
-    initial = None if key in st.session_state else default
     if count > 12:
-        return st.select_slider(t(label), options, value=initial, key=key, help=help, bind="query-params")
-    return st.segmented_control(
-        t(label), options, default=initial, key=key, required=True, help=help, bind="query-params"
-    )
+        return int(bound_select_slider(st, t(label), options, key, default, help=help))
+    return int(bound_buttons(st.segmented_control, t(label), options, key, default, required=True, help=help))

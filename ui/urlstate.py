@@ -9,6 +9,11 @@ things remain hand-written, here and nowhere else:
 - A bound option widget stores its *label* (its `format_func` text) in the URL, and labels are translated:
   a Korean link would not open in English. Option widgets with labels keep language-independent keys in the
   URL (`?mode=grid`) through `url_default` (seed once from the URL) and `sync_to_url` (write back).
+
+Pages and sections bind a widget in one call, one helper per kind of widget: `bound_slider`,
+`bound_select_slider`, `bound_buttons` (segmented control or pills over plain values), `bound_toggle`, and
+`bound_choice` (an option widget with translated labels); ui/attention_controls.py's `sentence_input` is the
+bound text box.
 """
 
 from __future__ import annotations
@@ -153,3 +158,44 @@ def bound_choice(
     value = widget(label, tuple(options), key=key, **kwargs)
     sync_to_url(key)
     return value
+
+
+def bound_select_slider(where: Any, label: str, options: Sequence[Any], key: str, default: Any, **kwargs: Any) -> Any:
+    """A select slider over plain values (numbers) kept in the URL (?key=4), in one call: a note when the link's
+    value is not an option, a kept value that is no longer one (another model, fewer layers) reset to `default`,
+    then the widget bound with `bind="query-params"`. where: st, st.sidebar or a container; kwargs go to it."""
+    _keep_within(key, options, default)
+    return where.select_slider(
+        label, options, value=None if key in st.session_state else default, key=key, bind="query-params", **kwargs
+    )
+
+
+def bound_buttons(
+    widget: Callable[..., Any], label: str, options: Sequence[Any], key: str, default: Any, **kwargs: Any
+) -> Any:
+    """A row of buttons over plain values (segmented_control or pills whose value is its own label: numbers)
+    kept in the URL by `bind="query-params"`, in one call, with the notes and the reset of
+    `bound_select_slider`. selection_mode="multi" in kwargs: `default` is a list and the URL holds ?key=1,3.
+    widget: the bound method, e.g. `side.segmented_control`."""
+    if kwargs.get("selection_mode") == "multi":
+        allowed = {str(o) for o in options}
+        note_link_value(key, lambda raw: all(part.strip() in allowed for part in raw.split(",")), "all")
+        if key in st.session_state and st.session_state[key] is not None:
+            st.session_state[key] = [o for o in st.session_state[key] if o in options]
+    else:
+        _keep_within(key, options, default)
+    initial = None if key in st.session_state else default
+    return widget(label, options, default=initial, key=key, bind="query-params", **kwargs)
+
+
+def bound_toggle(where: Any, label: str, key: str, default: bool, **kwargs: Any) -> bool:
+    """A toggle kept in the URL (?key=true), in one call: a note when the link's value is not true or false,
+    then the widget bound with `bind="query-params"`. where: st, st.sidebar or a container."""
+    note_link_value(key, lambda raw: raw.lower() in ("true", "false"), str(default).lower())
+    return bool(where.toggle(label, value=default, key=key, bind="query-params", **kwargs))
+
+
+def _keep_within(key: str, options: Sequence[Any], default: Any) -> None:
+    note_link_value(key, [str(o) for o in options], default)
+    if key in st.session_state and st.session_state[key] not in options:
+        st.session_state[key] = default

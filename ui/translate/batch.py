@@ -1,6 +1,6 @@
 """Translating a whole uploaded text file: reading it safely, splitting its lines into sentences, translating
-in cached chunks with a progress bar (with the float model or its int8 copy, issue 13.3), and one warning
-naming the lines that were cut."""
+in cached chunks with a progress bar (with the float model or its int8 copy), one warning naming the lines
+that were cut, the results table with its CSV and TSV downloads, and the pick of one sentence to look at."""
 
 from __future__ import annotations
 
@@ -9,10 +9,12 @@ from typing import Any
 
 import streamlit as st
 
+from explorer.checkpoint import Checkpoint
 from explorer.data.corpus import CorpusError, read_sentences
 from explorer.inference import Translation
 from explorer.text.sentences import split_lines
-from ui.attention_view import BATCH_CHUNK, MAX_UPLOAD_BYTES, MAX_UPLOAD_LINES, result_rows
+from ui.attention_view import BATCH_CHUNK, MAX_UPLOAD_BYTES, MAX_UPLOAD_LINES, result_rows, rows_to_delimited
+from ui.figures import file_stem
 from ui.i18n import t
 from ui.model_cache import int8_unavailable, load_int8_model, translate_for
 from ui.model_picker import Selection
@@ -52,7 +54,7 @@ def int8_toggle(selection: Selection) -> bool:
 
 
 def translate_batch(
-    selection: Selection, lines: Sequence[str], *, int8: bool = False, **options
+    selection: Selection, lines: Sequence[str], *, int8: bool = False, **options: Any
 ) -> list[list[Translation]]:
     """Translate many lines in cached chunks, with a progress bar that fills as chunks finish; each line is
     split into sentences (explorer/text/sentences.py) and comes back as its sentences' translations. `int8`:
@@ -104,4 +106,65 @@ def warn_truncated(translations: Sequence[Sequence[Translation]], max_len: int) 
                 shown=shown,
             ),
             icon=":material/content_cut:",
+        )
+
+
+def upload_section(selection: Selection, checkpoint: Checkpoint, options: dict[str, Any]) -> str | None:
+    """The file uploader; once a file is in, its translations (search `options`) as a table with downloads,
+    and a picker of the line to look at, which is returned (None, with a hint, while there is no file)."""
+    upload = st.file_uploader(t("A text file, one sentence per line (UTF-8)"), key="upload")
+    st.caption(
+        t(
+            "At most {lines} sentences and {kb} KB. Blank lines are skipped; sentences longer than the model "
+            "reads ({max_len} tokens) are cut.",
+            lines=MAX_UPLOAD_LINES,
+            kb=MAX_UPLOAD_BYTES // 1024,
+            max_len=checkpoint.config.max_len,
+        )
+    )
+    int8 = int8_toggle(selection)
+    if upload is None:
+        st.info(t("Upload a .txt file to translate it as a batch."), icon=":material/upload_file:")
+        return None
+    lines, problem = read_upload(upload.getvalue(), upload.name)
+    if lines is None:
+        st.error(t("Not translated: {problem}", problem=problem), icon=":material/error:")
+        return None
+    batch = translate_batch(selection, lines, with_attention=False, int8=int8, **options)
+    warn_truncated(batch, checkpoint.config.max_len)
+    rows = batch_rows(lines, batch, int8=int8)
+    st.dataframe(
+        rows,
+        hide_index=True,
+        width="stretch",
+        height=min(420, 38 * len(rows) + 40),
+        column_config={"#": st.column_config.NumberColumn(width="small")},
+    )
+    _downloads(rows, file_stem(upload.name.rsplit(".", 1)[0] + "-translated"))
+    if st.session_state.get("row", 0) >= len(lines):
+        st.session_state["row"] = 0
+    pick = st.selectbox(
+        t("Sentence to look at"),
+        range(len(lines)),
+        key="row",
+        format_func=lambda i: f"{i + 1}. {lines[i][:100]}",
+    )
+    return lines[pick]
+
+
+def _downloads(rows: Sequence[dict[str, Any]], stem: str) -> None:
+    """The table as CSV and as TSV, two buttons on one row."""
+    row = st.container(horizontal=True, gap="small")
+    for label, delimiter, suffix, mime in (
+        (t("Download CSV"), ",", "csv", "text/csv"),
+        (t("Download TSV"), "\t", "tsv", "text/tab-separated-values"),
+    ):
+        row.download_button(
+            label,
+            rows_to_delimited(rows, delimiter),
+            file_name=f"{stem}.{suffix}",
+            mime=mime,
+            icon=":material/download:",
+            on_click="ignore",
+            width="content",
         )
