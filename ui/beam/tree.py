@@ -1,0 +1,122 @@
+"""Beam's tree: the search drawn as a tree up to a chosen step (a node clicked there picks the hypothesis shown
+below), and the table of the step's 2k continuations."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import streamlit as st
+
+from explorer.analysis.beam import node_tokens, step_rows
+from explorer.figures.beam_tree import beam_tree_figure, stop_reason_text
+from explorer.tokenizer import Tokenizer
+from ui.beam.search import PICKED_NODE, Searched
+from ui.figures import show_figure
+from ui.i18n import current_language, t
+from ui.layout import main_area_px
+from ui.urlstate import bound_slider
+
+TREE_KEY = "beam_tree"
+
+
+def header_columns() -> dict[str, Any]:
+    """Column labels of the step and n-best tables in the page's language; the formula headers (log p, lp) stay."""
+    headers = {
+        "rank": t("rank"),
+        "prefix": t("prefix"),
+        "token": t("token"),
+        "status": t("status"),
+        "translation": t("translation"),
+        "pieces": t("pieces"),
+        "length": t("length"),
+        "finished": t("finished"),
+    }
+    return {name: st.column_config.Column(label) for name, label in headers.items()}
+
+
+def _remember_click(search: tuple) -> None:
+    """on_select of the tree: keep the clicked node's id with the search it belongs to (ids restart at 0
+    in every search, so a node is only looked up in the search it was clicked in)."""
+    points = st.session_state[TREE_KEY].selection.get("points", [])
+    st.session_state[PICKED_NODE] = (search, int(points[0]["customdata"][0])) if points else None
+
+
+def picked_tokens(searched: Searched) -> tuple[int, ...] | None:
+    """The tokens of the node clicked in this search's tree; None when none was (or it was in another)."""
+    picked = st.session_state.get(PICKED_NODE)
+    if picked is None or picked[0] != searched.key:
+        return None
+    return node_tokens(searched.trace).get(picked[1])
+
+
+def step_slider(side: Any, searched: Searched) -> int:
+    """The last step shown (0-based; the slider counts from 1), kept in the URL; none for a one-step search."""
+    last = len(searched.trace.steps) - 1
+    if st.session_state.get("beam_step") is not None and not 1 <= st.session_state["beam_step"] <= last + 1:
+        st.session_state["beam_step"] = last + 1  # another search with fewer steps
+    if last == 0:
+        return 0
+    shown = bound_slider(
+        side,
+        t("Show steps up to"),
+        "beam_step",
+        1,
+        last + 1,
+        last + 1,
+        help=t("Walk through the search one decoding step at a time."),
+    )
+    return int(shown) - 1
+
+
+def tree_section(searched: Searched, tokenizer: Tokenizer, upto: int, highlight: tuple[int, ...]) -> None:
+    """The tree up to step `upto`, the path of `highlight` marked; clicking a node picks it."""
+    figure = beam_tree_figure(
+        searched.trace,
+        lambda token: tokenizer.pieces([token])[0],
+        upto_step=upto,
+        highlight=highlight,
+        lang=current_language(),
+        max_height=470,
+        width=main_area_px(),
+    )
+    show_figure(
+        figure,
+        f"Beam search tree k={searched.choice.beam_size}",
+        key=TREE_KEY,
+        on_select=partial(_remember_click, searched.key),
+    )
+    st.caption(
+        t(
+            "Click a node to see that (partial) hypothesis' cross-attention below; hover for log-probabilities. "
+            "Blue: kept in the beam; grey: pruned; green stars: finished with </s>."
+        )
+    )
+
+
+def step_section(searched: Searched, tokenizer: Tokenizer, upto: int) -> None:
+    """The continuations of step `upto`, and why the search stopped when it is the last."""
+    trace = searched.trace
+    st.subheader(t("Step {step}: the {n} best continuations", step=upto + 1, n=len(trace.steps[upto].candidates)))
+    status = {"kept": t("kept in the beam"), "pruned": t("pruned"), "finished": t("finished (EOS)")}
+    st.dataframe(
+        [{**row, "status": status.get(row["status"], row["status"])} for row in step_rows(trace, upto, tokenizer)],
+        hide_index=True,
+        width="stretch",
+        key="beam_step_table",
+        column_config={
+            **header_columns(),
+            "log p(token)": st.column_config.NumberColumn(format="%.3f"),
+            "log p(prefix + token)": st.column_config.NumberColumn(format="%.3f"),
+            "score": st.column_config.NumberColumn(t("score"), format="%.3f"),
+        },
+    )
+    last = len(trace.steps) - 1
+    if upto == last and trace.stop_reason:
+        st.caption(
+            t(
+                "The search stopped after step {step}: {reason}.",
+                step=last + 1,
+                reason=stop_reason_text(trace.stop_reason, current_language()),
+            )
+        )
