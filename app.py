@@ -1,11 +1,28 @@
-"""Compatibility entry for tests that still open `app.py`: runs the frame, frame/app.py.
+"""Attention Explorer. Start it with `python app.py` (options of `streamlit run` may follow, e.g.
+`python app.py --server.port 8502`).
 
-Start the app with `streamlit run frame/app.py`, not this file: beside this file is the `pages/` folder,
-which makes Streamlit's first request for a deep link (/beam) run that page without the frame (see
-frame/app.py). Delete this file once no test opens it (tests use tests/apptest_helpers.APP_SCRIPT).
+This file hands over to the app's main script, main_script/frame.py (the frame: page list, sidebar, shared
+model loading), by running `streamlit run main_script/frame.py` in its place. The main script lives in a folder
+of its own because Streamlit treats a `pages/` folder beside its main script as its old multipage layout: on a
+fresh server, the first request for a deep link (/beam?beam_k=3, a lecture slide's link) would run
+pages/beam.py alone, without the frame. Beside this file is `pages/`, so this file must not be the main script.
+
+`streamlit run app.py` works too for the start page (Streamlit then runs this file, which runs the frame), but
+there a fresh server's first deep link opens its page without the frame: use `python app.py`.
 """
 
+import os
 import runpy
+import sys
 from pathlib import Path
 
-runpy.run_path(str(Path(__file__).resolve().parent / "frame" / "app.py"), run_name="__main__")
+MAIN_SCRIPT = Path(__file__).resolve().parent / "main_script" / "frame.py"
+
+if __name__ == "__main__":
+    import streamlit as st
+
+    if st.runtime.exists():  # started by `streamlit run app.py`: this run is a page request
+        runpy.run_path(str(MAIN_SCRIPT), run_name="__main__")
+    else:  # `python app.py`: become `streamlit run main_script/frame.py` (same process, so signals reach it)
+        command = [sys.executable, "-m", "streamlit", "run", str(MAIN_SCRIPT), *sys.argv[1:]]
+        os.execv(sys.executable, command)

@@ -36,7 +36,7 @@ def _page(checkpoint: Path):
     from streamlit.testing.v1 import AppTest
 
     os.environ["EXPLORER_CHECKPOINTS"] = str(checkpoint.parent)
-    at = AppTest.from_file(str(REPO_ROOT / "frame" / "app.py"), default_timeout=300)
+    at = AppTest.from_file(str(REPO_ROOT / "main_script" / "frame.py"), default_timeout=300)
     at.session_state["device"] = "cpu"
     at.query_params.update(model=checkpoint.name, sentence=SENTENCE, mode="head")
     at.switch_page("../pages/translate.py")

@@ -58,7 +58,7 @@ def translate(message: str, lang: str = DEFAULT_LANGUAGE, **fields: object) -> s
 KEYWORDS = {"t": None, "translate": None}  # the first argument is the message (babel.cfg documents the same)
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MAPPING_FILE = REPO_ROOT / "babel.cfg"
-_SOURCE_DIRS = ("pages", "ui", "explorer")
+_SOURCE_DIRS = ("main_script", "pages", "ui", "explorer")
 
 
 def used_messages(root: Path = REPO_ROOT) -> dict[str, list[str]]:

@@ -1,4 +1,4 @@
-"""The one place that opens the app for Streamlit's AppTest: the frame (frame/app.py), switched to a page,
+"""The one place that opens the app for Streamlit's AppTest: the frame (main_script/frame.py), switched to a page,
 with a model chosen, URL query parameters and widget state.
 
     at = open_page("pages/translate.py", model="words-fixture", sentence="a b c")   # ?model=…&sentence=…
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-APP_SCRIPT = REPO / "frame" / "app.py"
+APP_SCRIPT = REPO / "main_script" / "frame.py"
 
 
 def open_app(*, state: dict[str, Any] | None = None, **params: str):

@@ -1,4 +1,4 @@
-"""The app's page list, in one place: frame/app.py navigates over it and the tests open every page from it.
+"""The app's page list, in one place: main_script/frame.py navigates over it and the tests open every page from it.
 
 To add a page, append a `PageSpec`. A spec whose file does not exist yet (a page another part of the
 project is still writing) is left out of the navigation until the file appears.

@@ -1,6 +1,6 @@
 """Screenshots of every stop of the tour at 1280×720, and where each stop's first figure lies.
 
-streamlit run frame/app.py --server.headless true --server.port 8571 &
+python app.py --server.headless true --server.port 8571 &
 .venv/bin/python docs/tour/screenshots.py [--port 8571] [--lang en] [--out docs/tour]
 """
 

@@ -1,4 +1,4 @@
-"""The frame (frame/app.py, ui/): public Streamlit API only, uploads that belong to one session, a vanished
+"""The frame (main_script/frame.py, ui/): public Streamlit API only, uploads that belong to one session, a vanished
 checkpoint named, links validated, results bounded by memory, libraries imported once before sessions run."""
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def test_app_uses_no_private_streamlit_module():
     private = re.compile(r"^\s*(from|import)\s+streamlit\.(runtime|web|_)", re.MULTILINE)
     files = [
         REPO / "app.py",
-        *(REPO / "frame").rglob("*.py"),
+        *(REPO / "main_script").rglob("*.py"),
         *(REPO / "pages").glob("*.py"),
         *(REPO / "ui").rglob("*.py"),
     ]
@@ -52,8 +52,8 @@ def test_app_uses_no_private_streamlit_module():
 
 
 def test_main_script_folder_has_no_pages_folder():
-    """A pages/ folder beside the main script would switch Streamlit to its old multipage mode (see frame/app.py)."""
-    assert not (REPO / "frame" / "pages").exists()
+    """A pages/ folder beside the main script would switch Streamlit to its old multipage mode (see app.py)."""
+    assert not (REPO / "main_script" / "pages").exists()
     assert (REPO / "pages" / "translate.py").is_file()
 
 
@@ -283,7 +283,7 @@ def test_eight_sessions_starting_at_once_import_the_libraries_once(tmp_path):
 # --- language ------------------------------------------------------------------------------------------------------
 
 OWN_FILES = [
-    "frame/app.py",
+    "main_script/frame.py",
     "ui/model_picker.py",
     "ui/model_cache.py",
     "ui/urlstate.py",
@@ -353,8 +353,8 @@ def test_language_switch_keeps_lang_in_the_url(checkpoint_root):
 
 
 def test_reruns_leave_the_runtime_as_the_first_run_set_it(checkpoint_root, monkeypatch):
-    """Streamlit runs frame/app.py on every click. Deciding the runtime samples the load for about 11 ms, and once
-    torch has loaded a new decision can change nothing (it only warned): only a run before torch loads decides."""
+    """Streamlit runs main_script/frame.py on every click. Deciding the runtime samples the load for about 11 ms, and
+    once torch has loaded a new decision can change nothing (it only warned): only a run before torch loads decides."""
     import explorer.runtime
 
     calls: list[str] = []

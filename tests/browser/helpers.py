@@ -1,4 +1,4 @@
-"""What the browser tests share: starting `streamlit run frame/app.py` on a free port, waiting for a
+"""What the browser tests share: starting the app as users do (`python app.py`) on a free port, waiting for a
 Streamlit page to settle, and measuring a page the way a projector sees it (where the first figure starts,
 what is wider than the window, which requests leave the machine).
 
@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-APP_SCRIPT = REPO / "frame" / "app.py"
+# What users run (README): app.py hands over to `streamlit run main_script/frame.py` in the same process.
+SERVER_COMMAND = (sys.executable, str(REPO / "app.py"))
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -197,7 +198,7 @@ def free_port() -> int:
 def start_server(
     log: Path, *, checkpoint_root: Path | None = None, runs: Path | None = None, extra: tuple[str, ...] = ()
 ) -> tuple[subprocess.Popen, App]:
-    """`streamlit run frame/app.py` on a free port, waited for until healthy."""
+    """The app (`python app.py`) on a free port, waited for until healthy."""
     port = free_port()
     env = dict(os.environ)
     if checkpoint_root is not None:
@@ -207,11 +208,7 @@ def start_server(
     with open(log, "wb") as out:
         server = subprocess.Popen(
             [
-                sys.executable,
-                "-m",
-                "streamlit",
-                "run",
-                str(APP_SCRIPT),
+                *SERVER_COMMAND,
                 "--server.port",
                 str(port),
                 "--server.headless",

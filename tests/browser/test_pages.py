@@ -1,4 +1,4 @@
-"""The whole app in a real browser: `streamlit run frame/app.py` on the fixture checkpoints, driven by headless
+"""The whole app in a real browser: `python app.py` on the fixture checkpoints, driven by headless
 Chromium through Playwright. Every page in ui/pages.py PAGES is opened and screenshotted (full page) to
 test-artifacts/screenshots/<url_path>.png, so a person can look at them.
 
@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import time
 import urllib.parse
 import urllib.request
@@ -22,12 +21,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.apptest_helpers import APP_SCRIPT
 from tests.browser.helpers import (
     CHROMIUM,
     CHROMIUM_ARGS,
     FIGURE_SELECTOR,
     RENDER_TIMEOUT_MS,
+    SERVER_COMMAND,
     assert_no_exception,
     free_port,
     stop_server,
@@ -209,9 +208,9 @@ def playwright_browser():
 
 
 class Servers:
-    """`streamlit run frame/app.py` processes, started on first use: one per theme (or per fresh-server test)
+    """`python app.py` processes, started on first use: one per theme (or per fresh-server test)
     ("light" uses the app's own
-    theme; "dark" adds --theme.base dark, because frame/.streamlit/config.toml defines a custom light theme
+    theme; "dark" adds --theme.base dark, because main_script/.streamlit/config.toml defines a custom light theme
     that the browser's prefers-color-scheme does not switch)."""
 
     def __init__(self, checkpoint_root: Path, browser, logs: Path) -> None:
@@ -235,11 +234,7 @@ class Servers:
         with open(log, "wb") as out:
             server = subprocess.Popen(
                 [
-                    sys.executable,
-                    "-m",
-                    "streamlit",
-                    "run",
-                    str(APP_SCRIPT),
+                    *SERVER_COMMAND,
                     "--server.port",
                     str(port),
                     "--server.headless",

@@ -1,6 +1,6 @@
 """Nothing cut on the Beam, Positional, Step-by-step, Heads and Complexity pages (issue 15.2 and 15.3), in a real
-browser at 1024x768, 1280x720 and 1920x1080, light and dark, English and Korean, on one `streamlit run
-frame/app.py` server and one headless Chromium.
+browser at 1024x768, 1280x720 and 1920x1080, light and dark, English and Korean, on one `python app.py`
+server and one headless Chromium.
 
 Each page is loaded once per (theme, language) and measured at every size by resizing the window. Beyond
 what tests/browser/test_projector.py checks on every page (the first figure on the first screen, nothing

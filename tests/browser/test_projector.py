@@ -1,5 +1,5 @@
 """Ready for the projector (issue 15): every page in a real browser at 1024x768, 1280x720 and 1920x1080, light
-and dark, English and Korean, on one `streamlit run frame/app.py` server and one headless Chromium.
+and dark, English and Korean, on one `python app.py` server and one headless Chromium.
 
 Each page is loaded once per (theme, language) and measured at every size by resizing the window (Streamlit
 does not rerun on a resize; plotly re-lays out): the first figure lies inside the first screen at 1280x720

@@ -1,11 +1,13 @@
 """Attention Explorer: the frame. Page list, sidebar (language, pages, checkpoint, device), shared model loading.
 
-Run with `streamlit run frame/app.py`. Pages live in pages/ and stay thin; the engine is explorer/.
+Streamlit's main script. Users start it with `python app.py`, which runs `streamlit run main_script/frame.py`;
+pages live in pages/ as short chains of sections in ui/; the engine is explorer/.
 
-Why the main script is in its own folder: Streamlit treats a folder named `pages/` beside the main script
+Why the main script is in a folder of its own: Streamlit treats a folder named `pages/` beside the main script
 as its old multipage layout, in which the first request to a fresh server for /beam runs pages/beam.py on
 its own, without this frame. Here the main script's folder has no `pages/`, so `st.navigation` decides
-every page from the first request on, and every page's URL (/translate?sentence=…) opens that page.
+every page from the first request on, and every page's URL (/translate?sentence=…) opens that page. Its
+.streamlit/config.toml sits beside it, where Streamlit looks for the main script's settings.
 """
 
 from __future__ import annotations
