@@ -37,7 +37,7 @@ import streamlit as st  # noqa: E402
 from ui.i18n import language_switch, t  # noqa: E402
 from ui.layout import compact_style, make_controls_slot  # noqa: E402
 from ui.model_picker import sidebar  # noqa: E402
-from ui.pages import PAGES  # noqa: E402
+from ui.pages import PAGES, PageSpec  # noqa: E402
 from ui.presenter import presenter_toggle  # noqa: E402
 
 st.set_page_config(page_title="Attention Explorer", page_icon="👁️", layout="wide")
@@ -56,7 +56,7 @@ start = st.Page(str(PAGES[0].path), title=t(PAGES[0].title), icon=PAGES[0].icon,
 navigation = st.navigation([start, *pages.values()], position="hidden")
 
 with st.sidebar:
-    groups: dict[str, list] = {}
+    groups: dict[str, list[PageSpec]] = {}
     for spec in PAGES:
         groups.setdefault(spec.group, []).append(spec)
     for group, specs in groups.items():

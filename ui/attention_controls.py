@@ -26,7 +26,7 @@ MAX_SENTENCE_CHARS = 1000
 
 
 def sentence_input(
-    key: str, metadata: dict, *, label: str = "Sentence", example: int = 0, default: str | None = None
+    key: str, metadata: Mapping[str, Any], *, label: str = "Sentence", example: int = 0, default: str | None = None
 ) -> str:
     """A sentence box bound to ?{key}= (else `default`, else example number `example`), with the checkpoint's
     example sentences one click away. Returns the sentence stripped ('' when empty)."""
@@ -143,13 +143,14 @@ def sentence_picker(key: str, sentences: Sequence[str]) -> int:
     """Which sentence of a line the views below show: 'Sentence 2 of 3: …' (0-based index back)."""
     if st.session_state.get(key, 0) >= len(sentences):  # a new line with fewer sentences
         st.session_state[key] = 0
-    return st.selectbox(
+    picked = st.selectbox(
         t("Attention of"),
         range(len(sentences)),
         key=key,
         format_func=lambda i: t("Sentence {i} of {n}", i=i + 1, n=len(sentences)) + f": {sentences[i][:80]}",
         help=t("The line has several sentences; each was translated on its own, so each has its own attention."),
     )
+    return picked or 0
 
 
 def choice_list(

@@ -15,6 +15,7 @@ import functools
 import json
 import re
 from collections.abc import Callable
+from typing import Any, cast
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -56,7 +57,7 @@ def show_figure(
     downloads: bool = True,
     on_select: str | Callable[[], None] = "ignore",
     selection_mode: str | tuple[str, ...] = "points",
-):
+) -> Any:
     """Render `fig` full width with the lecture download config, and PNG/SVG download buttons under it.
 
     `name` is the human title of the view (it names the files); `key` must be unique on the page.
@@ -71,8 +72,9 @@ def show_figure(
         theme="streamlit",
         config=download_config(name),
         key=key,
-        on_select=on_select,
-        selection_mode=selection_mode,
+        # Any: plotly_chart's overloads split on a literal "ignore" against a callback, and this passes either.
+        on_select=cast(Any, on_select),
+        selection_mode=cast(Any, selection_mode),
     )
     result = event if on_select != "ignore" else None
     if not downloads:

@@ -32,11 +32,18 @@ def language_switch() -> str:
     ("한국어") in the URL; links say `?lang=ko`."""
     current_language()
     with st.sidebar:
-        lang = st.segmented_control(
-            "Language", LANGUAGES, key=_KEY, required=True, format_func=NAMES.get, label_visibility="collapsed"
+        lang = str(
+            st.segmented_control(
+                "Language",
+                LANGUAGES,
+                key=_KEY,
+                required=True,
+                format_func=NAMES.__getitem__,
+                label_visibility="collapsed",
+            )
         )
     st.query_params[_KEY] = lang  # kept in the URL, also after a page switch cleared it
-    return str(lang)
+    return lang
 
 
 __all__ = ["LANGUAGES", "NAMES", "current_language", "language_switch", "t"]

@@ -12,6 +12,7 @@ still ends inside 720 px.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -65,7 +66,7 @@ def make_controls_slot() -> None:
     st.session_state[_SLOT] = st.container()
 
 
-def controls():
+def controls() -> Any:
     """The sidebar slot for the current page's controls (the sidebar itself when the frame made none)."""
     return st.session_state.get(_SLOT) or st.sidebar
 

@@ -9,6 +9,7 @@ main column (the 1024 px window beside the sidebar), or the whole width when pre
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypedDict
 
 import numpy as np
 import streamlit as st
@@ -22,9 +23,15 @@ from ui.layout import FIRST_SCREEN_FIGURE_PX, MAIN_AREA_PX, PRESENTER_MAIN_PX
 from ui.presenter import font_scale, presenter_on
 
 
-def _size(share: float) -> dict[str, float]:
+class _Size(TypedDict):
+    width: int
+    height: int
+    text_scale: float
+
+
+def _size(share: float) -> _Size:
     """Width, height and text scale for a chart `share` of the main column wide (3/4 beside a picker column)."""
-    return dict(
+    return _Size(
         width=int((PRESENTER_MAIN_PX if presenter_on() else MAIN_AREA_PX) * share),
         height=FIRST_SCREEN_FIGURE_PX,
         text_scale=font_scale(),

@@ -19,6 +19,7 @@ import shutil
 import tempfile
 import weakref
 from pathlib import Path
+from typing import Any
 
 from explorer.checkpoint import (
     CONFIG_FILE,
@@ -40,7 +41,7 @@ class SessionUploads:
     def __init__(self, parent: str | Path | None = None) -> None:
         self._parent = parent
         self._folder: Path | None = None
-        self._finalizer: weakref.finalize | None = None
+        self._finalizer: weakref.finalize[Any, Any] | None = None
 
     @property
     def folder(self) -> Path | None:

@@ -90,7 +90,9 @@ def is_float_in(low: float, high: float) -> Callable[[str], bool]:
     return check
 
 
-def url_default(key: str, default: Any, cast: Callable[[str], Any] = str, allowed: Collection | None = None) -> Any:
+def url_default(
+    key: str, default: Any, cast: Callable[[str], Any] = str, allowed: Collection[Any] | None = None
+) -> Any:
     """Seed an option widget's key from ?key= (if valid, else `default` with a note) once per session."""
     if key not in st.session_state:
         value = default

@@ -76,7 +76,7 @@ class Searched:
     choice: SearchChoice
     beam: Translation
     greedy: Translation
-    key: tuple  # names this search: a node clicked in the tree belongs to it (ids restart in every search)
+    key: tuple[Any, ...]  # names this search: a node clicked in the tree belongs to it (ids restart in every search)
 
     @property
     def trace(self) -> BeamTrace:
@@ -86,7 +86,7 @@ class Searched:
 
 def search_section(selection: Selection, max_len: int, choice: SearchChoice) -> Searched:
     """Beam search and greedy decoding of the sentence, side by side."""
-    options = dict(alpha=choice.alpha, with_attention=False, max_extra_tokens=choice.extra)
+    options: dict[str, Any] = dict(alpha=choice.alpha, with_attention=False, max_extra_tokens=choice.extra)
     sentence = [choice.sentence]
     beam = translate_for(
         selection, sentence, beam_size=choice.beam_size, with_trace=True, n_best=choice.beam_size, **options

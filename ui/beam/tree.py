@@ -35,7 +35,7 @@ def header_columns() -> dict[str, Any]:
     return {name: st.column_config.Column(label) for name, label in headers.items()}
 
 
-def _remember_click(search: tuple) -> None:
+def _remember_click(search: tuple[Any, ...]) -> None:
     """on_select of the tree: keep the clicked node's id with the search it belongs to (ids restart at 0
     in every search, so a node is only looked up in the search it was clicked in)."""
     points = st.session_state[TREE_KEY].selection.get("points", [])

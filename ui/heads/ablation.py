@@ -15,7 +15,7 @@ from explorer.config import ModelConfig
 from explorer.figures.heads import layer_heads
 from explorer.figures.theme import NARROW_TITLE_PX, wrap_words
 from explorer.inference import Translation, translate
-from explorer.model import HeadMask, HeadNameError
+from explorer.model import HeadMask, HeadMeans, HeadNameError
 from explorer.model.head_mask import FAMILY_FIELDS, HEAD_FAMILIES, family_layers, head_name
 from explorer.model.masked import translate_with_heads
 from ui.attention_controls import number_picker
@@ -113,7 +113,7 @@ def _reference_sources(checkpoint: Checkpoint, n: int) -> list[str]:
         return list(example_sentences(checkpoint.metadata))
 
 
-def _means(checkpoint: Checkpoint):
+def _means(checkpoint: Checkpoint) -> HeadMeans:
     """Mean head outputs over reference sentences, teacher-forced on the model's own greedy translations."""
     from explorer.analysis.importance import head_means
 

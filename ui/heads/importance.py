@@ -3,6 +3,8 @@ request), as heatmaps, a pruning curve and a CSV, or a background run with a pro
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import streamlit as st
 
@@ -24,7 +26,7 @@ def importance_run(path: str, version: float, settings: ImportanceSettings) -> I
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def ready_table(path: str, version: float) -> dict | None:
+def ready_table(path: str, version: float) -> dict[str, Any] | None:
     """The shipped or cached table as a dict (hashing the files costs a moment: once per version)."""
     table = find_table(path)
     return table.to_dict() if table is not None else None
@@ -115,10 +117,14 @@ def importance_section(path: str, version: float, config: ModelConfig) -> None:
         icon=":material/hourglass_empty:",
     )
     if not run.running and run.error is None:
+
+        def start() -> None:  # a button's callback returns nothing; start() returns the run
+            run.start()
+
         st.button(
             t("Compute in the background"),
             key="heads_importance_start",
-            on_click=run.start,
+            on_click=start,
             icon=":material/play_arrow:",
         )
     _progress(run)

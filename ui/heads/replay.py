@@ -9,14 +9,14 @@ import streamlit as st
 
 from explorer.checkpoint import Checkpoint
 from explorer.figures.heads import replay_frame
-from explorer.training.snapshots import SNAPSHOT_JSON, SnapshotError, load_snapshots
+from explorer.training.snapshots import SNAPSHOT_JSON, AttentionSnapshot, SnapshotError, load_snapshots
 from ui.figures import show_figure
 from ui.heads.numbering import numbering_note
 from ui.i18n import current_language, t
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
-def snapshots_of(path: str, stamp: float) -> list:
+def snapshots_of(path: str, stamp: float) -> list[AttentionSnapshot]:
     """The checkpoint's snapshots ([] when it has none); `stamp` (the snapshot file's mtime) only keys the cache."""
     try:
         return load_snapshots(path)
@@ -43,7 +43,7 @@ def replay_section(path: str, checkpoint: Checkpoint) -> None:
     sentence = left.selectbox(
         t("Sentence"), range(len(sentences)), format_func=lambda i: sentences[i], key="hr_sentence"
     )
-    # 0-based values, 1-based labels like every other picker of the app.
+    # 0-based values, 1-based labels like every other picker of the app; never None (options, no placeholder).
     layer = middle.selectbox(
         t("Layer"),
         range(config.n_decoder_layers),
@@ -52,6 +52,7 @@ def replay_section(path: str, checkpoint: Checkpoint) -> None:
         format_func=lambda i: str(i + 1),
     )
     head = right.selectbox(t("Head"), range(config.n_heads), key="hr_head", format_func=lambda i: str(i + 1))
+    sentence, layer, head = sentence or 0, layer or 0, head or 0
     steps = [s.step for s in snapshots]
     started = checkpoint.metadata.get("initialised_from")
     if isinstance(started, dict):

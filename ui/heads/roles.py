@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+from typing import Any
 
 import streamlit as st
 
@@ -41,7 +42,7 @@ def roles_for(selection: Selection, sentences: tuple[str, ...], level: str = "wo
     )
 
 
-def _csv(rows: list[dict]) -> str:
+def _csv(rows: list[dict[str, Any]]) -> str:
     out = io.StringIO()
     columns = list(dict.fromkeys(k for row in rows for k in row))
     writer = csv.DictWriter(out, columns, lineterminator="\n")

@@ -149,7 +149,7 @@ def upload_section(selection: Selection, checkpoint: Checkpoint, options: dict[s
         key="row",
         format_func=lambda i: f"{i + 1}. {lines[i][:100]}",
     )
-    return lines[pick]
+    return lines[pick or 0]
 
 
 def _downloads(rows: Sequence[dict[str, Any]], stem: str) -> None:
