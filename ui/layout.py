@@ -1,4 +1,4 @@
-"""The page layout for a projector: the figure on the first screen (issue 15.1).
+"""The page layout for a projector: the figure on the first screen.
 
 A page draws its title with `page_header`, which puts the explanation into a collapsed expander, and its
 controls into `controls()`: a slot at the top of the sidebar that the frame makes before the page list

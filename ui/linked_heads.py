@@ -1,4 +1,4 @@
-"""Synchronized heads on a page (issue 15.6): the Altair charts of `explorer.figures.linked_heads`, drawn in
+"""Synchronized heads on a page: the Altair charts of `explorer.figures.linked_heads`, drawn in
 the page's language, light or dark theme and presenter text size.
 
 The hover highlight runs in the browser (a Vega-Lite selection), so moving the pointer never reruns the

@@ -17,7 +17,7 @@ class PageSpec:
     file: str  # relative to the app root
     title: str  # English; shown through ui.i18n.t
     # None: no icon. A ":material/…:" icon makes the browser fetch the tab icon from fonts.gstatic.com, which a
-    # lecture hall without network cannot reach (issue 15.4); an emoji is drawn as an empty box on a machine
+    # lecture hall without network cannot reach; an emoji is drawn as an empty box on a machine
     # without an emoji font (a Linux lecture PC, headless Chromium).
     icon: str | None
     group: str  # English section header; shown through ui.i18n.t
