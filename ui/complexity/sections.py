@@ -128,6 +128,7 @@ def measured_section(kernel: int) -> None:
     rows = measured_rows(*request)
     metrics = metric_labels(current_language())
     metric = st.radio(t("Show"), options=tuple(metrics), format_func=metrics.__getitem__, horizontal=True)
+    assert metric is not None, "a radio with options and no index=None always has a value"
     st.plotly_chart(
         measured_figure(rows, metric, lang=current_language()),
         width="stretch",
