@@ -105,6 +105,16 @@ class EmbeddingNorms:
     cosine: np.ndarray  # (n,) cosine between the token term and the position term
     scale: float  # √d_model
 
+    @property
+    def token_to_position(self) -> float:
+        """Mean over positions of ‖E·√d_model‖ / ‖PE‖ (a zero position norm counts as 1)."""
+        return float(np.mean(self.token / np.where(self.position == 0, 1, self.position)))
+
+    @property
+    def mean_cosine(self) -> float:
+        """Mean cosine between the token term and the position term (near 0: nearly orthogonal)."""
+        return float(np.mean(self.cosine))
+
     def rows(self) -> list[dict[str, Any]]:
         """One row per position for a table."""
         return [

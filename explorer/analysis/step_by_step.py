@@ -171,6 +171,22 @@ class HeadSteps:
     output: np.ndarray  # (d_model,) Concat W^O + b, as the model computed it
     recomputed_error: float  # max |our step-by-step recomputation − the model's values| over every stage
 
+    @property
+    def n_masked(self) -> int:
+        """How many keys the mask hides from this query."""
+        return int((~self.allowed).sum())
+
+    def weighted_terms(self, width: int) -> tuple[np.ndarray, np.ndarray]:
+        """The visible keys' w_j·v_j rows and their sum (the head's output) under them, cut to the first `width`
+        dimensions: (visible key indices (m,), rows (m + 1, min(width, d_v)))."""
+        visible = np.flatnonzero(self.allowed)
+        rows = np.vstack([self.weighted_values[visible][:, :width], self.head_output[None, :width]])
+        return visible, rows
+
+    def difference_from(self, attention_row: np.ndarray) -> float:
+        """max |softmax row − `attention_row`|: this head's weights against an attention map's row (k,)."""
+        return float(np.abs(self.weights - attention_row).max())
+
 
 def head_steps(inspected: InspectedAttention, head: int, query_index: int) -> HeadSteps:
     """Cut head `head` (0-based) and query row `query_index` out of `inspected`, recomputing each stage."""

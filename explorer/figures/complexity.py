@@ -96,7 +96,13 @@ def n_grid(n: int, d: int, points: int = 200) -> np.ndarray:
 
 
 def operations_figure(
-    n_values: Sequence[float], d: int, k: int = 3, r: int = 16, *, highlight_n: int | None = None, lang: str = "en"
+    n_values: Sequence[float] | np.ndarray,
+    d: int,
+    k: int = 3,
+    r: int = 16,
+    *,
+    highlight_n: int | None = None,
+    lang: str = "en",
 ) -> go.Figure:
     """Table 1's complexity per layer against n, log-log, for the four layer types.
 

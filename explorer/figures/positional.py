@@ -205,9 +205,9 @@ def similarity_by_offset(
 
 
 def embedding_norms_figure(
-    token_norms: Sequence[float],
-    pe_norms: Sequence[float],
-    sum_norms: Sequence[float],
+    token_norms: Sequence[float] | np.ndarray,  # (n,)
+    pe_norms: Sequence[float] | np.ndarray,  # (n,)
+    sum_norms: Sequence[float] | np.ndarray,  # (n,)
     labels: Sequence[str],
     *,
     title: str | None = None,

@@ -7,7 +7,7 @@ the real values off the slide.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
@@ -306,8 +306,8 @@ def query_row_figure(
 
 def scaling_figure(
     d_ks: Sequence[int],
-    unscaled: dict[str, Sequence[float]],
-    scaled: dict[str, Sequence[float]],
+    unscaled: Mapping[str, Sequence[float]],
+    scaled: Mapping[str, Sequence[float]],
     *,
     title: str | None = None,
     lang: str = "en",

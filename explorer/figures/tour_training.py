@@ -126,7 +126,7 @@ def schedule_figure(
 
 def smoothing_figure(
     top_tokens: Sequence[str],
-    top_probs: Sequence[float],
+    top_probs: Sequence[float] | np.ndarray,  # (k,)
     word: str,
     *,
     smoothed_target: float,

@@ -1,7 +1,8 @@
-"""The ten stops of the guided tour, in the order of the paper (issue 17).
+"""The ten stops of the guided tour, in the order of the paper.
 
 Each stop names the paper's section, its formula (LaTeX, where the paper has one) and a short text. The
-English text is the catalogue msgid: the page shows it through `ui.i18n.t`, Korean comes from tour.po.
+English text is the catalogue msgid: the page shows it through `ui.i18n.t`, Korean comes from tour.po. Which
+app page shows a stop in full is the app's business (ui/tour/links.py).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ class Stop:
     section: str  # where in the paper
     text: str  # 3-6 sentences
     formulas: tuple[str, ...] = ()  # LaTeX
-    page: str | None = None  # url path of the app page that shows this in full
 
 
 STOPS: tuple[Stop, ...] = (
@@ -32,7 +32,6 @@ STOPS: tuple[Stop, ...] = (
         "Every sub-layer is wrapped in a residual connection followed by layer normalization. "
         "Click a block to see the tensor that flows there for this sentence.",
         (r"\mathrm{LayerNorm}(x + \mathrm{Sublayer}(x))",),
-        "translate",
     ),
     Stop(
         2,
@@ -49,7 +48,6 @@ STOPS: tuple[Stop, ...] = (
             r"&\quad = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right) V\end{aligned}",
             r"\mathrm{Var}(q \cdot k) = \mathrm{Var}\!\left(\textstyle\sum_{i=1}^{d_k} q_i k_i\right) = d_k",
         ),
-        "step_by_step",
     ),
     Stop(
         3,
@@ -67,7 +65,6 @@ STOPS: tuple[Stop, ...] = (
             r"\begin{aligned}&\mathrm{head}_i \\ &\quad = \mathrm{Attention}(Q W_i^Q, K W_i^K, V W_i^V)"
             r"\end{aligned}",
         ),
-        "compare",
     ),
     Stop(
         4,
@@ -83,7 +80,6 @@ STOPS: tuple[Stop, ...] = (
             r"\begin{aligned}&x = E[\mathrm{token}] \cdot \sqrt{d_{\mathrm{model}}} \\ "
             r"&\quad + PE(\mathrm{pos})\end{aligned}",
         ),
-        "positional",
     ),
     Stop(
         5,
@@ -99,7 +95,6 @@ STOPS: tuple[Stop, ...] = (
             r"PE_{(pos, 2i+1)} = \cos\!\left(pos / 10000^{2i/d_{\mathrm{model}}}\right)",
             r"PE(pos + k) = PE(pos)\, M_k",
         ),
-        "positional",
     ),
     Stop(
         6,
@@ -114,7 +109,6 @@ STOPS: tuple[Stop, ...] = (
             r"\begin{aligned}&\text{per layer, sequential, path:} \\ \text{Self-attn.}&: O(n^2 d),\ O(1),\ O(1) \\ "
             r"\text{RNN}&: O(n d^2),\ O(n),\ O(n) \\ \text{CNN}&: O(k n d^2),\ O(1),\ O(\log_k n)\end{aligned}",
         ),
-        "complexity",
     ),
     Stop(
         7,
@@ -132,7 +126,6 @@ STOPS: tuple[Stop, ...] = (
             r"step \cdot warmup\_steps^{-1.5})\end{aligned}",
             r"y_{\mathrm{smooth}} = (1 - \varepsilon_{ls})\, y + \varepsilon_{ls} / V",
         ),
-        "train",
     ),
     Stop(
         8,
@@ -145,7 +138,6 @@ STOPS: tuple[Stop, ...] = (
         "Our model is trained on Multi30k, short image captions, while the paper's scores are on WMT 2014 news: "
         "the BLEU numbers cannot be compared directly.",
         (r"lp(Y) = \frac{(5 + |Y|)^\alpha}{(5 + 1)^\alpha}", r"s(Y) = \frac{\log P(Y \mid X)}{lp(Y)}"),
-        "beam",
     ),
     Stop(
         9,
@@ -158,7 +150,6 @@ STOPS: tuple[Stop, ...] = (
         "positions. "
         "The parameter counts below are computed by the engine for each row's configuration.",
         (r"d_k = d_v = d_{\mathrm{model}} / h",),
-        "train",
     ),
     Stop(
         10,
@@ -173,7 +164,6 @@ STOPS: tuple[Stop, ...] = (
             r"\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right) V",
             r"M_{ij} = \begin{cases} -\infty & j > i \text{ (causal)} \\ 0 & \text{else} \end{cases}",
         ),
-        "translate",
     ),
 )
 

@@ -295,6 +295,13 @@ OWN_FILES = [
     "pages/step_by_step.py",
     "pages/positional.py",
     "pages/complexity.py",
+    "ui/step_by_step/choice.py",
+    "ui/step_by_step/stages.py",
+    "ui/step_by_step/scaling.py",
+    "ui/positional/sinusoids.py",
+    "ui/positional/model_input.py",
+    "ui/complexity/sections.py",
+    "ui/complexity/measuring.py",
 ]
 # The sections of the pages above, in their pages' packages.
 OWN_FILES += sorted(

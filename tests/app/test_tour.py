@@ -1,5 +1,5 @@
 """The tour page through the app's page list: every stop runs and draws a live chart from the loaded model,
-the formulas are LaTeX, the stop is in the URL, and the links carry the state (issue 17)."""
+the formulas are LaTeX, the stop is in the URL, and the links carry the state."""
 
 from __future__ import annotations
 
@@ -13,6 +13,9 @@ from explorer.inference import translate
 from explorer.tour import numbers
 from explorer.tour.stops import STOPS
 from tests.apptest_helpers import chart, open_page, plotly_array
+from ui.pages import PAGES
+from ui.tour.guesses import decode_guesses, encode_guesses
+from ui.tour.links import STOP_PAGES
 
 PAGE = "pages/tour.py"
 SENTENCE = "a small child sees the red dog ."
@@ -27,8 +30,6 @@ def open_tour(**params: str):
 
 
 def test_tour_is_the_start_page():
-    from ui.pages import PAGES
-
     assert PAGES[0].file == PAGE and PAGES[0].title == "Tour of the paper"
 
 
@@ -84,6 +85,20 @@ def test_open_in_full_page_link_carries_the_state(checkpoint_root):
     assert url.path == "/step_by_step"
     assert query["sbs_sentence"] == [SENTENCE] and query["sbs_head"] == ["2"] and query["sbs_layer"] == ["1"]
     assert query["model"] == ["words-fixture"] and query["lang"] == ["en"]
+
+
+def test_every_stop_links_to_a_page_of_the_app():
+    assert list(STOP_PAGES) == [stop.key for stop in STOPS]
+    pages = {spec.file.removeprefix("pages/").removesuffix(".py") for spec in PAGES}
+    assert set(STOP_PAGES.values()) <= pages
+
+
+def test_guesses_round_trip_through_one_url_parameter():
+    guesses = {"sqrt_dk": 0.9, "cross_head": "▁dog;:x", "crossover": 300.0}
+    assert decode_guesses(encode_guesses(guesses)) == {
+        k: (f"{v:g}" if isinstance(v, float) else v) for k, v in guesses.items()
+    }
+    assert decode_guesses("garbage;;x:") == {"x": ""} and decode_guesses(None) == {}
 
 
 def test_lecturer_link_with_guesses_reveals_and_scores(checkpoint_root):

@@ -125,6 +125,8 @@ def test_embedding_norms_are_the_terms_the_model_adds(positional):
     assert [r["token"] for r in rows] == ["a", "b", "a", "</s>"]
     assert rows[1]["‖E·√d‖"] == pytest.approx(expected_token[1])
     assert min(norms.cosine) >= -1 and max(norms.cosine) <= 1
+    assert norms.token_to_position == pytest.approx(float(np.mean(norms.token / norms.position)))
+    assert norms.mean_cosine == pytest.approx(float(np.mean(norms.cosine)))
 
 
 def test_embedding_norms_reject_mismatched_labels_and_long_input():

@@ -99,6 +99,13 @@ def test_decoder_self_attention_is_causally_masked(model, translation):
     rows = stage_rows(steps)
     assert [r["mask"] for r in rows] == ["allowed", "allowed", "masked (−∞)", "masked (−∞)"]
     assert rows[0]["÷ √d_k"] == pytest.approx(rows[0]["q·k"] / math.sqrt(8))
+    assert steps.n_masked == 2
+    visible, terms = steps.weighted_terms(3)
+    assert visible.tolist() == [0, 1] and terms.shape == (3, 3)
+    np.testing.assert_allclose(terms[:2], steps.weighted_values[:2, :3])
+    np.testing.assert_allclose(terms[-1], terms[:2].sum(axis=0), atol=1e-12)
+    assert steps.difference_from(steps.weights) == 0.0
+    assert steps.difference_from(np.zeros_like(steps.weights)) == pytest.approx(steps.weights.max())
 
 
 def test_stages_compose_as_eq_1(model, translation):

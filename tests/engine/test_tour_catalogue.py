@@ -1,4 +1,4 @@
-"""Every text of the tour has its Korean in the catalogue, with the same {placeholders} (issue 15, 17)."""
+"""Every text of the tour has its Korean in the catalogue, with the same {placeholders}."""
 
 from __future__ import annotations
 
@@ -16,9 +16,11 @@ REPO = Path(__file__).resolve().parents[2]
 # ../shared/GLOSSARY.md: "kept in English".
 KEPT_IN_ENGLISH = {"Feed forward", "Feed-forward network", "Scaled dot-product attention"}
 SOURCES = [
-    "pages/tour.py",
-    "ui/tour_stops.py",
-    "ui/tour_exercises.py",
+    "ui/tour/sections.py",
+    "ui/tour/model_stops.py",
+    "ui/tour/paper_stops.py",
+    "ui/tour/context.py",
+    "ui/tour/exercises.py",
     "explorer/figures/architecture.py",
     "explorer/figures/tour_attention.py",
     "explorer/figures/tour_embeddings.py",

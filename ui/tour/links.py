@@ -1,12 +1,27 @@
-"""'Open in the full page' links: each stop's state as the URL path and query of the page that shows it.
+"""'Open in the full page' links: which app page shows each stop in full, and the stop's state as that page's
+URL path and query.
 
-The query keys are the ones each page seeds its widgets from (ui.urlstate.url_default and the widgets'
-keys); `model` and `lang` carry the checkpoint and the language across.
+The query keys are the ones each page seeds its widgets from (the widgets' keys, bound to the URL);
+`model` and `lang` carry the checkpoint and the language across.
 """
 
 from __future__ import annotations
 
 from urllib.parse import urlencode
+
+# Stop key (explorer.tour.stops) -> the url path of the app page that shows it in full.
+STOP_PAGES: dict[str, str] = {
+    "architecture": "translate",
+    "scaled_dot_product": "step_by_step",
+    "multi_head": "compare",
+    "ffn_embeddings": "positional",
+    "positional": "positional",
+    "why_self_attention": "complexity",
+    "training": "train",
+    "beam_search": "beam",
+    "variations": "train",
+    "beyond": "translate",
+}
 
 
 def full_page_link(

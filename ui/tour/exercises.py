@@ -8,7 +8,7 @@ import streamlit as st
 from explorer.tour.exercises import CHOICE, Exercise
 from ui.i18n import t
 from ui.markdown import md_escape
-from ui.tour_state import record_guess
+from ui.tour.state import record_guess
 
 CHOICE_LABELS = {"yes": "yes", "no": "no"}
 
@@ -31,20 +31,21 @@ def show_exercise(exercise: Exercise, guesses: dict[str, str | float]) -> None:
     with st.container(border=True, key=f"exercise_{exercise.key}"):
         st.markdown(f"**{t('Your guess')}** \u00b7 {t(exercise.question, **fields)}")
         if exercise.key in guesses:
-            guess = guesses[exercise.key]
-            shown = _option_label(str(guess)) if exercise.kind == CHOICE else f"{float(guess):g}"
-            verdict = t("Right") if exercise.is_correct(guess) else t("Not quite")
+            committed = guesses[exercise.key]
+            shown = _option_label(str(committed)) if exercise.kind == CHOICE else f"{float(committed):g}"
+            verdict = t("Right") if exercise.is_correct(committed) else t("Not quite")
             message = t(
                 "{verdict}: you said {guess}, the model says {answer}.",
                 verdict=verdict,
                 guess=md_escape(shown),
                 answer=md_escape(_answer_text(exercise)),
             )
-            (st.success if exercise.is_correct(guess) else st.warning)(message, icon=":material/lightbulb:")
+            (st.success if exercise.is_correct(committed) else st.warning)(message, icon=":material/lightbulb:")
             st.markdown(t(exercise.explanation, **fields))
             st.button(t("Try again"), key=f"retry_{exercise.key}", on_click=record_guess, args=(exercise.key, None))
             return
         widget_key = f"guess_{exercise.key}"
+        guess: str | float | None
         if exercise.kind == CHOICE:
             # Pills: a sentence's tokens wrap onto several rows, which joined segmented buttons cannot do.
             guess = st.pills(

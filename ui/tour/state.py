@@ -4,15 +4,18 @@ per-stop numbers. Computations run once per (checkpoint, device, version, senten
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 
 import streamlit as st
 
 from explorer.checkpoint import Checkpoint
 from explorer.inference import Translation
 from explorer.tour import exercises, numbers
-from explorer.tour.guesses import decode_guesses, encode_guesses
 from ui.model_cache import cached, translate_for
 from ui.model_picker import Selection
+from ui.tour.guesses import decode_guesses, encode_guesses
+
+T = TypeVar("T")
 
 STOP_KEY, SENTENCE_KEY, GUESSES_KEY, URL_GUESSES = "stop", "tour_sentence", "tour_guesses", "ex"
 
@@ -26,9 +29,9 @@ def computed(
     kind: str,
     selection: Selection,
     sentence: str,
-    compute: Callable[[Checkpoint, Translation], object],
+    compute: Callable[[Checkpoint, Translation], T],
     *options: object,
-):
+) -> T:
     """`compute(checkpoint, translation)` cached under the tour's kind, the sentence and `options`."""
     translation = tour_translation(selection, sentence)
     return cached(f"tour_{kind}", selection, (sentence, options), lambda ck: compute(ck, translation))
@@ -49,13 +52,14 @@ def guesses(all_exercises: list[exercises.Exercise]) -> dict[str, str | float]:
     """This session's committed guesses, seeded once from ?ex= (only guesses valid for these exercises)."""
     if GUESSES_KEY not in st.session_state:
         by_key = {e.key: e for e in all_exercises}
-        seeded = {}
+        seeded: dict[str, str | float] = {}
         for key, raw in decode_guesses(st.query_params.get(URL_GUESSES)).items():
             guess = by_key[key].parse_guess(raw) if key in by_key else None
             if guess is not None:
                 seeded[key] = guess
         st.session_state[GUESSES_KEY] = seeded
-    return st.session_state[GUESSES_KEY]
+    committed: dict[str, str | float] = st.session_state[GUESSES_KEY]
+    return committed
 
 
 def record_guess(key: str, guess: str | float | None) -> None:

@@ -1,0 +1,231 @@
+"""The stops on the paper's results (6-9): why self-attention (Table 1, with layer timings on this machine),
+training (the schedule and label smoothing), beam search beside Table 2, and the model variations of Table 3
+with row (A) trained on this machine. Each view returns the (layer, head) it shows (none here).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from explorer.complexity.table1 import table1_rows
+from explorer.figures import tour_training
+from explorer.tour import numbers
+from explorer.tour.tables import timed_lengths, trained_steps
+from explorer.tour.variants import start_variants, variant_curves
+from explorer.training.run_folder import JobError
+from ui.complexity.measuring import measure_with_bar
+from ui.figures import show_figure
+from ui.i18n import t
+from ui.tour.context import Shown, TourContext, stop_figure
+from ui.tour.state import beam_rows, computed
+from ui.train_runs import manager
+
+# ---- 6 -------------------------------------------------------------------------------------------------
+
+
+@st.cache_resource
+def _timings() -> dict[int, list[dict[str, Any]]]:
+    """Layer timings by d, measured on demand and shared by every session of this server."""
+    return {}
+
+
+def why_self_attention_view(ctx: TourContext) -> Shown:
+    d, n = ctx.config.d_model, len(ctx.translation.source_ids)
+    stop_figure(tour_training.operations_figure(n, d, lang=ctx.lang), t("Table 1"), "why_self_attention")
+    rows = table1_rows(n, d)
+    st.dataframe(
+        [
+            {
+                t("Layer type"): t(r["Layer type"]),
+                t("Complexity per layer"): r["Complexity per layer"],
+                t("Operations"): f"{r['Operations']:,}",
+                t("Sequential operations"): r["Sequential steps"],
+                t("Maximum path length"): r["Path length (layers)"],
+            }
+            for r in rows
+        ],
+        hide_index=True,
+    )
+    timings = _timings()
+    measure = d not in timings and st.button(
+        t("Measure on this machine"),
+        key="tour_measure",
+        icon=":material/timer:",
+        help=t("Times one layer of each kind at d = {d} for several n (takes a while).", d=d),
+    )
+    if measure:
+        timings[d] = measure_with_bar(timed_lengths(d), d, backward=False, repeats=3)
+    if d in timings:
+        show_figure(
+            tour_training.measured_figure(timings[d], d, lang=ctx.lang),
+            t("Measured layer times"),
+            key="tour_measured",
+            downloads=False,
+        )
+    return None, None
+
+
+# ---- 7 -------------------------------------------------------------------------------------------------
+
+
+def training_view(ctx: TourContext) -> Shown:
+    metadata = ctx.checkpoint.metadata
+    schedule = numbers.schedule_for(ctx.config, metadata)
+    trained = trained_steps(metadata)
+    stop_figure(
+        tour_training.schedule_figure(
+            schedule.steps,
+            schedule.rates,
+            warmup_steps=schedule.warmup_steps,
+            d_model=schedule.d_model,
+            trained_steps=trained,
+            lang=ctx.lang,
+        ),
+        t("Learning-rate schedule"),
+        "training",
+    )
+    if not schedule.from_checkpoint:
+        st.caption(t("The checkpoint does not record its warm-up; the paper's warmup_steps = 4000 is drawn."))
+    position = numbers.middle_position(ctx.translation)
+    word = computed(
+        "next_word",
+        ctx.selection,
+        ctx.sentence,
+        lambda ck, tr: numbers.next_word(ck.model, ck.tokenizer, tr, position),
+        position,
+    )
+    show_figure(
+        tour_training.smoothing_figure(
+            word.top_tokens,
+            word.top_probs,
+            word.word,
+            smoothed_target=word.smoothed_target,
+            smoothed_other=word.smoothed_other,
+            lang=ctx.lang,
+        ),
+        t("Label smoothing"),
+        key="tour_smoothing",
+        downloads=False,
+    )
+    history = numbers.training_history(metadata, ctx.checkpoint.training)
+    if "val_bleu" in history:
+        st.caption(
+            t(
+                "This model's training record: validation BLEU {bleu} (greedy) after {steps} steps.",
+                bleu=f"{history['val_bleu'][-1]:.1f}",
+                steps=trained or "?",
+            )
+        )
+    else:
+        st.caption(t("This checkpoint carries no training history."))
+    return None, None
+
+
+# ---- 8 -------------------------------------------------------------------------------------------------
+
+
+def beam_search_view(ctx: TourContext) -> Shown:
+    rows = beam_rows(ctx.selection, ctx.sentence)
+    stop_figure(tour_training.beam_figure(rows, lang=ctx.lang), t("Beam search"), "beam_search")
+    st.dataframe(
+        [
+            {t("beam"): r.beam, "\u03b1": r.alpha, t("translation"): r.output, t("score"): round(r.score, 3)}
+            for r in rows
+            if r.alpha == 0.6
+        ],
+        hide_index=True,
+    )
+    bleu = ctx.checkpoint.metadata.get("val_bleu")
+    ours = (
+        t("this model: {bleu} BLEU on Multi30k validation (greedy)", bleu=f"{bleu[-1]:.1f}")
+        if bleu
+        else t("this model: no BLEU recorded in its checkpoint")
+    )
+    paper = "; ".join(f"{name}: EN-DE {de}, EN-FR {fr}" for name, de, fr in numbers.PAPER_TABLE2)
+    st.caption(
+        t(
+            "Table 2 (WMT 2014 news, newstest2014) \u2014 {paper}. Beside it, {ours}. Different data and "
+            "different test sets: the numbers are not comparable.",
+            paper=paper,
+            ours=ours,
+        )
+    )
+    return None, None
+
+
+# ---- 9 -------------------------------------------------------------------------------------------------
+
+
+def variations_view(ctx: TourContext) -> Shown:
+    rows = numbers.table3_parameter_rows()
+    stop_figure(tour_training.table3_figure(rows, lang=ctx.lang), t("Table 3"), "variations")
+    st.dataframe(
+        [
+            {
+                t("row"): r["row"],
+                t("change"): r["change"],
+                "PPL": r["ppl"],
+                "BLEU": r["bleu"],
+                t("params, paper (M)"): r["paper_millions"],
+                t("params, engine (M)"): round(r["engine_millions"], 1),
+            }
+            for r in rows
+        ],
+        hide_index=True,
+    )
+    st.caption(
+        t(
+            "Engine counts use the paper's 37,000-piece shared vocabulary. Rows (A) keep h\u00b7d_k = "
+            "d_model, so their parameter count is the base model's."
+        )
+    )
+    variant_runs(ctx.lang)
+    return None, None
+
+
+VARIANT_RUNS = "tour_variant_runs"
+LIVE_STATUSES = ("preparing", "running", "stopping")
+
+
+def variant_runs(lang: str) -> None:
+    """Start the tiny row-(A) pair in the background and draw their curves; the page never waits for them."""
+    names = st.session_state.get(VARIANT_RUNS)
+    if not names:
+        st.caption(
+            t(
+                "Row (A) on this machine: train a tiny model with 8 heads and the same model with one head "
+                "(d_k = d_model) side by side, each in its own process, on a toy task. About a minute."
+            )
+        )
+        if st.button(t("Train one head against eight"), key="tour_start_variants", icon=":material/play_arrow:"):
+            try:
+                st.session_state[VARIANT_RUNS] = start_variants(manager())
+            except JobError as error:
+                st.warning(t("Not started: {error}", error=error), icon=":material/hourglass:")
+                return
+            st.rerun()
+        return
+    live = any(c.status in LIVE_STATUSES for c in variant_curves(manager(), names))
+
+    # Redraws itself every two seconds while the runs train; one full rerun when they end stops the polling.
+    @st.fragment(run_every=2.0 if live else None)
+    def curves_view() -> None:
+        curves = variant_curves(manager(), names)
+        show_figure(
+            tour_training.variant_figure(curves, lang=lang),
+            t("Row (A) on this machine"),
+            key="tour_variants_chart",
+            downloads=False,
+        )
+        st.caption(
+            t(
+                "Both have {parameters} parameters; the runs are also on the Train page.",
+                parameters=f"{curves[0].parameters:,}" if curves else "?",
+            )
+        )
+        if live and not any(c.status in LIVE_STATUSES for c in curves):
+            st.rerun()
+
+    curves_view()
