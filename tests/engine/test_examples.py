@@ -1,14 +1,23 @@
-"""Example sentences per checkpoint (explorer/examples.py, issue 15.8)."""
+"""Examples: the example sentences each checkpoint offers (explorer/examples.py), and the README's examples
+(its command lines parse and name real checkpoints, its links open real pages with real heads, its test
+command is the one CI runs)."""
 
 import json
+import re
+import shlex
 from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
+from explorer.checkpoint import read_config
+from explorer.cli import build_parser
 from explorer.examples import GENERIC_EXAMPLES, MAX_EXAMPLES, examples_for, load_examples
+from explorer.model.head_mask import HeadMask
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "checkpoints" / "multi30k-en-de"
+README = ROOT / "README.md"
 
 
 def test_shipped_checkpoint_offers_its_own_in_domain_examples():
@@ -69,3 +78,66 @@ def test_the_message_comes_in_korean(tmp_path):
 def test_a_folder_named_examples_json_is_not_a_crash(tmp_path):
     (tmp_path / "examples.json").mkdir()
     assert examples_for(tmp_path) == list(GENERIC_EXAMPLES)
+
+
+# ---- the README's examples ----------------------------------------------------------------------------------
+
+
+def _readme_section(heading: str) -> str:
+    """The text under `## heading` in README.md, up to the next `## ` heading."""
+    text = README.read_text(encoding="utf-8")
+    assert f"\n## {heading}\n" in text, f"README.md has no '## {heading}' section"
+    return text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def _explorer_argv(line: str) -> list[str]:
+    """A shell line of the README's command-line block as the arguments after `explorer`: what reads a pipe,
+    without a redirection, after `torchrun ... -m explorer`."""
+    words = shlex.split(line, comments=True)
+    if "|" in words:
+        words = words[len(words) - words[::-1].index("|") :]
+    if ">" in words:
+        words = words[: words.index(">")]
+    if words[0] == "torchrun":
+        return words[words.index("explorer") + 1 :]
+    assert words[0] == "explorer", f"not an explorer command: {line!r}"
+    return words[1:]
+
+
+def _readme_commands() -> list[str]:
+    found = re.search(r"```bash\n(.*?)```", _readme_section("Command line"), re.S)
+    assert found, "the README's command line section has no bash block"
+    return [line for line in found.group(1).replace("\\\n", " ").splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("line", _readme_commands())
+def test_readme_command_parses_and_names_real_checkpoints(line):
+    args = build_parser().parse_args(_explorer_argv(line))  # a wrong flag exits with status 2
+    for name in ("checkpoint", "init_from"):
+        path = getattr(args, name, None)
+        assert path is None or (ROOT / str(path)).is_dir(), f"{line!r}: no checkpoint folder {path}"
+
+
+def _readme_links() -> list[str]:
+    links = re.findall(r"`(/[a-z_]+(?:\?[^`]*)?)`", _readme_section("A 50-minute lecture"))
+    links += re.findall(r"`(/[a-z_]+)`", _readme_section("The pages"))
+    assert len(links) >= 9, links
+    return links
+
+
+@pytest.mark.parametrize("link", _readme_links())
+def test_readme_link_opens_a_real_page_with_real_heads(link):
+    parts = urlsplit(link)
+    assert (ROOT / "pages" / f"{parts.path.strip('/')}.py").is_file(), f"{link}: no such page"
+    query = dict(parse_qsl(parts.query))
+    model = ROOT / "checkpoints" / query.get("model", SHIPPED.name)
+    assert model.is_dir(), f"{link}: no checkpoint {model.name}"
+    if "heads" in query:
+        config, _ = read_config(model)
+        assert HeadMask.parse(query["heads"], config).off(), f"{link}: switches no head off"
+
+
+def test_readme_test_command_is_the_one_ci_runs():
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    command = next(line for line in ci.splitlines() if line.startswith("python3 -m venv") and "pytest" in line)
+    assert command in _readme_section("Two commands")
