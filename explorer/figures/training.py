@@ -9,7 +9,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.figures.theme import WEIGHT_COLORSCALE, apply_theme, color, colorbar, escape_labels
+from explorer.figures.attention import _pair_labels, index_axis
+from explorer.figures.theme import WEIGHT_COLORSCALE, apply_theme, color, colorbar
 from explorer.i18n import translate
 
 
@@ -19,6 +20,60 @@ def _series(x: Sequence[float], y: Sequence[float], name: str) -> tuple[np.ndarr
         f"expected steps and {name} of the same length, got shapes {xs.shape} and {ys.shape}"
     )
     return xs, ys
+
+
+def _step_line(
+    x: np.ndarray,
+    y: np.ndarray,
+    name: str,
+    hovertemplate: str,
+    *,
+    colour: int,
+    width: int = 3,
+    markers: bool = False,
+    dash: str | None = None,
+) -> go.Scatter:
+    """One series against the training step: a line, with a marker at each point for sparse series
+    (validation loss, BLEU)."""
+    return go.Scatter(
+        x=x,
+        y=y,
+        mode="lines+markers" if markers else "lines",
+        name=name,
+        line=dict(color=color(colour), width=width)
+        if dash is None
+        else dict(color=color(colour), width=width, dash=dash),
+        marker=dict(size=8) if markers else None,
+        hovertemplate=hovertemplate,
+    )
+
+
+def _mark_warmup_end(
+    fig: go.Figure, warmup_steps: int, peak: float, name: str, text: str, lang: str, **trace: object
+) -> None:
+    """The end of the warm-up, where the rate of Eq. 3 peaks: a labelled diamond and a dashed vertical line."""
+    step, rate = translate("step", lang), translate("learning rate", lang)
+    fig.add_trace(
+        go.Scatter(
+            x=[warmup_steps],
+            y=[peak],
+            mode="markers+text",
+            name=name,
+            marker=dict(size=14, color=color(1), symbol="diamond"),
+            text=[text],
+            textposition="top right",
+            hovertemplate=translate("end of warm-up", lang) + f"<br>{step} %{{x}}<br>{rate} %{{y:.3e}}<extra></extra>",
+            **trace,
+        )
+    )
+    fig.add_vline(x=warmup_steps, line=dict(color=color(1), dash="dash", width=2))
+
+
+def _by_step(fig: go.Figure, y_title: str, title: str | None, lang: str, **y_axis: object) -> go.Figure:
+    """Axis titles and theme shared by the curves against the training step."""
+    fig.update_xaxes(title_text=translate("training step", lang))
+    fig.update_yaxes(title_text=y_title, **y_axis)
+    return apply_theme(fig, title=title, height=440)
 
 
 def loss_curve(
@@ -39,33 +94,14 @@ def loss_curve(
     """
     xs, ys = _series(steps, train_loss, "train_loss")
     step = translate("step", lang)
-    fig = go.Figure(
-        go.Scatter(
-            x=xs,
-            y=ys,
-            mode="lines",
-            name=translate("train", lang),
-            line=dict(color=color(0), width=3),
-            hovertemplate=f"{step} %{{x}}<br>" + translate("train loss", lang) + " %{y:.4f}<extra></extra>",
-        )
-    )
+    hover = f"{step} %{{x}}<br>" + translate("train loss", lang) + " %{y:.4f}<extra></extra>"
+    fig = go.Figure(_step_line(xs, ys, translate("train", lang), hover, colour=0))
     if val_loss is not None:
         assert val_steps is not None, "val_loss needs val_steps"
         vx, vy = _series(val_steps, val_loss, "val_loss")
-        fig.add_trace(
-            go.Scatter(
-                x=vx,
-                y=vy,
-                mode="lines+markers",
-                name=translate("validation", lang),
-                line=dict(color=color(1), width=3),
-                marker=dict(size=8),
-                hovertemplate=f"{step} %{{x}}<br>" + translate("validation loss", lang) + " %{y:.4f}<extra></extra>",
-            )
-        )
-    fig.update_xaxes(title_text=translate("training step", lang))
-    fig.update_yaxes(title_text=translate("loss (nats per token)", lang) if y_title is None else y_title)
-    return apply_theme(fig, title=title, height=440)
+        hover = f"{step} %{{x}}<br>" + translate("validation loss", lang) + " %{y:.4f}<extra></extra>"
+        fig.add_trace(_step_line(vx, vy, translate("validation", lang), hover, colour=1, markers=True))
+    return _by_step(fig, translate("loss (nats per token)", lang) if y_title is None else y_title, title, lang)
 
 
 def lr_curve(
@@ -83,59 +119,23 @@ def lr_curve(
     """
     xs, ys = _series(steps, lrs, "lrs")
     step, rate = translate("step", lang), translate("learning rate", lang)
-    fig = go.Figure(
-        go.Scatter(
-            x=xs,
-            y=ys,
-            mode="lines",
-            name=rate,
-            line=dict(color=color(0), width=3),
-            hovertemplate=f"{step} %{{x}}<br>{rate} %{{y:.3e}}<extra></extra>",
-        )
-    )
+    fig = go.Figure(_step_line(xs, ys, rate, f"{step} %{{x}}<br>{rate} %{{y:.3e}}<extra></extra>", colour=0))
     if warmup_steps is not None:
         peak = float(np.interp(warmup_steps, xs, ys))
-        fig.add_trace(
-            go.Scatter(
-                x=[warmup_steps],
-                y=[peak],
-                mode="markers+text",
-                name=translate("warm-up peak", lang),
-                marker=dict(size=14, color=color(1), symbol="diamond"),
-                text=[
-                    translate("warm-up ends: step {step}, lr {lr}", lang, step=f"{warmup_steps:,}", lr=f"{peak:.2e}")
-                ],
-                textposition="top right",
-                hovertemplate=translate("end of warm-up", lang)
-                + f"<br>{step} %{{x}}<br>{rate} %{{y:.3e}}<extra></extra>",
-            )
-        )
-        fig.add_vline(x=warmup_steps, line=dict(color=color(1), dash="dash", width=2))
-    fig.update_xaxes(title_text=translate("training step", lang))
+        text = translate("warm-up ends: step {step}, lr {lr}", lang, step=f"{warmup_steps:,}", lr=f"{peak:.2e}")
+        _mark_warmup_end(fig, warmup_steps, peak, translate("warm-up peak", lang), text, lang)
+    fig.update_layout(showlegend=False)
     # Headroom above the peak for its label.
     top = float(np.max(ys))
-    fig.update_yaxes(title_text=rate, exponentformat="e", range=[0, 1.2 * top] if top > 0 else None)
-    fig.update_layout(showlegend=False)
-    return apply_theme(fig, title=title, height=440)
+    return _by_step(fig, rate, title, lang, exponentformat="e", range=[0, 1.2 * top] if top > 0 else None)
 
 
 def bleu_curve(steps: Sequence[int], bleu: Sequence[float], *, title: str | None = None, lang: str = "en") -> go.Figure:
     """Validation BLEU (0-100, the paper's Table 2 scale) against step."""
     xs, ys = _series(steps, bleu, "bleu")
-    fig = go.Figure(
-        go.Scatter(
-            x=xs,
-            y=ys,
-            mode="lines+markers",
-            name="BLEU",
-            line=dict(color=color(2), width=3),
-            marker=dict(size=8),
-            hovertemplate=translate("step", lang) + " %{x}<br>BLEU %{y:.2f}<extra></extra>",
-        )
-    )
-    fig.update_xaxes(title_text=translate("training step", lang))
-    fig.update_yaxes(title_text="BLEU", rangemode="tozero")
-    return apply_theme(fig, title=title, height=440)
+    hover = translate("step", lang) + " %{x}<br>BLEU %{y:.2f}<extra></extra>"
+    fig = go.Figure(_step_line(xs, ys, "BLEU", hover, colour=2, markers=True))
+    return _by_step(fig, "BLEU", title, lang, rangemode="tozero")
 
 
 def throughput_curve(
@@ -143,22 +143,9 @@ def throughput_curve(
 ) -> go.Figure:
     """Training throughput in tokens per second against step."""
     xs, ys = _series(steps, tokens_per_s, "tokens_per_s")
-    fig = go.Figure(
-        go.Scatter(
-            x=xs,
-            y=ys,
-            mode="lines",
-            name=translate("throughput", lang),
-            line=dict(color=color(3), width=3),
-            hovertemplate=translate("step", lang)
-            + " %{x}<br>%{y:,.0f} "
-            + translate("tokens/s", lang)
-            + "<extra></extra>",
-        )
-    )
-    fig.update_xaxes(title_text=translate("training step", lang))
-    fig.update_yaxes(title_text=translate("throughput (tokens / s)", lang), rangemode="tozero")
-    return apply_theme(fig, title=title, height=440)
+    hover = translate("step", lang) + " %{x}<br>%{y:,.0f} " + translate("tokens/s", lang) + "<extra></extra>"
+    fig = go.Figure(_step_line(xs, ys, translate("throughput", lang), hover, colour=3))
+    return _by_step(fig, translate("throughput (tokens / s)", lang), title, lang, rangemode="tozero")
 
 
 def lr_schedule_curve(
@@ -183,46 +170,19 @@ def lr_schedule_curve(
     px, py = _series(planned_steps, planned_lrs, "planned_lrs")
     xs, ys = _series(steps, lrs, "lrs")
     step, rate = translate("step", lang), translate("learning rate", lang)
+    planned_hover = f"{step} %{{x}}<br>" + translate("planned learning rate", lang) + " %{y:.3e}<extra></extra>"
     fig = go.Figure(
-        go.Scatter(
-            x=px,
-            y=py,
-            mode="lines",
-            name=translate("schedule (Eq. 3)", lang),
-            line=dict(color=color(0), width=2, dash="dot"),
-            hovertemplate=f"{step} %{{x}}<br>" + translate("planned learning rate", lang) + " %{y:.3e}<extra></extra>",
-        )
+        _step_line(px, py, translate("schedule (Eq. 3)", lang), planned_hover, colour=0, width=2, dash="dot")
     )
-    fig.add_trace(
-        go.Scatter(
-            x=xs,
-            y=ys,
-            mode="lines",
-            name=translate("used so far", lang),
-            line=dict(color=color(0), width=4),
-            hovertemplate=f"{step} %{{x}}<br>{rate} %{{y:.3e}}<extra></extra>",
-        )
-    )
+    used_hover = f"{step} %{{x}}<br>{rate} %{{y:.3e}}<extra></extra>"
+    fig.add_trace(_step_line(xs, ys, translate("used so far", lang), used_hover, colour=0, width=4))
     peak = float(np.interp(warmup_steps, px, py)) if len(px) else 0.0
-    fig.add_trace(
-        go.Scatter(
-            x=[warmup_steps],
-            y=[peak],
-            mode="markers+text",
-            name=translate("warm-up ends", lang),
-            showlegend=False,
-            marker=dict(size=14, color=color(1), symbol="diamond"),
-            text=[translate("warm-up ends: step {step}", lang, step=f"{warmup_steps:,}")],
-            textposition="top right",
-            hovertemplate=translate("end of warm-up", lang) + f"<br>{step} %{{x}}<br>{rate} %{{y:.3e}}<extra></extra>",
-        )
-    )
-    fig.add_vline(x=warmup_steps, line=dict(color=color(1), dash="dash", width=2))
+    text = translate("warm-up ends: step {step}", lang, step=f"{warmup_steps:,}")
+    _mark_warmup_end(fig, warmup_steps, peak, translate("warm-up ends", lang), text, lang, showlegend=False)
     top = float(max(np.max(py) if len(py) else 0.0, np.max(ys) if len(ys) else 0.0))
     right = x_max if x_max is not None else max(float(np.max(px)) if len(px) else 1.0, float(warmup_steps))
-    fig.update_xaxes(title_text=translate("training step", lang), range=[0, right * 1.02])
-    fig.update_yaxes(title_text=rate, exponentformat="e", range=[0, 1.25 * top] if top > 0 else None)
-    apply_theme(fig, title=title, height=440)
+    fig.update_xaxes(range=[0, right * 1.02])
+    _by_step(fig, rate, title, lang, exponentformat="e", range=[0, 1.25 * top] if top > 0 else None)
     # Under the axis: inside the plot the legend would cover the curve or the warm-up label.
     fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.28, xanchor="left", x=0))
     return fig
@@ -259,18 +219,13 @@ def attention_evolution(
         horizontal_spacing=min(0.04, 0.3 / max(n - 1, 1)),
         subplot_titles=[translate("step {step}", lang, step=f"{s:,}") for s in steps],
     )
-    keys = escape_labels(source_labels)
     for i, (w, labels, step) in enumerate(zip(matrices, output_labels, steps, strict=False)):
-        rows = escape_labels(labels)
-        custom = np.empty(w.shape + (2,), dtype=object)
-        custom[:, :, 0] = np.asarray(rows, dtype=object)[:, None]
-        custom[:, :, 1] = np.asarray(keys, dtype=object)[None, :]
         fig.add_trace(
             go.Heatmap(
                 z=w,
                 x=np.arange(w.shape[1]),
                 y=np.arange(w.shape[0]),
-                customdata=custom,
+                customdata=_pair_labels(labels, source_labels),
                 coloraxis="coloraxis",
                 name=translate("step {step}", lang, step=step),
                 meta=dict(step=int(step)),
@@ -282,27 +237,8 @@ def attention_evolution(
             row=1,
             col=i + 1,
         )
-        fig.update_xaxes(
-            tickmode="array",
-            tickvals=list(range(len(keys))),
-            ticktext=keys,
-            tickangle=-90,
-            range=[-0.5, len(keys) - 0.5],
-            showgrid=False,
-            zeroline=False,
-            row=1,
-            col=i + 1,
-        )
-        fig.update_yaxes(
-            tickmode="array",
-            tickvals=list(range(len(rows))),
-            ticktext=rows,
-            range=[len(rows) - 0.5, -0.5],
-            showgrid=False,
-            zeroline=False,
-            row=1,
-            col=i + 1,
-        )
+        fig.update_xaxes(index_axis(source_labels), tickangle=-90, row=1, col=i + 1)
+        fig.update_yaxes(index_axis(labels, reverse=True), row=1, col=i + 1)
     fig.update_xaxes(title_text=translate("source (keys)", lang), row=1, col=1)
     fig.update_yaxes(title_text=translate("output (queries)", lang), row=1, col=1)
     fig.update_layout(
