@@ -24,6 +24,25 @@ KIND_COLOURS = {
 }
 
 
+def _arrow(fig: go.Figure, tail: tuple[float, float], head: tuple[float, float], *, width: float, colour: str) -> None:
+    """An arrow from `tail` to `head` in data coordinates, without text."""
+    fig.add_annotation(
+        x=head[0],
+        y=head[1],
+        ax=tail[0],
+        ay=tail[1],
+        xref="x",
+        yref="y",
+        axref="x",
+        ayref="y",
+        showarrow=True,
+        arrowhead=2,
+        arrowwidth=width,
+        arrowcolor=colour,
+        text="",
+    )
+
+
 def _kind(block: str) -> str:
     if "embedding" in block:
         return "embedding"
@@ -102,37 +121,11 @@ def architecture_figure(
         ids = [b for b, _ in blocks]
         for lower, upper in zip(ids, ids[1:], strict=False):
             (x0, y0), (x1, y1) = places[lower], places[upper]
-            fig.add_annotation(
-                x=x1,
-                y=y1 - HEIGHT / 2,
-                ax=x0,
-                ay=y0 + HEIGHT / 2,
-                xref="x",
-                yref="y",
-                axref="x",
-                ayref="y",
-                showarrow=True,
-                arrowhead=2,
-                arrowwidth=2,
-                arrowcolor="gray",
-                text="",
-            )
+            _arrow(fig, (x0, y0 + HEIGHT / 2), (x1, y1 - HEIGHT / 2), width=2, colour="gray")
     if "enc_norm_2" in places and "dec_cross_attention" in places:
         (x0, y0), (x1, y1) = places["enc_norm_2"], places["dec_cross_attention"]
-        fig.add_annotation(
-            x=x1 - WIDTH / 2,
-            y=y1,
-            ax=x0 + WIDTH / 2,
-            ay=y0 + HEIGHT / 2,
-            xref="x",
-            yref="y",
-            axref="x",
-            ayref="y",
-            showarrow=True,
-            arrowhead=2,
-            arrowwidth=2.5,
-            arrowcolor=KIND_COLOURS["attention"],
-            text="",
+        _arrow(
+            fig, (x0 + WIDTH / 2, y0 + HEIGHT / 2), (x1 - WIDTH / 2, y1), width=2.5, colour=KIND_COLOURS["attention"]
         )
     # Residual connections: from below each sub-layer, around it, into its Add & Norm (Section 3.1).
     for blocks, x, side in ((encoder_blocks, ENCODER_X, -1), (decoder_blocks, DECODER_X, 1)):
