@@ -279,36 +279,27 @@ def head_view(
             strongest = ", ".join(f"{kl[j]} {w[h, i, j]:.2f}" for j in top)
             lines.append(translate("Head {n}", lang, n=h + 1) + ": " + strongest)
         query_hover.append("<br>".join(lines))
-    fig.add_trace(
-        go.Scatter(
-            x=np.zeros(q),
-            y=-np.arange(q),
-            mode="markers+text",
-            text=ql,
-            textposition="middle left",
-            marker=dict(size=8, color="rgba(128, 128, 128, 0.8)"),
-            name=query_title,
-            showlegend=False,
-            hovertext=query_hover,
-            hoverinfo="text",
-            textfont=dict(size=TICK_SIZE),
+    key_hover = [f"<b>{kl[j]}</b> ({key_title} {j})" for j in range(k)]
+    # The two columns of tokens: queries at x = 0 labelled on the left, keys at x = 1 labelled on the right.
+    for x, tokens, side, column_title, hover in (
+        (0.0, ql, "left", query_title, query_hover),
+        (1.0, kl, "right", key_title, key_hover),
+    ):
+        fig.add_trace(
+            go.Scatter(
+                x=np.full(len(tokens), x),
+                y=-np.arange(len(tokens)),
+                mode="markers+text",
+                text=tokens,
+                textposition=f"middle {side}",
+                marker=dict(size=8, color="rgba(128, 128, 128, 0.8)"),
+                name=column_title,
+                showlegend=False,
+                hovertext=hover,
+                hoverinfo="text",
+                textfont=dict(size=TICK_SIZE),
+            )
         )
-    )
-    fig.add_trace(
-        go.Scatter(
-            x=np.ones(k),
-            y=-np.arange(k),
-            mode="markers+text",
-            text=kl,
-            textposition="middle right",
-            marker=dict(size=8, color="rgba(128, 128, 128, 0.8)"),
-            name=key_title,
-            showlegend=False,
-            hovertext=[f"<b>{kl[j]}</b> ({key_title} {j})" for j in range(k)],
-            hoverinfo="text",
-            textfont=dict(size=TICK_SIZE),
-        )
-    )
     n = max(q, k)
     fig.update_xaxes(visible=False, range=[-1.1, 2.1], fixedrange=True)
     fig.update_yaxes(visible=False, range=[-(n - 1) - 0.6, 1.0], fixedrange=True)
