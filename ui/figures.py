@@ -85,26 +85,25 @@ def show_figure(
         return result
     # A horizontal row sized to its buttons: fixed columns squeeze the labels to "P…" in half-width layouts.
     row = st.container(horizontal=True, gap="small")
-    row.download_button(
-        "PNG",
-        data=_deferred(fig, "png"),
-        file_name=f"{stem}.png",
-        mime="image/png",
-        key=f"{key}__png",
-        on_click="ignore",
-        icon=":material/image:",
-        width="content",
-        help=t("A white-background PNG at twice the size, for slides (takes a moment)."),
-    )
-    row.download_button(
-        "SVG",
-        data=_deferred(fig, "svg"),
-        file_name=f"{stem}.svg",
-        mime="image/svg+xml",
-        key=f"{key}__svg",
-        on_click="ignore",
-        icon=":material/polyline:",
-        width="content",
-        help=t("A vector SVG of this figure (takes a moment)."),
-    )
+    for label, mime, icon, help_text in (
+        (
+            "PNG",
+            "image/png",
+            ":material/image:",
+            t("A white-background PNG at twice the size, for slides (takes a moment)."),
+        ),
+        ("SVG", "image/svg+xml", ":material/polyline:", t("A vector SVG of this figure (takes a moment).")),
+    ):
+        kind = label.lower()
+        row.download_button(
+            label,
+            data=_deferred(fig, kind),
+            file_name=f"{stem}.{kind}",
+            mime=mime,
+            key=f"{key}__{kind}",
+            on_click="ignore",
+            icon=icon,
+            width="content",
+            help=help_text,
+        )
     return result

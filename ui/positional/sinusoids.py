@@ -216,26 +216,22 @@ def similarity_section(checkpoint: Checkpoint, table: np.ndarray) -> None:
         format_func=metric_names.__getitem__,
     )
     sim = similarity(table, metric)
-    show_figure(
-        similarity_heatmap(
-            sim,
-            metric=metric,
-            title=wrap_words(t("{metric} similarity of PE(p) and PE(q)", metric=metric_names[metric])),
-            lang=current_language(),
+    # (figure builder, its title, the download's name, the chart's key)
+    for figure, title, name, key in (
+        (
+            similarity_heatmap,
+            t("{metric} similarity of PE(p) and PE(q)", metric=metric_names[metric]),
+            f"Positional encoding {metric} similarity",
+            "pe_similarity",
         ),
-        f"Positional encoding {metric} similarity",
-        key="pe_similarity",
-    )
-    show_figure(
-        similarity_by_offset(
-            sim,
-            metric=metric,
-            title=wrap_words(t("{metric} of PE(p) and PE(p + k) against the offset k", metric=metric_names[metric])),
-            lang=current_language(),
+        (
+            similarity_by_offset,
+            t("{metric} of PE(p) and PE(p + k) against the offset k", metric=metric_names[metric]),
+            f"Positional encoding {metric} by offset",
+            "pe_similarity_offset",
         ),
-        f"Positional encoding {metric} by offset",
-        key="pe_similarity_offset",
-    )
+    ):
+        show_figure(figure(sim, metric=metric, title=wrap_words(title), lang=current_language()), name, key=key)
     st.markdown(
         t(
             "Every diagonal of the matrix is constant: PE(p)·PE(p+k) = Σᵢ cos(k·ωᵢ) does not depend on p. "
