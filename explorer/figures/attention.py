@@ -205,6 +205,24 @@ def _bucket_segments(
     return out
 
 
+def _head_lines(
+    head: int, name: str, xs: Sequence[float | None], ys: Sequence[float | None], *, legend: bool, line: dict[str, Any]
+) -> go.Scatter:
+    """Lines of one head in the head view, grouped under the head's legend entry; hovering them shows nothing
+    (the token columns carry the hover text)."""
+    return go.Scatter(
+        x=xs,
+        y=ys,
+        mode="lines",
+        name=name,
+        legendgroup=f"head{head}",
+        showlegend=legend,
+        meta=dict(head=head),
+        line=line,
+        hoverinfo="skip",
+    )
+
+
 def head_view(
     weights: np.ndarray,
     query_labels: Sequence[str],
@@ -238,37 +256,14 @@ def head_view(
 
     fig = go.Figure()
     for h in selected:
-        group, name = f"head{h}", translate("Head {n}", lang, n=h + 1)
+        name = translate("Head {n}", lang, n=h + 1)
         base = color(h)
         # A full-strength legend swatch: the first drawn bucket may be faint.
-        fig.add_trace(
-            go.Scatter(
-                x=[None],
-                y=[None],
-                mode="lines",
-                name=name,
-                legendgroup=group,
-                showlegend=True,
-                meta=dict(head=h),
-                line=dict(color=base, width=4),
-                hoverinfo="skip",
-            )
-        )
+        fig.add_trace(_head_lines(h, name, [None], [None], legend=True, line=dict(color=base, width=4)))
         for lv, xs, ys in _bucket_segments(w[h], threshold, levels):
             strength = lv / levels
-            fig.add_trace(
-                go.Scatter(
-                    x=xs,
-                    y=ys,
-                    mode="lines",
-                    name=name,
-                    legendgroup=group,
-                    showlegend=False,
-                    meta=dict(head=h),
-                    hoverinfo="skip",
-                    line=dict(color=rgba(base, 0.1 + 0.9 * strength), width=0.5 + 4.5 * strength),
-                )
-            )
+            line = dict(color=rgba(base, 0.1 + 0.9 * strength), width=0.5 + 4.5 * strength)
+            fig.add_trace(_head_lines(h, name, xs, ys, legend=False, line=line))
 
     ql, kl = escape_labels(query_labels), escape_labels(key_labels)
     query_hover = []
