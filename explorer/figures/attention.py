@@ -65,6 +65,17 @@ def index_axis(labels: Sequence[str], *, reverse: bool = False) -> dict[str, Any
     )
 
 
+def pair_heatmap(
+    weights: np.ndarray, query_labels: Sequence[str], key_labels: Sequence[str], **trace: Any
+) -> go.Heatmap:
+    """A heatmap of weights (q, k) over positions 0..k-1 (x) and 0..q-1 (y) whose hover template can name each
+    cell's query and key tokens as %{customdata[0]} and %{customdata[1]}; `trace` goes to `go.Heatmap`."""
+    q, k = np.shape(weights)
+    return go.Heatmap(
+        z=weights, x=np.arange(k), y=np.arange(q), customdata=_pair_labels(query_labels, key_labels), **trace
+    )
+
+
 def attention_heatmap(
     weights: np.ndarray,
     query_labels: Sequence[str],
@@ -99,11 +110,10 @@ def attention_heatmap(
             width=width or NARROW_FIGURE_WIDTH,
         )
     fig = go.Figure(
-        go.Heatmap(
-            z=w,
-            x=np.arange(k),
-            y=np.arange(q),
-            customdata=_pair_labels(query_labels, key_labels),
+        pair_heatmap(
+            w,
+            query_labels,
+            key_labels,
             hovertemplate="%{customdata[0]} \u2192 %{customdata[1]}: %{z:.4f}"
             "<br>" + translate("position", lang) + " %{y} \u2192 %{x}<extra></extra>",
             colorscale=WEIGHT_COLORSCALE,
@@ -157,16 +167,14 @@ def attention_grid(
         vertical_spacing=min(0.03, 0.3 / max(n_layers - 1, 1)),
         column_titles=[translate("Head {n}", lang, n=h + 1) for h in range(n_heads)],
     )
-    pairs = _pair_labels(query_labels, key_labels)
     for layer in range(n_layers):
         for head in range(n_heads):
             name = translate("Layer {layer}, head {head}", lang, layer=layer + 1, head=head + 1)
             fig.add_trace(
-                go.Heatmap(
-                    z=w[layer, head],
-                    x=np.arange(k),
-                    y=np.arange(q),
-                    customdata=pairs,
+                pair_heatmap(
+                    w[layer, head],
+                    query_labels,
+                    key_labels,
                     coloraxis="coloraxis",
                     name=name,
                     meta=dict(layer=layer, head=head),

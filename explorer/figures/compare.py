@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.figures.attention import _check, _pair_labels, index_axis
+from explorer.figures.attention import _check, index_axis, pair_heatmap
 from explorer.figures.theme import WEIGHT_COLORSCALE, apply_theme, colorbar, escape_labels
 from explorer.i18n import translate
 
@@ -79,11 +79,10 @@ def compare_heads(
         q, k = w.shape
         tallest = max(tallest, q)
         fig.add_trace(
-            go.Heatmap(
-                z=w,
-                x=np.arange(k),
-                y=np.arange(q),
-                customdata=_pair_labels(panel.query_labels, panel.key_labels),
+            pair_heatmap(
+                w,
+                panel.query_labels,
+                panel.key_labels,
                 coloraxis="coloraxis",
                 name=panel.title,
                 meta=dict(panel=i),

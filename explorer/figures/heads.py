@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.figures.attention import _check, _pair_labels, index_axis
+from explorer.figures.attention import _check, index_axis, pair_heatmap
 from explorer.figures.theme import DIVERGING_COLORSCALE, WEIGHT_COLORSCALE, apply_theme, color, colorbar
 from explorer.i18n import translate
 
@@ -144,14 +144,12 @@ def rollout_comparison(
     assert left.shape == right.shape, f"rollout {left.shape} and cross-attention {right.shape} differ"
     titles = [translate("Flow through all layers (rollout)", lang), translate("Top layer, mean of heads", lang)]
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06, subplot_titles=titles)
-    pairs = _pair_labels(output_labels, source_labels)
     for col, (w, name) in enumerate(zip((left, right), ("rollout", "last layer"), strict=True), start=1):
         fig.add_trace(
-            go.Heatmap(
-                z=w,
-                x=np.arange(w.shape[1]),
-                y=np.arange(w.shape[0]),
-                customdata=pairs,
+            pair_heatmap(
+                w,
+                output_labels,
+                source_labels,
                 coloraxis="coloraxis",
                 name=name,
                 hovertemplate="%{customdata[0]} → %{customdata[1]}: %{z:.3f}<extra></extra>",
@@ -194,15 +192,13 @@ def layer_heads(
         horizontal_spacing=min(0.03, 0.3 / max(heads - 1, 1)),
         subplot_titles=titles,
     )
-    pairs = _pair_labels(query_labels, key_labels)
     for h in range(heads):
         z = np.full((q, k), np.nan) if off[h] else w[h]
         fig.add_trace(
-            go.Heatmap(
-                z=z,
-                x=np.arange(k),
-                y=np.arange(q),
-                customdata=pairs,
+            pair_heatmap(
+                z,
+                query_labels,
+                key_labels,
                 coloraxis="coloraxis",
                 name=titles[h],
                 meta=dict(head=h, off=bool(off[h])),
@@ -245,12 +241,11 @@ def replay_frame(
         subplot_titles=[translate("Cross-attention at step {step}", lang, step=step), translate("Training loss", lang)],
     )
     fig.add_trace(
-        go.Heatmap(
-            z=w,
-            x=np.arange(w.shape[1]),
-            y=np.arange(w.shape[0]),
+        pair_heatmap(
+            w,
+            output_labels,
+            source_labels,
             coloraxis="coloraxis",
-            customdata=_pair_labels(output_labels, source_labels),
             name="attention",
             meta=dict(step=int(step)),
             hovertemplate="%{customdata[0]} → %{customdata[1]}: %{z:.3f}<extra></extra>",

@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.figures.attention import index_axis
+from explorer.figures.attention import index_axis, pair_heatmap
 from explorer.figures.theme import (
     CELL_TEXT_SIZE,
     DIVERGING_COLORSCALE,
@@ -159,18 +159,13 @@ def stage_matrices(
     finite = np.concatenate([a[np.isfinite(a)] for a in stages[:3]])
     bound = float(np.abs(finite).max()) if finite.size else 1.0
     fig = make_subplots(rows=1, cols=4, shared_yaxes=True, horizontal_spacing=0.03, subplot_titles=titles)
-    ql, kl = escape_labels(query_labels), escape_labels(key_labels)
-    pairs = np.empty((q, k, 2), dtype=object)
-    pairs[:, :, 0] = np.asarray(ql, dtype=object)[:, None]
-    pairs[:, :, 1] = np.asarray(kl, dtype=object)[None, :]
     for col, (z, name) in enumerate(zip(stages, titles, strict=False), start=1):
         z = np.where(np.isfinite(z), z, np.nan)
         fig.add_trace(
-            go.Heatmap(
-                z=z,
-                x=np.arange(k),
-                y=np.arange(q),
-                customdata=pairs,
+            pair_heatmap(
+                z,
+                query_labels,
+                key_labels,
                 name=name,
                 coloraxis="coloraxis2" if col == 4 else "coloraxis",
                 texttemplate=("%{z:.2f}" if write else None),
@@ -206,13 +201,8 @@ def stage_matrices(
             colorbar=colorbar(translate("weight", lang), x=1.0, len=0.45, y=0.22),
         ),
     )
-    tick = dict(
-        tickmode="array", tickvals=list(range(k)), ticktext=kl, range=[-0.5, k - 0.5], showgrid=False, zeroline=False
-    )
-    fig.update_xaxes(**tick)
-    fig.update_yaxes(
-        tickmode="array", tickvals=list(range(q)), ticktext=ql, range=[q - 0.5, -0.5], showgrid=False, zeroline=False
-    )
+    fig.update_xaxes(**index_axis(key_labels))
+    fig.update_yaxes(**index_axis(query_labels, reverse=True))
     fig.update_yaxes(title_text=translate("query", lang), row=1, col=1)
     apply_theme(fig, title=title, height=height)
     return fig

@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.figures.attention import _pair_labels, index_axis
+from explorer.figures.attention import index_axis, pair_heatmap
 from explorer.figures.theme import WEIGHT_COLORSCALE, apply_theme, color, colorbar
 from explorer.i18n import translate
 
@@ -221,11 +221,10 @@ def attention_evolution(
     )
     for i, (w, labels, step) in enumerate(zip(matrices, output_labels, steps, strict=False)):
         fig.add_trace(
-            go.Heatmap(
-                z=w,
-                x=np.arange(w.shape[1]),
-                y=np.arange(w.shape[0]),
-                customdata=_pair_labels(labels, source_labels),
+            pair_heatmap(
+                w,
+                labels,
+                source_labels,
                 coloraxis="coloraxis",
                 name=translate("step {step}", lang, step=step),
                 meta=dict(step=int(step)),
