@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -16,6 +17,14 @@ def _labels(pieces: Sequence[str]) -> list[str]:
     return escape_labels([p.replace("\u2581", "") or p for p in pieces])
 
 
+def _token_heatmap(z: np.ndarray, labels: Sequence[str], y_title: str, **trace: Any) -> go.Figure:
+    """z (tokens, columns) as a heatmap with one row a token, the first at the top; `trace` goes to `go.Heatmap`."""
+    rows = list(range(len(labels)))
+    fig = go.Figure(go.Heatmap(z=z, y=rows, **trace))
+    fig.update_yaxes(tickmode="array", tickvals=rows, ticktext=labels, autorange="reversed", title_text=y_title)
+    return fig
+
+
 def ffn_figure(
     hidden: np.ndarray, tokens: Sequence[str], *, layer: int, units: int = 96, lang: str = "en"
 ) -> go.Figure:
@@ -24,22 +33,14 @@ def ffn_figure(
     shown = h[:, :units]
     labels = _labels(tokens)
     zero = 100 * float((h == 0).mean())
-    fig = go.Figure(
-        go.Heatmap(
-            z=shown,
-            y=list(range(len(labels))),
-            colorscale=WEIGHT_COLORSCALE,
-            zmin=0,
-            colorbar=colorbar(translate("activation", lang)),
-            hovertemplate=translate("unit", lang) + " %{x}: %{z:.3f}<extra></extra>",
-        )
-    )
-    fig.update_yaxes(
-        tickmode="array",
-        tickvals=list(range(len(labels))),
-        ticktext=labels,
-        autorange="reversed",
-        title_text=translate("token", lang),
+    fig = _token_heatmap(
+        shown,
+        labels,
+        translate("token", lang),
+        colorscale=WEIGHT_COLORSCALE,
+        zmin=0,
+        colorbar=colorbar(translate("activation", lang)),
+        hovertemplate=translate("unit", lang) + " %{x}: %{z:.3f}<extra></extra>",
     )
     fig.update_xaxes(
         title_text=translate("inner unit (first {units} of d_ff = {d_ff})", lang, units=shown.shape[1], d_ff=h.shape[1])
@@ -81,23 +82,15 @@ def positional_figure(table: np.ndarray, tokens: Sequence[str], *, lang: str = "
     t = np.concatenate([t[:, 0::2], t[:, 1::2]], axis=1)
     labels = [f"{i}: {w}" for i, w in enumerate(_labels(tokens))]
     hover = "pos %{y}, " + translate("dimension", lang) + " %{x}: %{z:.3f}<extra></extra>"
-    fig = go.Figure(
-        go.Heatmap(
-            z=t,
-            y=list(range(len(labels))),
-            colorscale=DIVERGING_COLORSCALE,
-            zmin=-1,
-            zmax=1,
-            colorbar=colorbar("PE"),
-            hovertemplate=hover,
-        )
-    )
-    fig.update_yaxes(
-        tickmode="array",
-        tickvals=list(range(len(labels))),
-        ticktext=labels,
-        autorange="reversed",
-        title_text=translate("position: token", lang),
+    fig = _token_heatmap(
+        t,
+        labels,
+        translate("position: token", lang),
+        colorscale=DIVERGING_COLORSCALE,
+        zmin=-1,
+        zmax=1,
+        colorbar=colorbar("PE"),
+        hovertemplate=hover,
     )
     fig.update_xaxes(title_text=translate("sin dimensions 2i, then cos dimensions 2i+1", lang))
     return compact(fig, translate("PE(pos) of this sentence, d_model = {d}", lang, d=t.shape[1]), 420)

@@ -196,20 +196,11 @@ def table3_figure(rows: Sequence[dict[str, Any]], *, lang: str = "en") -> go.Fig
     labels = [f"{r['row']} {r['change']}" if r["row"] not in ("base", "big") else r["row"] for r in counted]
     fig = go.Figure(
         [
-            go.Bar(
-                y=labels,
-                x=[r["paper_millions"] for r in counted],
-                orientation="h",
-                name=translate("paper", lang),
-                marker_color=PALETTE[9],
-            ),
-            go.Bar(
-                y=labels,
-                x=[r["engine_millions"] for r in counted],
-                orientation="h",
-                name=translate("engine (count_parameters)", lang),
-                marker_color=PALETTE[0],
-            ),
+            go.Bar(y=labels, x=[r[column] for r in counted], orientation="h", name=name, marker_color=PALETTE[hue])
+            for column, name, hue in (
+                ("paper_millions", translate("paper", lang), 9),
+                ("engine_millions", translate("engine (count_parameters)", lang), 0),
+            )
         ]
     )
     fig.update_xaxes(title_text=translate("parameters (millions)", lang))
