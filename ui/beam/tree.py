@@ -3,6 +3,7 @@ below), and the table of the step's 2k continuations."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
@@ -20,7 +21,7 @@ from ui.urlstate import bound_slider
 TREE_KEY = "beam_tree"
 
 
-def header_columns() -> dict[str, Any]:
+def _header_columns() -> dict[str, Any]:
     """Column labels of the step and n-best tables in the page's language; the formula headers (log p, lp) stay."""
     headers = {
         "rank": t("rank"),
@@ -33,6 +34,24 @@ def header_columns() -> dict[str, Any]:
         "finished": t("finished"),
     }
     return {name: st.column_config.Column(label) for name, label in headers.items()}
+
+
+def beam_table(rows: list[dict[str, Any]], *, key: str, number_columns: Sequence[str], decimals: int) -> None:
+    """A full-width table of the search (a step's continuations, the n-best list) with its column labels in
+    the page's language and the `number_columns` (log probabilities, the length penalty) and the score at
+    `decimals` decimals."""
+    number = f"%.{decimals}f"
+    st.dataframe(
+        rows,
+        hide_index=True,
+        width="stretch",
+        key=key,
+        column_config={
+            **_header_columns(),
+            **{name: st.column_config.NumberColumn(format=number) for name in number_columns},
+            "score": st.column_config.NumberColumn(t("score"), format=number),
+        },
+    )
 
 
 def _remember_click(search: tuple[Any, ...]) -> None:
@@ -99,17 +118,11 @@ def step_section(searched: Searched, tokenizer: Tokenizer, upto: int) -> None:
     trace = searched.trace
     st.subheader(t("Step {step}: the {n} best continuations", step=upto + 1, n=len(trace.steps[upto].candidates)))
     status = {"kept": t("kept in the beam"), "pruned": t("pruned"), "finished": t("finished (EOS)")}
-    st.dataframe(
+    beam_table(
         [{**row, "status": status.get(row["status"], row["status"])} for row in step_rows(trace, upto, tokenizer)],
-        hide_index=True,
-        width="stretch",
         key="beam_step_table",
-        column_config={
-            **header_columns(),
-            "log p(token)": st.column_config.NumberColumn(format="%.3f"),
-            "log p(prefix + token)": st.column_config.NumberColumn(format="%.3f"),
-            "score": st.column_config.NumberColumn(t("score"), format="%.3f"),
-        },
+        number_columns=("log p(token)", "log p(prefix + token)"),
+        decimals=3,
     )
     last = len(trace.steps) - 1
     if upto == last and trace.stop_reason:
