@@ -17,7 +17,7 @@ from explorer.decoding.repetition import output_loop
 from explorer.inference import Translation
 from explorer.model.transformer import FAMILIES
 from explorer.text.sentences import join_sentences
-from ui.attention_view import FAMILY_HELP, FAMILY_SHORT, FAMILY_TITLES, data_kind, example_sentences
+from ui.attention_view import FAMILY_HELP, FAMILY_SHORT, FAMILY_TITLES, UNITS, data_kind, example_sentences
 from ui.i18n import t
 from ui.markdown import md_escape
 from ui.urlstate import bound_buttons, bound_choice, bound_select_slider, note_long_text
@@ -60,26 +60,13 @@ def sentence_input(
 
 def show_translation(translation: Translation, max_len: int, *, how: str) -> None:
     """The translation in large type, with how it was found and a warning if the source was cut."""
-    # Compact (one heading line, one caption line): on a 720 px projector the figure below must still fit.
-    with st.container(border=True, gap="small"):
-        st.markdown(f"## {md_escape(translation.output) if translation.output else t('(empty)')}")
-        details = (
-            t("Translation · {how}", how=how)
-            + " · "
-            + t(
-                "{source} source tokens → {target} target tokens · score {score:.3f} (length-normalised "
-                "log-probability)",
-                source=len(translation.source_pieces),
-                target=len(translation.output_ids),
-                score=translation.score,
-            )
-        )
-        if not translation.finished:
-            details += " · " + t("stopped at the length limit without producing </s>")
-        st.caption(details)
-    if translation.truncated:
-        _warn_cut(max_len)
-    warn_repeated([translation])
+    summary = t(
+        "{source} source tokens → {target} target tokens · score {score:.3f} (length-normalised log-probability)",
+        source=len(translation.source_pieces),
+        target=len(translation.output_ids),
+        score=translation.score,
+    )
+    _translation_card([translation], translation.output, max_len, how=how, summary=summary)
 
 
 def show_translations(translations: Sequence[Translation], max_len: int, *, how: str) -> None:
@@ -88,19 +75,25 @@ def show_translations(translations: Sequence[Translation], max_len: int, *, how:
     if len(translations) == 1:
         show_translation(translations[0], max_len, how=how)
         return
+    summary = t(
+        "{n} sentences, each translated on its own and joined; {source} source tokens → {target} target tokens",
+        n=len(translations),
+        source=sum(len(tr.source_pieces) for tr in translations),
+        target=sum(len(tr.output_ids) for tr in translations),
+    )
     output = join_sentences(tr.output for tr in translations)
+    _translation_card(translations, output, max_len, how=how, summary=summary)
+
+
+def _translation_card(
+    translations: Sequence[Translation], output: str, max_len: int, *, how: str, summary: str
+) -> None:
+    """`output` in large type over how it was found and `summary`, then the warnings of any of `translations`
+    (cut at the length limit, unfinished, repeating)."""
+    # Compact (one heading line, one caption line): on a 720 px projector the figure below must still fit.
     with st.container(border=True, gap="small"):
         st.markdown(f"## {md_escape(output) if output else t('(empty)')}")
-        details = (
-            t("Translation · {how}", how=how)
-            + " · "
-            + t(
-                "{n} sentences, each translated on its own and joined; {source} source tokens → {target} target tokens",
-                n=len(translations),
-                source=sum(len(tr.source_pieces) for tr in translations),
-                target=sum(len(tr.output_ids) for tr in translations),
-            )
-        )
+        details = t("Translation · {how}", how=how) + " · " + summary
         if not all(tr.finished for tr in translations):
             details += " · " + t("stopped at the length limit without producing </s>")
         st.caption(details)
@@ -168,6 +161,23 @@ def choice_list(
     labels = {value: t(message) for value, message in options.items()}
     return str(
         bound_choice(where.radio, label, tuple(options), key, default, format_func=labels.__getitem__, help=help)
+    )
+
+
+def units_picker(key: str, *, help: str, where: Any = st) -> str:
+    """Sub-word pieces or whole words (`UNITS`) as the attention's tokens, kept in the URL (?key=words).
+    where: st, or a container."""
+    return str(
+        bound_choice(
+            where.segmented_control,
+            t("Tokens"),
+            UNITS,
+            key,
+            "pieces",
+            required=True,
+            format_func=lambda u: t(u.capitalize()),
+            help=help,
+        )
     )
 
 

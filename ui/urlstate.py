@@ -71,19 +71,19 @@ def note_long_text(key: str, limit: int) -> None:
 
 
 def is_int_in(low: int, high: int) -> Callable[[str], bool]:
-    def check(raw: str) -> bool:
-        try:
-            return low <= int(raw) <= high
-        except ValueError:
-            return False
-
-    return check
+    """A check that a link's raw value is a whole number in [low, high]."""
+    return _number_in(int, low, high)
 
 
 def is_float_in(low: float, high: float) -> Callable[[str], bool]:
+    """A check that a link's raw value is a number in [low, high]."""
+    return _number_in(float, low, high)
+
+
+def _number_in(parse: Callable[[str], float], low: float, high: float) -> Callable[[str], bool]:
     def check(raw: str) -> bool:
         try:
-            return low <= float(raw) <= high
+            return low <= parse(raw) <= high
         except ValueError:
             return False
 

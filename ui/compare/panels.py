@@ -12,14 +12,14 @@ import streamlit as st
 from explorer.analysis.heads import head_summary
 from explorer.figures.compare import Panel, compare_heads
 from explorer.inference import Translation
-from ui.attention_controls import choice_list
-from ui.attention_view import FAMILY_SHORT, UNITS, attention_view
+from ui.attention_controls import choice_list, units_picker
+from ui.attention_view import FAMILY_SHORT, attention_view
 from ui.figures import show_figure
 from ui.i18n import current_language, t
 from ui.layout import fit_height
 from ui.linked_heads import show_linked_heads
 from ui.presenter import stepper
-from ui.urlstate import bound_choice, bound_toggle
+from ui.urlstate import bound_toggle
 
 COMPARE = {
     "heads": "Heads on one sentence",
@@ -48,15 +48,10 @@ def compare_controls(side: Any) -> CompareChoice:
         help=t("Either way every panel uses the same scale, so equal colours mean equal weights."),
         where=side,
     )
-    units = bound_choice(
-        side.segmented_control,
-        t("Tokens"),
-        UNITS,
+    units = units_picker(
         "c_units",
-        "pieces",
-        required=True,
-        format_func=lambda u: t(u.capitalize()),
         help=t("Sub-word pieces, or whole words (summed over a word's pieces as keys, averaged as queries)."),
+        where=side,
     )
     linked = bound_toggle(
         side,

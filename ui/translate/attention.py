@@ -13,14 +13,14 @@ from explorer.analysis.heads import head_summary
 from explorer.analysis.words import average_heads
 from explorer.figures.attention import attention_heatmap, head_view
 from explorer.inference import Translation
-from ui.attention_controls import choice_list, family_picker, number_picker
-from ui.attention_view import UNITS, AttentionView, attention_view, head_title
+from ui.attention_controls import choice_list, family_picker, number_picker, units_picker
+from ui.attention_view import AttentionView, attention_view, head_title
 from ui.figures import show_figure
 from ui.i18n import current_language, t
 from ui.layout import COLUMN_GAP_PX, FIRST_SCREEN_FIGURE_PX, figure_column_px, fit_height
 from ui.linked_heads import show_linked_grid
 from ui.presenter import step_buttons, stepper
-from ui.urlstate import bound_buttons, bound_choice, bound_toggle
+from ui.urlstate import bound_buttons, bound_toggle
 
 MODES = {"head": "One head", "grid": "All layers and heads", "mean": "Mean over heads", "lines": "Head view"}
 # A caption line and the gap under it at 1024 px: the decoding note took it above the figure, which now has it.
@@ -39,14 +39,8 @@ def view_controls(side: Any) -> ViewChoice:
     """The view, the tokens and the colour scale, in `side`; each kept in the URL."""
     with side:
         mode = choice_list(t("View"), MODES, "mode", "head")
-        units = bound_choice(
-            st.segmented_control,
-            t("Tokens"),
-            UNITS,
+        units = units_picker(
             "units",
-            "pieces",
-            required=True,
-            format_func=lambda u: t(u.capitalize()),
             help=t(
                 "Sub-word pieces as the model reads them, or whole words: a word's attention is summed over its "
                 "pieces on the key side and averaged over them on the query side."
