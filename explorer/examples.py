@@ -1,4 +1,4 @@
-"""Example sentences for a checkpoint: a first look at the app should show sensible attention (issue 15.8).
+"""Example sentences for a checkpoint: a first look at the app should show sensible attention.
 
 A checkpoint folder may carry `examples.json`, ``{"en": ["A man ...", ...]}``: a few sentences in its source
 language, in the domain it was trained on (Multi30k: people, animals, streets). A checkpoint without the

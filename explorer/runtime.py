@@ -7,7 +7,7 @@ on Multi30k test2016, the app's translate-with-all-maps call) in fresh processes
 (benchmarks/RESULTS.md):
 
 - On a machine with cores to spare, threads that spin while they wait (ACTIVE) translate test2016 with
-  `explorer translate` 1.6× faster than sleeping ones (PASSIVE): 8.0 s against 13.0 s (issue 13).
+  `explorer translate` 1.6× faster than sleeping ones (PASSIVE): 8.0 s against 13.0 s.
 - On an oversubscribed machine (more runnable processes than cores: a training run, tests, other users)
   it is the other way round, and by more: spinning threads steal the cores the work needs. With the
   1-minute load average at 14–22 on 2 cores, `explorer translate --beam 4` on 50 sentences took 39 s with
@@ -19,7 +19,7 @@ to spin. On a quiet one it keeps the OpenMP defaults (a thread per core, spinnin
 a decoding step's products are split over both cores (by oneDNN on the AMD EPYC, by MKL on the Intel Xeon),
 and one thread was 1.19x slower for a single translation with all maps on the first (43.1 vs 36.2 ms) and
 1.51x on the second (25.3 vs 16.8 ms); the classroom's batched burst of 40 was slower too (p95 0.48 vs
-0.41 s) (2026-11-25, benchmarks/RESULTS.md).
+0.41 s) (benchmarks/RESULTS.md).
 
 A variable the user has set is never overridden; with EXPLORER_RUNTIME=as-given nothing is set at all
 (the OpenMP runtime's own defaults; the benchmark uses it).
@@ -69,7 +69,7 @@ def load_per_core() -> float:
 
     Both must say busy. The load average alone lags by a minute: a user's own previous command, or the
     previous configuration of a benchmark, leaves it high on an idle machine, and the next command then picked
-    PASSIVE and ran 1.2× slower (quiet machine, 2026-11-25, `python -m benchmarks --only threads`). The
+    PASSIVE and ran 1.2× slower (quiet machine, `python -m benchmarks --only threads`). The
     runnable count alone would follow a momentary blip.
     """
     try:

@@ -1,4 +1,4 @@
-"""Presenter mode (issue 15.5): `?presenter=1` or the sidebar toggle. The sidebar is collapsed, figure text is
+"""Presenter mode: `?presenter=1` or the sidebar toggle. The sidebar is collapsed, figure text is
 at least 18 px (`FONT_SCALE` on the figure theme), and a presentation remote steps through the view.
 
 A remote sends PageDown/PageUp (some send the arrow keys). Streamlit has no key-event API, so a small script

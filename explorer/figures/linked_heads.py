@@ -1,4 +1,4 @@
-"""Synchronized heads (issue 15.6): attention heads as one Vega-Lite (Altair) chart in which hovering a query
+"""Synchronized heads: attention heads as one Vega-Lite (Altair) chart in which hovering a query
 token's row in any head highlights the same query row in every head shown, and dims the rest.
 
 Why Vega-Lite and not plotly: Streamlit does not send plotly hover events back to Python (only clicks and

@@ -35,7 +35,7 @@ TITLE_SIZE = 24
 TICK_SIZE = 16
 HOVER_SIZE = 16
 CELL_TEXT_SIZE = 16  # numbers written inside heatmap cells
-MIN_TEXT_SIZE = 14  # nothing in a figure is smaller (issue 15: readable at 1280x720)
+MIN_TEXT_SIZE = 14  # nothing in a figure is smaller: readable on a 1280x720 projector
 
 # Streamlit's font first (the page's look), then fonts with Hangul: the browser and the export's Chromium
 # fall back per glyph, so Korean labels are drawn from the system's Noto CJK (Debian `fonts-noto-cjk`),

@@ -1,6 +1,6 @@
 """Head numbering on the Heads page: names (`cross.1.0`, in links, tables and on the command line) count
-layers and heads from 0, as the issue and the CLI fix them; labels and figures count from 1, as on every other
-page. Where both appear, these say which is which."""
+layers and heads from 0; labels and figures count from 1, as on every other page. Where both appear, these
+say which is which."""
 
 from __future__ import annotations
 
