@@ -8,8 +8,9 @@ import streamlit as st
 from explorer.analysis.heads import head_summary
 from explorer.figures.compare import Panel, compare_heads
 from explorer.inference import Translation
+from explorer.paper import FAMILY_SHORT
 from ui.attention_controls import choice_list, family_picker, number_picker, sentence_input, show_translation
-from ui.attention_view import FAMILY_SHORT, UNITS, attention_view
+from ui.attention_view import UNITS, attention_view
 from ui.figures import show_figure
 from ui.heads_ablation import ablation_expander
 from ui.i18n import current_language, t

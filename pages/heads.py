@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.model.head_mask import HEAD_FAMILIES, family_layers
+from explorer.model.head_mask import family_layers
+from explorer.paper import HEAD_FAMILIES, HEAD_FAMILY_TITLES
 from ui.attention_controls import choice_list, number_picker, sentence_input
 from ui.heads_ablation import (
-    FAMILY_LABELS,
     MODES,
     ablated_translation,
     head_mask_grid,
@@ -70,7 +70,7 @@ with side:  # the sentence is every tab's; the rest are the first tab's
     )
     sync_to_url("h_mode")
     url_default("h_family", "cross", allowed=HEAD_FAMILIES)
-    family = choice_list(t("Attention family"), {f: FAMILY_LABELS[f] for f in HEAD_FAMILIES}, "h_family")
+    family = choice_list(t("Attention family"), {f: HEAD_FAMILY_TITLES[f] for f in HEAD_FAMILIES}, "h_family")
     sync_to_url("h_family")
     layer = number_picker("Layer", "h_layer", family_layers(config, family), default=family_layers(config, family)) - 1
 

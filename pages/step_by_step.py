@@ -25,8 +25,8 @@ from explorer.figures.step_by_step import (
 )
 from explorer.figures.theme import FONT_SIZE, escape_labels, wrap_words
 from explorer.inference import Translation
+from explorer.paper import FAMILY_TITLES
 from ui.attention_controls import family_picker, number_picker, sentence_input, show_translation
-from ui.attention_view import FAMILY_TITLES
 from ui.figures import show_figure
 from ui.i18n import current_language, t
 from ui.layout import controls, page_header

@@ -15,9 +15,9 @@ import streamlit as st
 from explorer.data.synthetic import TASKS, task_description
 from explorer.decoding.repetition import output_loop
 from explorer.inference import Translation
-from explorer.model.transformer import FAMILIES
+from explorer.paper import FAMILIES, FAMILY_SHORT, FAMILY_TITLES
 from explorer.text.sentences import join_sentences
-from ui.attention_view import FAMILY_HELP, FAMILY_SHORT, FAMILY_TITLES, data_kind, example_sentences
+from ui.attention_view import FAMILY_HELP, data_kind, example_sentences
 from ui.i18n import t
 from ui.markdown import md_escape
 from ui.urlstate import note_link_value, note_long_text, sync_to_url, url_default

@@ -18,6 +18,7 @@ from explorer.complexity.measure import measure_layers
 from explorer.complexity.table1 import table1_rows
 from explorer.figures import architecture, tour_attention, tour_embeddings, tour_training
 from explorer.inference import Translation
+from explorer.paper import FAMILIES, FAMILY_TITLES, PAPER_TABLE2
 from explorer.tour import numbers
 from explorer.tour.variants import start_variants, variant_curves
 from explorer.training.run_folder import JobError
@@ -176,11 +177,7 @@ def scaled_dot_product_view(ctx: TourContext) -> tuple[int | None, int | None]:
 def multi_head_view(ctx: TourContext) -> tuple[int | None, int | None]:
     layers = min(ctx.config.n_encoder_layers, ctx.config.n_decoder_layers)
     slot = st.container()
-    families = {
-        "encoder_self": t("Encoder self-attention"),
-        "decoder_self": t("Masked decoder self-attention"),
-        "cross": t("Encoder-decoder attention"),
-    }
+    families = {f: t(FAMILY_TITLES[f]) for f in FAMILIES}
     if st.session_state.get("tour_mh_family") not in families:
         # The masked one first: the mask is what is new here, and cross-attention is the exercise's answer.
         st.session_state["tour_mh_family"] = "decoder_self"
@@ -416,7 +413,7 @@ def beam_search_view(ctx: TourContext) -> tuple[int | None, int | None]:
         if bleu
         else t("this model: no BLEU recorded in its checkpoint")
     )
-    paper = "; ".join(f"{name}: EN-DE {de}, EN-FR {fr}" for name, de, fr in numbers.PAPER_TABLE2)
+    paper = "; ".join(f"{name}: EN-DE {de}, EN-FR {fr}" for name, de, fr in PAPER_TABLE2)
     st.caption(
         t(
             "Table 2 (WMT 2014 news, newstest2014) \u2014 {paper}. Beside it, {ours}. Different data and "

@@ -9,10 +9,10 @@ import pytest
 import torch
 
 from explorer.decoding.search import beam_search, greedy_search
+from explorer.fastpath.packed_decoding import packed_decoder
 from explorer.inference import ModelScorer, PackedScorer, scorer_for
 from explorer.model import HeadMask, HeadMeans, Transformer
 from explorer.model.head_mask import HeadSelection
-from explorer.model.packed_decoding import packed_decoder
 from tests.engine.test_head_mask import SRC, all_kept, make_model
 
 TGT = torch.tensor([[2, 9, 10, 11, 12, 13], [2, 14, 15, 16, 17, 18]])
