@@ -1,4 +1,4 @@
-"""What a greedy decoder step of one sentence spends outside its weight products (issue 13's last cell).
+"""What a greedy decoder step of one sentence spends outside its weight products.
 
     python -m benchmarks.step_floor [ROUNDS] [SENTENCES]
 

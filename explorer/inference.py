@@ -87,7 +87,7 @@ class PackedScorer:
 
 def scorer_for(model: Transformer, src: torch.Tensor, head_mask: HeadMask | None = None) -> ModelScorer | PackedScorer:
     """Encode `src` (batch, src) and return the scorer that decodes it: packed whenever the model allows,
-    with heads masked or not (a masked re-decode costs what the plain one does, issue 18.2)."""
+    with heads masked or not (a masked re-decode costs what the plain one does)."""
     if supports_packed(model) and not model.training:
         versions = weight_versions(model)  # read once for both: about 10 µs of every translated sentence
         encoded = packed_encoder(model, versions).encode(src, head_mask)

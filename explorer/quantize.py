@@ -1,4 +1,4 @@
-"""int8 for batch translation: the position-wise feed-forward layers quantized dynamically (issue 13.3).
+"""int8 for batch translation: the position-wise feed-forward layers quantized dynamically.
 
 `torch.ao.quantization.quantize_dynamic` stores a `nn.Linear` weight as int8 with one scale per tensor and
 quantizes its input on the fly, per batch. Which layers: on the first 200 Multi30k validation sentences
@@ -9,7 +9,7 @@ LayerNorm and the tied output projection.
 
 The quantized copy is for translating many sentences (`explorer translate --int8`); the attention views
 always use the float model, whose weights they show. It decodes on the packed paths like the float model, its
-feed-forward blocks on fbgemm (`explorer/fastpath/packing.py`): on the 2-core Intel Xeon of 2026-11-25,
+feed-forward blocks on fbgemm (`explorer/fastpath/packing.py`): on the 2-core Intel Xeon,
 1.07-1.08x faster than float32 in batches and 1.01-1.02x slower on one sentence, where on the general path it
 had been 1.24-1.60x slower than float32 (`python benchmarks/peers.py 3 300`, benchmarks/RESULTS.md).
 """

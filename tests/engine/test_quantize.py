@@ -1,4 +1,4 @@
-"""`explorer translate --int8`: dynamically quantized feed-forward layers, within 0.3 BLEU of float (issue 13.3)."""
+"""`explorer translate --int8`: dynamically quantized feed-forward layers, within 0.3 BLEU of float."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every text of the tour has its Korean in the catalogue, with the same {placeholders} (issue 15, 17)."""
+"""Every text of the tour has its Korean in the catalogue, with the same {placeholders}."""
 
 from __future__ import annotations
 

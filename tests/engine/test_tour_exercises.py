@@ -1,5 +1,5 @@
 """The tour's exercises: each answer is computed from the model (change the model, the answer changes where
-it should), and on the page a guess is recorded before the answer is revealed (issue 17)."""
+it should), and on the page a guess is recorded before the answer is revealed."""
 
 from __future__ import annotations
 

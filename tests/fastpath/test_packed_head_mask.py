@@ -1,4 +1,4 @@
-"""Head masks on the packed decoder (issue 18.2): a masked re-decode takes the fast path and gives the general
+"""Head masks on the packed decoder: a masked re-decode takes the fast path and gives the general
 path's outputs, over encoder, decoder and cross masks, zero- and mean-ablation, greedy and beam: the same tokens,
 and scores equal to float32 rounding (the packed decoder's output projection reads the tied embedding in an
 (in, out) copy, which MKL sums in another order than the general path's `hidden @ weight.t()`)."""
