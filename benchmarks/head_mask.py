@@ -3,7 +3,7 @@
 What the heads page does on every click: the same search (greedy, and beam 4) over one sentence, once with
 no mask and once with two heads off (`cross.2.0,enc.0.3`, the issue's example); the goal is ≤ 1.2× the
 unmasked decode. The mask gates each head's output before W^O, in the encoder's fused-kernel path and in the
-packed decoder (`explorer.model.packed_decoding`), so a masked re-decode runs the same operations as the plain
+packed decoder (`explorer.fastpath.packed_decoding`), so a masked re-decode runs the same operations as the plain
 one plus one multiplication per module with a head off. A third variant passes an empty mask: what mask
 support costs when nothing is off (the packed step then runs exactly the unmasked operations).
 """
@@ -30,7 +30,6 @@ from benchmarks.common import (
 from benchmarks.decoding import load_model
 from explorer.inference import translate
 from explorer.model import HeadMask
-from explorer.model.masked import translate_with_heads
 
 NAME = "head_mask"
 TITLE = "Head-mask overhead (re-decoding one sentence)"
@@ -70,7 +69,7 @@ def _variants(opts: Options, beam: int) -> tuple[dict[str, Callable[[int], objec
     @torch.inference_mode()
     def masked(_: int) -> None:
         for s in sentences:
-            translate_with_heads(model, tokenizer, [s], mask, beam_size=beam)
+            translate(model, tokenizer, [s], beam_size=beam, head_mask=mask)
 
     variants = {"no mask": plain, f"{', '.join(mask.off())} off": masked}
     if "head_mask" in inspect.signature(translate).parameters:

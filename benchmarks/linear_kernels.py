@@ -7,7 +7,7 @@ W^O, cross W^Q and W^O, both feed-forward linears, three layers) and by the tied
 float32 weights, more than the AMD EPYC's caches keep, so the figure is how fast each kernel reads them.
 Rows: 1 (greedy, one sentence), 4 (beam 4, one sentence), 32 (greedy, a batch), 128 (beam 4, a batch).
 Both kernels in one process, interleaved round by round; prints median microseconds per step and MKL ÷ oneDNN,
-and the kernels the packed paths choose on this machine (`explorer/model/linear_kernels.py`, measured: the
+and the kernels the packed paths choose on this machine (`explorer/fastpath/linear_kernels.py`, measured: the
 winner differs between CPUs).
 """
 
@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 
 from explorer.checkpoint import load_checkpoint
-from explorer.model.linear_kernels import MKL, ONEDNN, Kernels, choose_kernels
+from explorer.fastpath.linear_kernels import MKL, ONEDNN, Kernels, choose_kernels
 
 CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "multi30k-en-de"
 ROWS = (1, 4, 32, 128)

@@ -1,4 +1,4 @@
-"""One sentence decoded with TorchScript (`explorer/model/scripted_decoding.py`) ÷ with the Python steps.
+"""One sentence decoded with TorchScript (`explorer/fastpath/scripted_decoding.py`) ÷ with the Python steps.
 
     python -m benchmarks.scripted_decoding [ROUNDS] [SENTENCES]
 
@@ -25,8 +25,8 @@ import torch
 from benchmarks.common import SHIPPED_CHECKPOINT, sample_sentences
 from explorer.checkpoint import load_checkpoint
 from explorer.decoding.search import beam_search, greedy_search
+from explorer.fastpath.scripted_decoding import VARIABLE, scripted
 from explorer.inference import encode_sources, pad, scorer_for
-from explorer.model.scripted_decoding import VARIABLE, scripted
 
 BATCH = 32
 

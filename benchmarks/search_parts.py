@@ -4,7 +4,7 @@
 
 1. `row_top_k` ÷ `torch.topk` on (rows, 8,000) log-probabilities, k = 8 (beam 4 keeps 2k per row): rows 4
    (beam 4, one sentence), 32 and 128 (beam 4 over a batch of 32 sentences); microseconds per call.
-2. The folded cross-attention (`explorer/model/folded_cross.py`) ÷ the unfolded one, on the shipped
+2. The folded cross-attention (`explorer/fastpath/folded_cross.py`) ÷ the unfolded one, on the shipped
    checkpoint translating one sentence at a time (what the app does for a typed sentence), greedy and beam 4:
    milliseconds per sentence.
 3. Beam 4 over batches of 32 with each top-k, sentences per second.
@@ -27,12 +27,12 @@ from unittest.mock import patch
 import torch
 
 import explorer.decoding.search as search
-import explorer.model.packed_decoding as packed_decoding
+import explorer.fastpath.packed_decoding as packed_decoding
 from benchmarks.common import SHIPPED_CHECKPOINT, sample_sentences
 from explorer.checkpoint import load_checkpoint
 from explorer.decoding.top_k import row_top_k
+from explorer.fastpath.folded_cross import worth_folding
 from explorer.inference import translate
-from explorer.model.folded_cross import worth_folding
 
 
 def _plain_top_k(x: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:

@@ -1,4 +1,4 @@
-"""What a greedy decoder step of one sentence spends outside its weight products (issue 13's last cell).
+"""What a greedy decoder step of one sentence spends outside its weight products.
 
     python -m benchmarks.step_floor [ROUNDS] [SENTENCES]
 
@@ -30,9 +30,9 @@ import torch
 
 from benchmarks.common import SHIPPED_CHECKPOINT, sample_sentences
 from explorer.checkpoint import load_checkpoint
+from explorer.fastpath import scripted_decoding
+from explorer.fastpath.linear_kernels import ONEDNN, onednn_usable
 from explorer.inference import PackedScorer, encode_sources, scorer_for
-from explorer.model import scripted_decoding
-from explorer.model.linear_kernels import ONEDNN, onednn_usable
 
 
 def _products(flat: list[torch.Tensor], folded: list[torch.Tensor], few_rows: list[int]):
@@ -97,7 +97,7 @@ def main(rounds: int = 5, n: int = 100) -> int:
         decoder = scorers[0].decoder  # type: ignore[union-attr]
         weights = decoder.scripted_weights
         if weights is None or scripted_decoding.scripted() is None:
-            print("the scripted greedy loop does not apply here (module doc of explorer/model/scripted_decoding.py)")
+            print("the scripted greedy loop does not apply here (module doc of explorer/fastpath/scripted_decoding.py)")
             return 1
         caches = [s.cache for s in scorers]  # type: ignore[union-attr]
         limits = [len(s) + 50 for s in ids]

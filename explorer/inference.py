@@ -15,16 +15,17 @@ from dataclasses import dataclass, field
 import torch
 
 from explorer.decoding.search import BeamTrace, Hypothesis, beam_search, greedy_search
+from explorer.fastpath.packed_cache import PackedCache
+from explorer.fastpath.packed_decoding import PackedDecoder, packed_decoder, supports_packed
+from explorer.fastpath.packed_encoding import packed_encoder
+from explorer.fastpath.packing import weight_versions
 from explorer.model import DecoderCache, HeadMask, SentenceAttention, Transformer
-from explorer.model.packed_decoding import PackedCache, PackedDecoder, packed_decoder, supports_packed
-from explorer.model.packed_encoding import packed_encoder
-from explorer.model.packing import weight_versions
 from explorer.tokenizer import Tokenizer
 
 EXTRA_OUTPUT_TOKENS = 50  # Section 6.1: maximum output length = input length + 50
 
 
-@dataclass
+@dataclass(frozen=True)
 class Translation:
     source: str
     output: str
@@ -86,7 +87,7 @@ class PackedScorer:
 
 def scorer_for(model: Transformer, src: torch.Tensor, head_mask: HeadMask | None = None) -> ModelScorer | PackedScorer:
     """Encode `src` (batch, src) and return the scorer that decodes it: packed whenever the model allows,
-    with heads masked or not (a masked re-decode costs what the plain one does, issue 18.2)."""
+    with heads masked or not (a masked re-decode costs what the plain one does)."""
     if supports_packed(model) and not model.training:
         versions = weight_versions(model)  # read once for both: about 10 µs of every translated sentence
         encoded = packed_encoder(model, versions).encode(src, head_mask)
@@ -159,12 +160,16 @@ def translate(
 ) -> list[Translation]:
     """Translate `sentences`; greedy when beam_size == 1. Order of results = order of inputs.
 
-    head_mask switches attention heads off for the search and the attention maps alike. no_repeat_ngram = n
+    head_mask switches attention heads off for the search and the attention maps alike (the Heads page, `explorer
+    heads`, head importance); it is checked against the model's shape first (HeadNameError for a mask made for
+    another model), and a mask with no head off is no mask: exactly the unmasked outputs. no_repeat_ngram = n
     forbids the search to repeat any n pieces in a row within an output (explorer/decoding/repetition.py).
     """
     if beam_size < 1:
         raise ValueError(f"beam_size must be >= 1, got {beam_size}")
     config = model.config
+    if head_mask is not None:
+        head_mask = None if head_mask.is_empty else head_mask.check(config)
     device = next(model.parameters()).device
     source_ids, truncated = encode_sources(tokenizer, sentences, config.max_len, config.eos_id)
     # Sort by length so each batch pads little; results are put back in input order.

@@ -153,8 +153,13 @@ class Tokenizer:
         return self._sp.encode(list(texts))
 
     def decode(self, ids: Iterable[int]) -> str:
-        """Text of `ids`; PAD, BOS and EOS are skipped wherever they appear."""
-        return self._sp.decode([int(i) for i in ids if int(i) not in (PAD_ID, BOS_ID, EOS_ID)])
+        """Text of `ids`; PAD, BOS and EOS are skipped wherever they appear.
+
+        Never with leading or trailing whitespace: a model may end an output on a lone '▁' piece (a barely
+        trained one often does), which SentencePiece decodes to a trailing space. Every text the engine returns
+        (`translate`, the n-best lists, the command line, so the app too) is made here, so it is normalised once.
+        """
+        return self._sp.decode([int(i) for i in ids if int(i) not in (PAD_ID, BOS_ID, EOS_ID)]).strip()
 
     def id_to_piece(self, piece_id: int) -> str:
         return self._sp.id_to_piece(int(piece_id))

@@ -15,9 +15,9 @@ import streamlit as st
 from explorer.data.synthetic import TASKS, task_description
 from explorer.decoding.repetition import output_loop
 from explorer.inference import Translation
-from explorer.model.transformer import FAMILIES
+from explorer.paper import FAMILIES, FAMILY_SHORT, FAMILY_TITLES
 from explorer.text.sentences import join_sentences
-from ui.attention_view import FAMILY_HELP, FAMILY_SHORT, FAMILY_TITLES, UNITS, data_kind, example_sentences
+from ui.attention_view import FAMILY_HELP, UNITS, data_kind, example_sentences
 from ui.i18n import t
 from ui.markdown import md_escape
 from ui.urlstate import bound_buttons, bound_choice, bound_select_slider, note_long_text

@@ -24,16 +24,10 @@ from explorer.decoding.repetition import output_loop
 from explorer.examples import Examples, load_examples
 from explorer.i18n import translate
 from explorer.inference import Translation
-from explorer.model.transformer import FAMILIES
+from explorer.paper import FAMILIES, FAMILY_TITLES
 from explorer.text.sentences import join_sentences
 from explorer.tokenizer import word_groups, word_labels
 
-FAMILY_TITLES: dict[str, str] = {
-    "encoder_self": "Encoder self-attention",
-    "decoder_self": "Decoder self-attention (masked)",
-    "cross": "Encoder-decoder attention",
-}
-FAMILY_SHORT: dict[str, str] = {"encoder_self": "Encoder self", "decoder_self": "Decoder self", "cross": "Cross"}
 FAMILY_HELP = (
     "Section 3.2.3 of the paper: the encoder's self-attention lets every source token look at every "
     "source token; the decoder's masked self-attention lets each target position look only at earlier "

@@ -32,10 +32,10 @@ import torch
 
 from explorer.config import ModelConfig
 from explorer.evaluation import corpus_scores
-from explorer.inference import encode_sources, pad
+from explorer.inference import encode_sources, pad, translate
 from explorer.model import HeadMask, HeadMeans, Transformer
-from explorer.model.head_mask import FAMILY_FIELDS, HEAD_FAMILIES, all_head_names, family_layers, parse_head_name
-from explorer.model.masked import translate_with_heads
+from explorer.model.head_mask import all_head_names, family_layers, parse_head_name
+from explorer.paper import FAMILY_FIELDS, HEAD_FAMILIES
 from explorer.tokenizer import Tokenizer
 
 SHIPPED_FILE = "head_importance.json"
@@ -170,7 +170,7 @@ def bleu_with(
     beam_size: int = 1,
 ) -> tuple[float, str]:
     """Corpus BLEU of the model's translations with `mask`'s heads off, and the sacreBLEU signature."""
-    outputs = translate_with_heads(model, tokenizer, list(sources), mask, beam_size=beam_size)
+    outputs = translate(model, tokenizer, list(sources), beam_size=beam_size, head_mask=mask)
     scores = corpus_scores([o.output for o in outputs], list(references))
     return scores.bleu, scores.bleu_signature
 

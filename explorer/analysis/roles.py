@@ -31,8 +31,9 @@ import numpy as np
 
 from explorer.analysis.heads import PATTERN_THRESHOLD
 from explorer.analysis.words import merge_attention_to_words
-from explorer.model.head_mask import FAMILY_FIELDS, head_name
+from explorer.model.head_mask import head_name
 from explorer.model.transformer import SentenceAttention, Transformer
+from explorer.paper import FAMILY_FIELDS
 from explorer.tokenizer import WORD_START, Tokenizer, word_groups, word_labels
 
 if TYPE_CHECKING:  # imported where it is used: explorer.inference brings in the decoders

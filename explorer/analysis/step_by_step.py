@@ -27,7 +27,8 @@ import torch
 
 from explorer.inference import Translation
 from explorer.model.attention import AttentionInternals
-from explorer.model.transformer import FAMILIES, Transformer
+from explorer.model.transformer import Transformer
+from explorer.paper import FAMILIES
 
 
 @dataclass(frozen=True)

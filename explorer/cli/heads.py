@@ -122,7 +122,7 @@ def run_ablate(args: argparse.Namespace) -> int:
     from explorer.checkpoint import load_checkpoint
     from explorer.cli.arguments import resolve_decoding
     from explorer.cli.translate import _batches, _input_lines
-    from explorer.model.masked import translate_with_heads
+    from explorer.inference import translate
 
     mask = _head_mask(args.heads, args.checkpoint)
     checkpoint = load_checkpoint(args.checkpoint)
@@ -141,8 +141,13 @@ def run_ablate(args: argparse.Namespace) -> int:
     for batch in _batches(_input_lines(args), args.batch_lines):
         wanted = [i for i, line in enumerate(batch) if line.strip()]
         done = (
-            translate_with_heads(
-                checkpoint.model, checkpoint.tokenizer, [batch[i] for i in wanted], mask, beam_size=beam, alpha=alpha
+            translate(
+                checkpoint.model,
+                checkpoint.tokenizer,
+                [batch[i] for i in wanted],
+                beam_size=beam,
+                alpha=alpha,
+                head_mask=mask,
             )
             if wanted
             else []

@@ -20,7 +20,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def run(args: argparse.Namespace) -> int:
-    from explorer.table3 import table3_rows
+    from explorer.paper import parameter_comparison
 
     if args.checkpoint:
         from explorer.checkpoint import check_weights_match, decoding_settings, read_config
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(info, indent=2, ensure_ascii=False))
         return 0
     config = preset(args.preset, vocab_size=args.vocab)
-    rows = table3_rows(args.vocab)
+    counts = parameter_comparison(args.vocab)
     if args.json:
         print(
             json.dumps(
@@ -56,10 +56,10 @@ def run(args: argparse.Namespace) -> int:
                         {
                             "row": r.label,
                             "paper_millions": r.paper_millions,
-                            "ours": r.ours,
-                            "relative_error": round(r.relative_error, 4),
+                            "ours": ours,
+                            "relative_error": round(error, 4),
                         }
-                        for r in rows
+                        for r, ours, error in counts
                     ],
                 },
                 indent=2,
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     print(f"preset {args.preset} (vocabulary {args.vocab}): {count_parameters(config):,} parameters\n")
-    print(f"{'Table 3 row':<18}{'paper':>9}{'ours':>11}{'diff':>8}")
-    for r in rows:
-        print(f"{r.label:<18}{r.paper_millions:>8}M{r.ours / 1e6:>10.1f}M{r.relative_error * 100:>+7.1f}%")
+    print(f"{'Table 3 row':<30}{'paper':>9}{'ours':>11}{'diff':>8}")
+    for r, ours, error in counts:
+        print(f"{r.label:<30}{r.paper_millions:>8}M{ours / 1e6:>10.1f}M{error * 100:>+7.1f}%")
     return 0

@@ -35,8 +35,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from explorer.complexity.table1 import CONV_DILATED, CONVOLUTIONAL, LABELS, RECURRENT, SELF_ATTENTION
 from explorer.model.attention import MultiHeadAttention
+from explorer.paper import CONV_DILATED, CONVOLUTIONAL, LAYER_LABELS, RECURRENT, SELF_ATTENTION
 
 SELF_ATTENTION_EXPLICIT = "self_attention_explicit"
 # Layers measured, in plotting order. `FORMULA_OF` names the Table 1 row whose formula each one follows.
@@ -55,7 +55,7 @@ MEASURED_LABELS: dict[str, str] = {
     CONVOLUTIONAL: "Convolutional (1 layer)",
     CONV_DILATED: "Dilated convolutions (log_k(n) layers)",
 }
-assert set(FORMULA_OF.values()) <= set(LABELS), "every measured layer follows a Table 1 row"
+assert set(FORMULA_OF.values()) <= set(LAYER_LABELS), "every measured layer follows a Table 1 row"
 
 MEMORY_MEASURES: dict[str, str] = {
     "cuda_peak_allocated": "peak memory allocated, forward + backward (MB, CUDA)",

@@ -22,47 +22,20 @@ Path lengths are exact hop counts under the connectivity stated in `path_length`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-SELF_ATTENTION = "self_attention"
-RECURRENT = "recurrent"
-CONVOLUTIONAL = "convolutional"
-RESTRICTED = "self_attention_restricted"
-# Rows of Table 1, in the paper's order.
-LAYER_TYPES: tuple[str, ...] = (SELF_ATTENTION, RECURRENT, CONVOLUTIONAL, RESTRICTED)
-
-# The convolutional row's path length depends on the kernel layout (Section 4): O(n/k) layers for contiguous
-# kernels, O(log_k(n)) for dilated ones. Table 1 quotes the dilated figure.
-CONV_CONTIGUOUS = "convolutional_contiguous"
-CONV_DILATED = "convolutional_dilated"
-PATH_LAYERS: tuple[str, ...] = (SELF_ATTENTION, RECURRENT, CONV_CONTIGUOUS, CONV_DILATED, RESTRICTED)
-
-LABELS: dict[str, str] = {
-    SELF_ATTENTION: "Self-Attention",
-    RECURRENT: "Recurrent",
-    CONVOLUTIONAL: "Convolutional",
-    RESTRICTED: "Self-Attention (restricted)",
-    CONV_CONTIGUOUS: "Convolutional (contiguous)",
-    CONV_DILATED: "Convolutional (dilated)",
-}
-
-
-@dataclass(frozen=True)
-class Formulas:
-    """One row of Table 1 as the paper prints it."""
-
-    complexity: str
-    sequential: str
-    max_path: str
-
-
-FORMULAS: dict[str, Formulas] = {
-    SELF_ATTENTION: Formulas("O(n²·d)", "O(1)", "O(1)"),
-    RECURRENT: Formulas("O(n·d²)", "O(n)", "O(n)"),
-    CONVOLUTIONAL: Formulas("O(k·n·d²)", "O(1)", "O(log_k(n))"),
-    RESTRICTED: Formulas("O(r·n·d)", "O(1)", "O(n/r)"),
-}
+from explorer.paper import (
+    CONV_CONTIGUOUS,
+    CONV_DILATED,
+    CONVOLUTIONAL,
+    FORMULAS,
+    LAYER_LABELS,
+    LAYER_TYPES,
+    PATH_LAYERS,
+    RECURRENT,
+    RESTRICTED,
+    SELF_ATTENTION,
+)
 
 # Column names of `table1_rows`, in display order.
 COLUMNS: tuple[str, ...] = (
@@ -201,7 +174,7 @@ def table1_rows(n: int, d: int, k: int = 3, r: int = 16) -> list[dict[str, Any]]
         formulas = FORMULAS[layer]
         rows.append(
             {
-                "Layer type": LABELS[layer],
+                "Layer type": LAYER_LABELS[layer],
                 "Complexity per layer": formulas.complexity,
                 "Operations": int(operations(layer, n, d, k, r)),
                 "Sequential operations": formulas.sequential,

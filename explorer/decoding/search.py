@@ -59,7 +59,7 @@ STOP_MAX_LEN: Final = "max_len reached"
 
 class OneCallGreedy(Protocol):
     """What a `StepScorer` may add: the greedy search of its one sentence in one call, the tokens and
-    log-probabilities this module's own loop would find (`explorer.model.scripted_decoding`), or None where it
+    log-probabilities this module's own loop would find (`explorer.fastpath.scripted_decoding`), or None where it
     cannot, and the search steps as usual."""
 
     def greedy_one(self, bos_id: int, eos_id: int, max_len: int) -> tuple[list[int], list[float]] | None: ...
@@ -106,7 +106,7 @@ class Hypothesis:
     finished: bool  # ended with EOS (False: cut at max_len)
 
 
-@dataclass
+@dataclass(frozen=True)
 class TraceNode:
     """A live hypothesis in the beam trace; the root (BOS) has id 0 and no parent."""
 
@@ -118,7 +118,7 @@ class TraceNode:
     tokens: tuple[int, ...]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Candidate:
     """A continuation considered at one step: live hypothesis `parent` (index into that step's
     `live`) extended with `token`. Every candidate has its own id; a kept candidate reappears with the
@@ -134,7 +134,7 @@ class Candidate:
     parent_id: int
 
 
-@dataclass
+@dataclass(frozen=True)
 class TraceStep:
     """Step t: the live hypotheses going in (t tokens each) and the top-2k continuations, best first."""
 
@@ -143,7 +143,7 @@ class TraceStep:
     candidates: list[Candidate]
 
 
-@dataclass
+@dataclass(frozen=True)
 class BeamTrace:
     """The whole search of one sentence, as plain data (`dataclasses.asdict` -> JSON)."""
 
@@ -155,7 +155,7 @@ class BeamTrace:
     stop_reason: str = ""
 
 
-@dataclass
+@dataclass(frozen=True)
 class BeamResult:
     hypotheses: list[Hypothesis]  # n-best, best first: finished ones before those cut at max_len
     trace: BeamTrace | None

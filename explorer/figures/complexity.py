@@ -21,16 +21,6 @@ from explorer.complexity.measure import (
     SELF_ATTENTION_EXPLICIT,
 )
 from explorer.complexity.table1 import (
-    CONV_CONTIGUOUS,
-    CONV_DILATED,
-    CONVOLUTIONAL,
-    FORMULAS,
-    LABELS,
-    LAYER_TYPES,
-    PATH_LAYERS,
-    RECURRENT,
-    RESTRICTED,
-    SELF_ATTENTION,
     crossover_n,
     operations,
     path_length,
@@ -39,6 +29,18 @@ from explorer.complexity.table1 import (
 )
 from explorer.figures.theme import FONT_SIZE, apply_theme, color, rgba, wrap_words
 from explorer.i18n import translate
+from explorer.paper import (
+    CONV_CONTIGUOUS,
+    CONV_DILATED,
+    CONVOLUTIONAL,
+    FORMULAS,
+    LAYER_LABELS,
+    LAYER_TYPES,
+    PATH_LAYERS,
+    RECURRENT,
+    RESTRICTED,
+    SELF_ATTENTION,
+)
 
 # One colour per layer type, the same in all three figures (the theme's palette reads on light and dark).
 COLORS: dict[str, str] = {
@@ -126,9 +128,9 @@ def operations_figure(
                 x=n_array,
                 y=ops,
                 mode="lines",
-                name=f"{_name(LABELS[layer], lang)}  {FORMULAS[layer].complexity}",
+                name=f"{_name(LAYER_LABELS[layer], lang)}  {FORMULAS[layer].complexity}",
                 line=dict(color=COLORS[layer], width=4),
-                hovertemplate=f"{_name(LABELS[layer], lang)}<br>n = %{{x:,.0f}}<br>{operations_word} = %{{y:.3s}}"
+                hovertemplate=f"{_name(LAYER_LABELS[layer], lang)}<br>n = %{{x:,.0f}}<br>{operations_word} = %{{y:.3s}}"
                 "<extra></extra>",
             )
         )
@@ -157,7 +159,7 @@ def operations_figure(
                 mode="markers",
                 name=f"n = {highlight_n}",
                 marker=dict(size=14, color=[COLORS[layer] for layer in LAYER_TYPES], line=dict(width=2, color=MUTED)),
-                text=[_name(LABELS[layer], lang) for layer in LAYER_TYPES],
+                text=[_name(LAYER_LABELS[layer], lang) for layer in LAYER_TYPES],
                 hovertemplate=f"%{{text}}<br>n = %{{x}}<br>{operations_word} = %{{y:,.0f}}<extra></extra>",
             )
         )
@@ -290,7 +292,9 @@ def path_length_figure(i: int, j: int, n: int, k: int = 3, r: int = 16, *, lang:
     """
     assert n >= 2 and 0 <= i < n and 0 <= j < n, f"need 0 <= i, j < n with n >= 2, got i={i}, j={j}, n={n}"
     hops = {layer: path_length(layer, i, j, k, r) for layer in PATH_LAYERS}
-    titles = [f"{_name(LABELS[layer], lang)}: " + _hops(hops[layer], layer == RECURRENT, lang) for layer in PATH_LAYERS]
+    titles = [
+        f"{_name(LAYER_LABELS[layer], lang)}: " + _hops(hops[layer], layer == RECURRENT, lang) for layer in PATH_LAYERS
+    ]
     rows = len(PATH_LAYERS)
     specs: list[list[dict[str, Any] | None]] = [[{"rowspan": rows}, {}]]
     specs += [[None, {}] for _ in range(rows - 1)]
@@ -305,7 +309,7 @@ def path_length_figure(i: int, j: int, n: int, k: int = 3, r: int = 16, *, lang:
         subplot_titles=[wrap_words(translate("layers / steps between the two positions", lang), 150, FONT_SIZE)]
         + [wrap_words(title, 340, FONT_SIZE) for title in titles],
     )
-    labels = [_name(LABELS[layer], lang) for layer in PATH_LAYERS]
+    labels = [_name(LAYER_LABELS[layer], lang) for layer in PATH_LAYERS]
     fig.add_trace(
         go.Bar(
             x=[hops[layer] for layer in PATH_LAYERS],
@@ -366,14 +370,14 @@ def path_length_figure(i: int, j: int, n: int, k: int = 3, r: int = 16, *, lang:
                 x=[x for x, _ in nodes],
                 y=[level for _, level in nodes],
                 mode="lines+markers",
-                name=_name(LABELS[layer], lang),
+                name=_name(LAYER_LABELS[layer], lang),
                 line=dict(color=hue, width=4),
                 marker=dict(size=11, color=hue),
                 showlegend=False,
                 hovertemplate=translate("position", lang)
                 + " %{x}, "
                 + translate("level", lang)
-                + f" %{{y}}<extra>{_name(LABELS[layer], lang)}</extra>",
+                + f" %{{y}}<extra>{_name(LAYER_LABELS[layer], lang)}</extra>",
             ),
             row=row,
             col=2,

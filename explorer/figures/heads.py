@@ -13,8 +13,7 @@ from plotly.subplots import make_subplots
 from explorer.figures.attention import _check, index_axis, pair_heatmap
 from explorer.figures.theme import DIVERGING_COLORSCALE, WEIGHT_COLORSCALE, apply_theme, color, colorbar
 from explorer.i18n import translate
-
-FAMILY_NAMES = {"enc": "Encoder self-attention", "dec": "Decoder self-attention", "cross": "Cross-attention"}
+from explorer.paper import HEAD_FAMILY_TITLES
 
 
 def importance_heatmaps(
@@ -35,7 +34,7 @@ def importance_heatmaps(
         rows=1,
         cols=len(families),
         horizontal_spacing=0.08,
-        subplot_titles=[translate(FAMILY_NAMES.get(f, f), lang) for f in families],
+        subplot_titles=[translate(HEAD_FAMILY_TITLES.get(f, f), lang) for f in families],
     )
     head_word, layer_word = translate("Head", lang), translate("Layer", lang)
     for col, (family, v) in enumerate(zip(families, values, strict=True), start=1):
@@ -112,7 +111,7 @@ def pruning_curves(
                 x=removed,
                 y=bleu,
                 mode="lines+markers",
-                name=translate(FAMILY_NAMES[family], lang),
+                name=translate(HEAD_FAMILY_TITLES[family], lang),
                 line=dict(color=color(i), width=3),
                 hovertemplate="%{x}: BLEU %{y:.2f}<extra>" + family + "</extra>",
             )

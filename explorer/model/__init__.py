@@ -4,7 +4,6 @@ from explorer.model.attention import AttentionInternals, AttentionOutput, KeyVal
 from explorer.model.head_mask import HeadMask, HeadMeans, HeadNameError
 from explorer.model.positional import shift_matrix, sinusoidal_encoding, wavelengths
 from explorer.model.transformer import (
-    FAMILIES,
     AttentionMaps,
     DecoderCache,
     EncoderOutput,
@@ -25,7 +24,6 @@ __all__ = [
     "shift_matrix",
     "sinusoidal_encoding",
     "wavelengths",
-    "FAMILIES",
     "AttentionMaps",
     "DecoderCache",
     "EncoderOutput",

@@ -9,7 +9,7 @@ by a gate ξ_h ∈ {0, 1} before the concatenation that W^O projects: MultiHead 
 The mask is a value handed to `Transformer.forward` / `encode` / `decode_step`, never stored on a module:
 one cached model serves every browser session, each with its own mask.
 
-Heads are named `FAMILY.LAYER.HEAD`, 0-based, FAMILY one of `enc`, `dec`, `cross`.
+Heads are named `FAMILY.LAYER.HEAD`, 0-based, FAMILY one of `enc`, `dec`, `cross` (`explorer.paper.HEAD_CODES`).
 """
 
 from __future__ import annotations
@@ -20,10 +20,8 @@ from dataclasses import dataclass, field
 import torch
 
 from explorer.config import ModelConfig
+from explorer.paper import HEAD_FAMILIES
 
-HEAD_FAMILIES = ("enc", "dec", "cross")
-# The same families as `explorer.model.FAMILIES` names them in attention maps.
-FAMILY_FIELDS = {"enc": "encoder_self", "dec": "decoder_self", "cross": "cross"}
 MASK_MODES = ("zero", "mean")
 
 

@@ -21,8 +21,7 @@ from explorer.model.attention import AttentionInternals, KeyValue
 from explorer.model.head_mask import HeadMask, layer_selection
 from explorer.model.layers import DecoderLayer, EncoderLayer, LayerStack
 from explorer.model.positional import sinusoidal_encoding
-
-FAMILIES = ("encoder_self", "decoder_self", "cross")
+from explorer.paper import FAMILIES
 
 
 @dataclass(frozen=True)

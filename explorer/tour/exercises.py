@@ -15,6 +15,7 @@ import numpy as np
 
 from explorer.inference import Translation
 from explorer.model import Transformer
+from explorer.paper import TABLE3
 from explorer.tokenizer import Tokenizer
 from explorer.tour import numbers
 from explorer.tour.numbers import BeamRow
@@ -244,24 +245,24 @@ def beam_changes(rows: Sequence[BeamRow], beam: int = 4, alpha: float = 0.6) -> 
 
 def worst_variation() -> Exercise:
     """Stop 9: which Table 3 row loses most BLEU (from the paper's own numbers)."""
-    rows = [r for r in numbers.PAPER_TABLE3 if r[0] not in ("base", "big")]
+    rows = [r for r in TABLE3 if r.group not in ("base", "big")]
     options = tuple(
         dict.fromkeys(
-            f"{r[0]} {r[1]}"
+            r.label
             for r in rows
-            if r[1] in ("h=1, d_k=d_v=512", "d_k=16", "N=2", "d_model=256, d_k=d_v=32", "P_drop=0.0")
+            if r.change in ("h=1, d_k=d_v=512", "d_k=16", "N=2", "d_model=256, d_k=d_v=32", "P_drop=0.0")
         )
     )
-    answer = min((r for r in rows if f"{r[0]} {r[1]}" in options), key=lambda r: r[3])
+    answer = min((r for r in rows if r.label in options), key=lambda r: r.bleu)
     return Exercise(
         "table3_worst",
         9,
         "Which of these changes to the base model lost the most BLEU in Table 3 (base: 25.8)?",
         CHOICE,
-        f"{answer[0]} {answer[1]}",
+        answer.label,
         "{answer} fell to {bleu} BLEU. Depth matters most in this table; one head instead of eight costs 0.9 BLEU, "
         "and too many heads hurt too.",
-        dict(answer=f"{answer[0]} {answer[1]}", bleu=answer[3]),
+        dict(answer=answer.label, bleu=answer.bleu),
         options=options,
     )
 

@@ -21,6 +21,7 @@ from explorer.decoding.search import length_penalty
 from explorer.inference import Translation, translate
 from explorer.model import Transformer
 from explorer.model.transformer import causal_mask
+from explorer.paper import PAPER_VOCAB, PAPER_WARMUP, TABLE3
 from explorer.tokenizer import Tokenizer
 from explorer.training.schedule import noam_learning_rate
 
@@ -238,8 +239,6 @@ def crossover_length(d_model: int) -> int:
 
 # ---- stop 7: schedule and label smoothing -----------------------------------------------------------------
 
-PAPER_WARMUP, PAPER_STEPS = 4000, 100_000
-
 
 @dataclass(frozen=True)
 class Schedule:
@@ -360,44 +359,7 @@ def beam_grid(
     return rows
 
 
-# Table 2 of the paper, BLEU on newstest2014 (WMT 2014), for the Transformer rows.
-PAPER_TABLE2 = (("Transformer (base model)", 27.3, 38.1), ("Transformer (big)", 28.4, 41.8))
-
-
 # ---- stop 9: Table 3 --------------------------------------------------------------------------------------
-
-# Table 3 of the paper (newstest2013, dev): (row, what changes, PPL, BLEU, params ×10^6 or None, the
-# ModelConfig fields that change from base, or None where the row changes training, not the shape).
-PAPER_TABLE3: tuple[tuple[str, str, float, float, float | None, dict[str, Any] | None], ...] = (
-    ("base", "N=6, d_model=512, d_ff=2048, h=8, d_k=d_v=64", 4.92, 25.8, 65, {}),
-    ("(A)", "h=1, d_k=d_v=512", 5.29, 24.9, None, dict(n_heads=1, d_k=512, d_v=512)),
-    ("(A)", "h=4, d_k=d_v=128", 5.00, 25.5, None, dict(n_heads=4, d_k=128, d_v=128)),
-    ("(A)", "h=16, d_k=d_v=32", 4.91, 25.8, None, dict(n_heads=16, d_k=32, d_v=32)),
-    ("(A)", "h=32, d_k=d_v=16", 5.01, 25.4, None, dict(n_heads=32, d_k=16, d_v=16)),
-    ("(B)", "d_k=16", 5.16, 25.1, 58, dict(d_k=16, d_v=64)),
-    ("(B)", "d_k=32", 5.01, 25.4, 60, dict(d_k=32, d_v=64)),
-    ("(C)", "N=2", 6.11, 23.7, 36, dict(n_encoder_layers=2, n_decoder_layers=2)),
-    ("(C)", "N=4", 5.19, 25.3, 50, dict(n_encoder_layers=4, n_decoder_layers=4)),
-    ("(C)", "N=8", 4.88, 25.5, 80, dict(n_encoder_layers=8, n_decoder_layers=8)),
-    ("(C)", "d_model=256, d_k=d_v=32", 5.75, 24.5, 28, dict(d_model=256, d_k=32, d_v=32)),
-    ("(C)", "d_model=1024, d_k=d_v=128", 4.66, 26.0, 168, dict(d_model=1024, d_k=128, d_v=128)),
-    ("(C)", "d_ff=1024", 5.12, 25.4, 53, dict(d_ff=1024)),
-    ("(C)", "d_ff=4096", 4.75, 26.2, 90, dict(d_ff=4096)),
-    ("(D)", "P_drop=0.0", 5.77, 24.6, None, None),
-    ("(D)", "P_drop=0.2", 4.95, 25.5, None, None),
-    ("(D)", "ε_ls=0.0", 4.67, 25.3, None, None),
-    ("(D)", "ε_ls=0.2", 5.47, 25.7, None, None),
-    ("(E)", "positional embedding instead of sinusoids", 4.92, 25.7, None, dict(positional="learned")),
-    (
-        "big",
-        "N=6, d_model=1024, d_ff=4096, h=16, P_drop=0.3",
-        4.33,
-        26.4,
-        213,
-        dict(d_model=1024, n_heads=16, d_ff=4096),
-    ),
-)
-PAPER_VOCAB = 37_000
 
 
 def table3_parameter_rows(vocab_size: int = PAPER_VOCAB) -> list[dict[str, Any]]:
@@ -405,27 +367,23 @@ def table3_parameter_rows(vocab_size: int = PAPER_VOCAB) -> list[dict[str, Any]]
 
     Rows (D) change training only; their count is the base model's.
     """
-    base = ModelConfig(vocab_size=vocab_size)
-    rows = []
-    for row, change, ppl, bleu, paper_params, fields in PAPER_TABLE3:
-        config = base.replace(**(fields or {}))
-        rows.append(
-            {
-                "row": row,
-                "change": change,
-                "ppl": ppl,
-                "bleu": bleu,
-                "paper_millions": paper_params,
-                "engine_millions": count_parameters(config) / 1e6,
-            }
-        )
-    return rows
+    return [
+        {
+            "row": r.group,
+            "change": r.change,
+            "ppl": r.ppl,
+            "bleu": r.bleu,
+            "paper_millions": r.paper_millions,
+            "engine_millions": r.parameters(vocab_size) / 1e6,
+        }
+        for r in TABLE3
+    ]
 
 
 def worst_table3_row() -> str:
-    """The row label + change of the variation with the lowest development BLEU."""
-    row = min(PAPER_TABLE3, key=lambda r: r[3])
-    return f"{row[0]} {row[1]}"
+    """The row group + change of the variation with the lowest development BLEU."""
+    row = min(TABLE3, key=lambda r: r.bleu)
+    return f"{row.group} {row.change}"
 
 
 def embedding_share(config: ModelConfig) -> float:

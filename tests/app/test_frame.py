@@ -315,7 +315,8 @@ def test_every_string_the_pages_show_has_korean():
     import ast
 
     from explorer.i18n import _catalogue
-    from ui.attention_view import FAMILY_HELP, FAMILY_SHORT, FAMILY_TITLES
+    from explorer.paper import FAMILY_SHORT, FAMILY_TITLES
+    from ui.attention_view import FAMILY_HELP
     from ui.pages import ALL_PAGES
 
     messages = set()

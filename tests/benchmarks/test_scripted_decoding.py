@@ -9,7 +9,7 @@ import re
 import pytest
 
 from benchmarks import scripted_decoding
-from explorer.model.scripted_decoding import VARIABLE
+from explorer.fastpath.scripted_decoding import VARIABLE
 
 pytestmark = pytest.mark.usefixtures("torch_threads_restored")
 

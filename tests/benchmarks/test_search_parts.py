@@ -28,8 +28,8 @@ def test_both_ways_are_restored_after_the_benchmark():
     """The benchmark swaps the top-k and the folding choice in place; the library must get its own back."""
     from explorer.decoding import search
     from explorer.decoding.top_k import row_top_k
-    from explorer.model import packed_decoding
-    from explorer.model.folded_cross import worth_folding
+    from explorer.fastpath import packed_decoding
+    from explorer.fastpath.folded_cross import worth_folding
 
     search_parts.main(1, 2)
     assert search.row_top_k is row_top_k

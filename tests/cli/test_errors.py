@@ -76,12 +76,12 @@ def test_missing_files_are_one_line(tmp_path, capsys):
 
 
 def test_an_unexpected_error_is_one_line_with_status_1(monkeypatch, capsys):
-    import explorer.table3
+    import explorer.paper
 
     def broken(*args, **kwargs):
         raise KeyError("surprise")
 
-    monkeypatch.setattr(explorer.table3, "table3_rows", broken)
+    monkeypatch.setattr(explorer.paper, "parameter_comparison", broken)
     monkeypatch.delenv("EXPLORER_DEBUG", raising=False)
     assert main(["info"]) == 1
     err = capsys.readouterr().err

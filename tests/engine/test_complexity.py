@@ -14,14 +14,6 @@ import torch
 from explorer.complexity import measure, table1
 from explorer.complexity.measure import MEASURED_LAYERS, SELF_ATTENTION_EXPLICIT, measure_layers, rows_to_csv
 from explorer.complexity.table1 import (
-    CONV_CONTIGUOUS,
-    CONV_DILATED,
-    CONVOLUTIONAL,
-    LAYER_TYPES,
-    PATH_LAYERS,
-    RECURRENT,
-    RESTRICTED,
-    SELF_ATTENTION,
     crossover_n,
     max_path_length,
     operations,
@@ -30,6 +22,16 @@ from explorer.complexity.table1 import (
     table1_rows,
 )
 from explorer.figures.complexity import measured_figure, n_grid, operations_figure, path_length_figure
+from explorer.paper import (
+    CONV_CONTIGUOUS,
+    CONV_DILATED,
+    CONVOLUTIONAL,
+    LAYER_TYPES,
+    PATH_LAYERS,
+    RECURRENT,
+    RESTRICTED,
+    SELF_ATTENTION,
+)
 
 PAGE = Path(__file__).resolve().parents[2] / "pages" / "complexity.py"
 

@@ -1,4 +1,4 @@
-"""`explorer translate --int8`: dynamically quantized feed-forward layers, within 0.3 BLEU of float (issue 13.3)."""
+"""`explorer translate --int8`: dynamically quantized feed-forward layers, within 0.3 BLEU of float."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from explorer.checkpoint import load_checkpoint
 from explorer.data import load_multi30k
 from explorer.decoding.search import beam_search, greedy_search
 from explorer.evaluation import corpus_scores
+from explorer.fastpath.packed_decoding import packed_decoder, supports_packed
 from explorer.inference import ModelScorer, PackedScorer, pad, scorer_for, translate
-from explorer.model.packed_decoding import packed_decoder, supports_packed
 from explorer.quantize import is_quantized, quantize_int8, quantized_layer_names
 
 REPO = Path(__file__).resolve().parents[2]

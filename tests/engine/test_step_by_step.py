@@ -29,7 +29,8 @@ from explorer.figures.step_by_step import (
     values_heatmap,
 )
 from explorer.inference import Translation, attention_for
-from explorer.model.transformer import FAMILIES, Transformer
+from explorer.model.transformer import Transformer
+from explorer.paper import FAMILIES
 
 SOURCE = [7, 12, 9, 15, 3]  # ends with EOS
 OUTPUT = [20, 21, 8, 3]

@@ -57,6 +57,16 @@ def test_encode_decode_round_trip(tokenizer: Tokenizer) -> None:
     ]
 
 
+def test_decoded_text_has_no_leading_or_trailing_whitespace(tokenizer: Tokenizer) -> None:
+    """A lone '▁' piece at either end (what a barely trained model may emit last) decodes to no space."""
+    space = tokenizer.piece_to_id("\u2581")
+    assert tokenizer.id_to_piece(space) == "\u2581", "the test tokenizer should have the lone word-start piece"
+    ids = tokenizer.encode("Zwei Hunde")
+    assert tokenizer.decode(ids + [space]) == "Zwei Hunde"
+    assert tokenizer.decode([space] + ids + [space, space, EOS_ID]) == "Zwei Hunde"
+    assert tokenizer.decode([space]) == ""
+
+
 def test_pieces_keep_word_start_marker(tokenizer: Tokenizer) -> None:
     ids = tokenizer.encode("Zwei Hunde")
     pieces = tokenizer.pieces([BOS_ID, *ids, EOS_ID])

@@ -80,5 +80,5 @@ def test_every_tour_text_has_korean_with_the_same_placeholders(message):
 
 def test_glossary_terms_in_the_tour():
     assert translate("Encoder-decoder attention", "ko").startswith("인코더-디코더 어텐션")
-    assert translate("Masked decoder self-attention", "ko") == "마스킹된 디코더 셀프 어텐션"
+    assert translate("Decoder self-attention (masked)", "ko") == "마스킹된 디코더 셀프 어텐션"
     assert translate("Tour of the paper", "ko") == "논문 둘러보기"

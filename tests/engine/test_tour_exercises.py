@@ -15,8 +15,9 @@ from explorer.checkpoint import load_checkpoint
 from explorer.config import count_parameters
 from explorer.inference import translate
 from explorer.model.positional import sinusoidal_encoding
+from explorer.paper import TABLE3
 from explorer.tour import exercises as ex
-from explorer.tour.numbers import PAPER_TABLE3, BeamRow, beam_grid
+from explorer.tour.numbers import BeamRow, beam_grid
 
 REPO = Path(__file__).resolve().parents[2]
 MULTI30K_MODEL = REPO / "checkpoints" / "multi30k-en-de"
@@ -140,7 +141,7 @@ def test_beam_answer_compares_real_decodes(words):
 
 def test_table3_worst_row_is_the_lowest_bleu_of_the_paper():
     exercise = ex.worst_variation()
-    bleu = {f"{r[0]} {r[1]}": r[3] for r in PAPER_TABLE3}
+    bleu = {r.label: r.bleu for r in TABLE3}
     assert exercise.answer == min(exercise.options, key=bleu.get) == "(C) N=2"
 
 

@@ -1,4 +1,4 @@
-"""The cross-attention folded with the encoder memory (`explorer/model/folded_cross.py`) computes the same step.
+"""The cross-attention folded with the encoder memory (`explorer/fastpath/folded_cross.py`) computes the same step.
 
 Folding is chosen by size (`worth_folding`); the tiny test models here would not fold two sentences, so each
 test forces the choice both ways and holds the folded step to `Transformer.decode_step`, through the beam's
@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 import torch
 
-import explorer.model.packed_decoding as packed_decoding
+import explorer.fastpath.packed_decoding as packed_decoding
+from explorer.fastpath.folded_cross import fold_cross, worth_folding
+from explorer.fastpath.packed_decoding import PackedDecoder
 from explorer.model import HeadMask
-from explorer.model.folded_cross import fold_cross, worth_folding
-from explorer.model.packed_decoding import PackedDecoder
 from tests.engine.test_model import VARIANTS, make_model
 
 SRC = torch.tensor([[5, 6, 7, 3, 0], [5, 6, 7, 8, 3]])

@@ -1,4 +1,4 @@
-"""The packed paths' kernels are chosen by measuring both on the model's shapes (explorer/model/linear_kernels.py):
+"""The packed paths' kernels are chosen by measuring both on the model's shapes (explorer/fastpath/linear_kernels.py):
 which of MKL and oneDNN is faster depends on the CPU by more than either wins by (3x one way on an AMD EPYC,
 1.7x the other on an Intel Xeon), so no fixed choice is right everywhere."""
 
@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from explorer.model import linear_kernels
+from explorer.fastpath import linear_kernels
+from explorer.fastpath.linear_kernels import MKL, ONEDNN, Kernels, choose_kernels
+from explorer.fastpath.packing import FEW_ROWS_TRANSPOSED, pack_feed_forward, weight_versions
 from explorer.model.layers import PositionwiseFeedForward
-from explorer.model.linear_kernels import MKL, ONEDNN, Kernels, choose_kernels
-from explorer.model.packing import FEW_ROWS_TRANSPOSED, pack_feed_forward, weight_versions
 from tests.engine.test_model import make_model
 
 WEIGHTS = [torch.randn(12, 8), torch.randn(20, 12)]

@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from explorer.model.linear_kernels import MKL, ONEDNN
-from explorer.model.packed_decoding import PackedDecoder, packed_decoder, supports_packed
+from explorer.fastpath.linear_kernels import MKL, ONEDNN
+from explorer.fastpath.packed_decoding import PackedDecoder, packed_decoder, supports_packed
 from tests.engine.test_model import VARIANTS, make_model
 
 SRC = torch.tensor([[5, 6, 7, 3, 0], [5, 6, 7, 8, 3]])

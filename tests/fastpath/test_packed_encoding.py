@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+from explorer.fastpath.packed_decoding import packed_decoder
+from explorer.fastpath.packed_encoding import packed_encoder
 from explorer.inference import PackedScorer, scorer_for
-from explorer.model.packed_decoding import packed_decoder
-from explorer.model.packed_encoding import packed_encoder
 from tests.engine.test_head_mask import make_model as make_masked_model
 from tests.engine.test_model import VARIANTS, make_model
 from tests.fastpath.test_packed_head_mask import mask_for
@@ -76,7 +76,7 @@ def test_scorer_for_reads_the_weight_versions_once_for_the_encoder_and_the_decod
     """Each read walks every parameter (about 10 µs for the shipped model, paid by every typed sentence): one
     read serves both packed paths, and a weight changed in place still rebuilds both."""
     from explorer import inference
-    from explorer.model import packing
+    from explorer.fastpath import packing
 
     model = make_model().eval()
     reads = []

@@ -1,4 +1,4 @@
-"""Head masks on the packed decoder (issue 18.2): a masked re-decode takes the fast path and gives the general
+"""Head masks on the packed decoder: a masked re-decode takes the fast path and gives the general
 path's outputs, over encoder, decoder and cross masks, zero- and mean-ablation, greedy and beam: the same tokens,
 and scores equal to float32 rounding (the packed decoder's output projection reads the tied embedding in an
 (in, out) copy, which MKL sums in another order than the general path's `hidden @ weight.t()`)."""
@@ -9,10 +9,10 @@ import pytest
 import torch
 
 from explorer.decoding.search import beam_search, greedy_search
+from explorer.fastpath.packed_decoding import packed_decoder
 from explorer.inference import ModelScorer, PackedScorer, scorer_for
 from explorer.model import HeadMask, HeadMeans, Transformer
 from explorer.model.head_mask import HeadSelection
-from explorer.model.packed_decoding import packed_decoder
 from tests.engine.test_head_mask import SRC, all_kept, make_model
 
 TGT = torch.tensor([[2, 9, 10, 11, 12, 13], [2, 14, 15, 16, 17, 18]])

@@ -1,5 +1,5 @@
-"""Runtime settings belong to the entry points: importing the library leaves the environment alone
-(issue 14.7), and `explorer.runtime.configure_for` sets the measured choice only where the user has not."""
+"""Runtime settings belong to the entry points: importing the library leaves the environment alone,
+and `explorer.runtime.configure_for` sets the measured choice only where the user has not."""
 
 from __future__ import annotations
 

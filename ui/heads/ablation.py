@@ -16,8 +16,8 @@ from explorer.figures.heads import layer_heads
 from explorer.figures.theme import NARROW_TITLE_PX, wrap_words
 from explorer.inference import Translation, translate
 from explorer.model import HeadMask, HeadMeans, HeadNameError
-from explorer.model.head_mask import FAMILY_FIELDS, HEAD_FAMILIES, family_layers, head_name
-from explorer.model.masked import translate_with_heads
+from explorer.model.head_mask import family_layers, head_name
+from explorer.paper import FAMILY_FIELDS, HEAD_FAMILIES, HEAD_FAMILY_TITLES
 from ui.attention_controls import number_picker
 from ui.attention_view import attention_view, example_sentences
 from ui.figures import show_figure
@@ -29,7 +29,6 @@ from ui.model_cache import cached
 from ui.model_picker import Selection
 
 URL_KEY = "heads"
-FAMILY_LABELS = {"enc": "Encoder self-attention", "dec": "Decoder self-attention", "cross": "Cross-attention"}
 MODES = {"zero": "Zero (Michel et al.)", "mean": "Mean output"}
 MEAN_REFERENCE_SENTENCES = 50
 
@@ -79,7 +78,7 @@ def head_mask_grid(config: ModelConfig, *, url_key: str = URL_KEY, prefix: str =
     off = []
     for block, family in zip(blocks, HEAD_FAMILIES, strict=True):
         with block:
-            st.markdown(f"**{t(FAMILY_LABELS[family])}** · `{family}`")
+            st.markdown(f"**{t(HEAD_FAMILY_TITLES[family])}** · `{family}`")
             for layer in range(family_layers(config, family)):
                 row = st.container(horizontal=True, gap="small", vertical_alignment="center")
                 row.caption(t("Layer {layer}", layer=layer + 1))
@@ -132,11 +131,11 @@ def ablated_translation(
         used = mask
         if mode == "mean" and not mask.is_empty:
             used = mask.with_means(cached("head_means", selection, MEAN_REFERENCE_SENTENCES, _means))
-        return translate_with_heads(
+        return translate(
             checkpoint.model,
             checkpoint.tokenizer,
             [sentence],
-            used,
+            head_mask=used,
             beam_size=beam_size,
             alpha=alpha,
             with_attention=True,
@@ -186,7 +185,7 @@ def remaining_heads(
     off = [bool(gates is not None and gates[layer, h] == 0) for h in range(view.weights.shape[1])]
     # Wrapped here, where the theme gives the extra line its room above the panels' own titles.
     title = wrap_words(
-        t("{family}, layer {layer}, after switching heads off", family=t(FAMILY_LABELS[family]), layer=layer + 1)
+        t("{family}, layer {layer}, after switching heads off", family=t(HEAD_FAMILY_TITLES[family]), layer=layer + 1)
     )
     figure = layer_heads(
         view.weights[layer], off, view.query_labels, view.key_labels, title=title, lang=current_language()
@@ -233,7 +232,7 @@ def ablation_expander(
             key=f"{prefix}_family",
             default="cross",
             required=True,
-            format_func=lambda f: t(FAMILY_LABELS[f]),
+            format_func=lambda f: t(HEAD_FAMILY_TITLES[f]),
         )
         layers = family_layers(config, family)
         layer = number_picker("Layer", f"{prefix}_layer", layers, default=layers) - 1

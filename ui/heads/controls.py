@@ -9,10 +9,10 @@ from typing import Any
 import streamlit as st
 
 from explorer.checkpoint import Checkpoint
-from explorer.model.head_mask import HEAD_FAMILIES, family_layers
+from explorer.model.head_mask import family_layers
+from explorer.paper import HEAD_FAMILIES, HEAD_FAMILY_TITLES
 from ui.attention_controls import choice_list, number_picker, sentence_input
 from ui.heads.ablation import (
-    FAMILY_LABELS,
     MODES,
     ablated_translation,
     head_mask_grid,
@@ -65,7 +65,9 @@ def heads_controls(side: Any, checkpoint: Checkpoint) -> AblationChoice:
             required=True,
             format_func=lambda k: t("greedy") if k == 1 else t("beam {k}", k=k),
         )
-        family = choice_list(t("Attention family"), {f: FAMILY_LABELS[f] for f in HEAD_FAMILIES}, "h_family", "cross")
+        family = choice_list(
+            t("Attention family"), {f: HEAD_FAMILY_TITLES[f] for f in HEAD_FAMILIES}, "h_family", "cross"
+        )
         layers = family_layers(config, family)
         layer = number_picker("Layer", "h_layer", layers, default=layers) - 1
     return AblationChoice(sentence, str(mode), int(beam), family, layer)

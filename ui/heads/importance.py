@@ -11,7 +11,7 @@ import streamlit as st
 from explorer.analysis.importance import ImportanceRun, ImportanceSettings, ImportanceTable, find_table, total_steps
 from explorer.config import ModelConfig
 from explorer.figures.heads import importance_heatmaps, pruning_curves
-from explorer.model.head_mask import HEAD_FAMILIES
+from explorer.paper import HEAD_FAMILIES
 from ui.figures import show_figure
 from ui.heads.numbering import numbering_note
 from ui.i18n import current_language, t

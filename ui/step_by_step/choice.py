@@ -11,8 +11,8 @@ import streamlit as st
 from explorer.analysis.step_by_step import HeadSteps, InspectedAttention, head_steps, inspect_translation
 from explorer.checkpoint import Checkpoint
 from explorer.inference import Translation
+from explorer.paper import FAMILY_TITLES
 from ui.attention_controls import family_picker, number_picker, sentence_input, show_translation
-from ui.attention_view import FAMILY_TITLES
 from ui.i18n import t
 from ui.layout import controls, page_header
 from ui.markdown import md_escape

@@ -11,6 +11,7 @@ import streamlit as st
 from explorer.analysis.positional import shift_linearity
 from explorer.analysis.step_by_step import sqrt_dk_demo
 from explorer.figures import architecture, tour_attention, tour_embeddings
+from explorer.paper import FAMILIES, FAMILY_TITLES
 from explorer.tour import numbers
 from explorer.tour.tables import leading_columns, plain_pieces
 from ui.attention_view import family_pieces
@@ -129,11 +130,7 @@ def scaled_dot_product_view(ctx: TourContext) -> Shown:
 def multi_head_view(ctx: TourContext) -> Shown:
     layers = min(ctx.config.n_encoder_layers, ctx.config.n_decoder_layers)
     slot = st.container()
-    families = {
-        "encoder_self": t("Encoder self-attention"),
-        "decoder_self": t("Masked decoder self-attention"),
-        "cross": t("Encoder-decoder attention"),
-    }
+    families = {f: t(FAMILY_TITLES[f]) for f in FAMILIES}
     if st.session_state.get("tour_mh_family") not in families:
         # The masked one first: the mask is what is new here, and cross-attention is the exercise's answer.
         st.session_state["tour_mh_family"] = "decoder_self"

@@ -11,6 +11,7 @@ import streamlit as st
 
 from explorer.complexity.table1 import table1_rows
 from explorer.figures import tour_training
+from explorer.paper import PAPER_TABLE2
 from explorer.tour import numbers
 from explorer.tour.tables import timed_lengths, trained_steps
 from explorer.tour.variants import start_variants, variant_curves
@@ -143,7 +144,7 @@ def beam_search_view(ctx: TourContext) -> Shown:
         if bleu
         else t("this model: no BLEU recorded in its checkpoint")
     )
-    paper = "; ".join(f"{name}: EN-DE {de}, EN-FR {fr}" for name, de, fr in numbers.PAPER_TABLE2)
+    paper = "; ".join(f"{name}: EN-DE {de}, EN-FR {fr}" for name, de, fr in PAPER_TABLE2)
     st.caption(
         t(
             "Table 2 (WMT 2014 news, newstest2014) \u2014 {paper}. Beside it, {ours}. Different data and "

@@ -7,7 +7,7 @@ wins by, so the choice is measured on the machine, once per process and weight s
   one core for a few rows; oneDNN, with the weights reordered once into its blocked layout
   (`_reorder_linear_weight`, the prepacking `torch.compile` uses for CPU inference), read them on every core:
   3.0x faster at one row, 2.0x at 32 (`python -m benchmarks.linear_kernels`, benchmarks/RESULTS.md).
-- On a 2-core Intel Xeon with AMX and a large L3 (the machine of 2026-11-25, evening), oneDNN spends about 15 µs
+- On a 2-core Intel Xeon with AMX and a large L3, oneDNN spends about 15 µs
   on every call: MKL was 1.7x faster at one row and oneDNN only 1.1x faster at 32, and a greedy sentence took
   12.8 ms with MKL against 19.7 ms with oneDNN.
 The two sum in different orders, so their results agree to float32 rounding, not bit for bit.

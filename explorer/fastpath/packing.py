@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, TypeVar
 import torch
 import torch.nn.functional as F
 
+from explorer.fastpath.linear_kernels import MKL, Kernels, Linear, choose_kernels
 from explorer.model.attention import MultiHeadAttention
 from explorer.model.layers import PositionwiseFeedForward
-from explorer.model.linear_kernels import MKL, Kernels, Linear, choose_kernels
 
 if TYPE_CHECKING:
     from explorer.model.transformer import Transformer
@@ -118,6 +118,18 @@ def pack_qkv(kernels: Kernels, attention: MultiHeadAttention) -> Linear:
     a = attention
     weight = torch.cat([a.w_q.weight, a.w_k.weight, a.w_v.weight])
     return kernels.pack(weight), torch.cat([a.w_q.bias, a.w_k.bias, a.w_v.bias]).detach()
+
+
+@dataclass(frozen=True)
+class DecoderLayer:
+    """One decoder layer's weights as a packed step multiplies by them."""
+
+    qkv: Linear  # W^Q, W^K, W^V as one (3·d, d) linear
+    self_out: Linear
+    cross_q: Linear
+    cross_out: Linear
+    ffn: FeedForward  # Eq. 2, float or int8
+    norms: tuple[Norm, ...]  # self, cross, ffn
 
 
 def pack_norm(module: torch.nn.LayerNorm) -> Norm:

@@ -9,9 +9,9 @@ Run by TorchScript's interpreter, the same ATen calls are made from C++:
   Translate page and `explorer translate` run for a typed sentence: one call instead of a Python loop.
 `python -m benchmarks.scripted_decoding 5 128` (both ways in one process, alternating; two runs): greedy on one
 sentence 0.83x the time of the Python steps, beam 4 on one sentence 0.97-0.98x, greedy and beam 4 in batches of
-32 0.96x and 0.97-0.99x; every hypothesis identical to the bit (benchmarks/RESULTS.md, the seventh session).
+32 0.96x and 0.97-0.99x; every hypothesis identical to the bit (benchmarks/RESULTS.md).
 A C++ extension making the same calls measured 0.79x for greedy, but needs a compiler and 37 s of building on
-the user's machine; `torch.compile` was slower than eager for this step (RESULTS.md, the fourth session).
+the user's machine; `torch.compile` was slower than eager for this step (benchmarks/RESULTS.md).
 
 Exactness: the functions below make the calls `PackedDecoder.step` and `search._greedy_one` make, in the same
 order, on the same tensors (the fused attention kernel, `addmm` on the MKL (in, out) copies, the folded
@@ -34,18 +34,16 @@ from __future__ import annotations
 import functools
 import os
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import torch
 import torch.nn.functional as F
 
-from explorer.model.linear_kernels import MKL
-from explorer.model.packing import FEW_ROWS_TRANSPOSED, MklFeedForward
-
-if TYPE_CHECKING:
-    from explorer.model.packed_decoding import PackedCache, PackedDecoder
+from explorer.fastpath.linear_kernels import MKL, Kernels, Linear
+from explorer.fastpath.packed_cache import PackedCache
+from explorer.fastpath.packing import FEW_ROWS_TRANSPOSED, DecoderLayer, MklFeedForward
 
 VARIABLE = "EXPLORER_SCRIPTED"
 FIRST_CAPACITY = 16  # target positions the self-attention buffer starts with (PackedDecoder.step's too)
@@ -227,14 +225,37 @@ class LayerWeights:
     few_rows: list[int]  # [start, stop) of the row counts MklFeedForward multiplies by W_2 read transposed
 
 
-def layer_weights(decoder: PackedDecoder) -> LayerWeights | None:
-    """The decoder's weights for `decoder_layers`; None for what it does not implement (module doc)."""
-    if decoder.kernels is not MKL or decoder.pre_norm or decoder.final_norm is not None:
+class PackedWeights(Protocol):
+    """What `greedy` and `step` read of a `PackedDecoder`. A protocol, not the class: `packed_decoding.py` calls
+    this module, so this module does not import it."""
+
+    @property
+    def scripted_weights(self) -> LayerWeights | None: ...
+    @property
+    def layers(self) -> Sequence[DecoderLayer]: ...
+    @property
+    def scaled_embedding(self) -> torch.Tensor: ...  # (vocab, d_model), E·√d_model
+    @property
+    def positions(self) -> torch.Tensor: ...  # (max_len, d_model), the positional table
+    @property
+    def output(self) -> Linear: ...  # the output projection, (d_model, vocab) on MKL
+    @property
+    def heads(self) -> int: ...
+    @property
+    def d_k(self) -> int: ...
+    @property
+    def max_len(self) -> int: ...
+
+
+def layer_weights(layers: Sequence[DecoderLayer], kernels: Kernels, pre_norm: bool) -> LayerWeights | None:
+    """A packed decoder's layers as `decoder_layers` reads them; None for what it does not implement (module
+    doc: MKL kernels, post-LN, float feed-forward blocks, float32 on the CPU)."""
+    if kernels is not MKL or pre_norm:
         return None
     flat: list[torch.Tensor] = []
     cross: list[torch.Tensor] = []
     eps: list[float] = []
-    for layer in decoder.layers:
+    for layer in layers:
         ffn = layer.ffn
         if not isinstance(ffn, MklFeedForward):
             return None
@@ -251,7 +272,7 @@ def layer_weights(decoder: PackedDecoder) -> LayerWeights | None:
         flat.append(ffn.out_2)
     if any(t.device.type != "cpu" or t.dtype != torch.float32 for t in (*flat, *cross)):
         return None
-    assert len(flat) == PER_LAYER * len(decoder.layers)
+    assert len(flat) == PER_LAYER * len(layers)
     assert FEW_ROWS_TRANSPOSED.step == 1
     return LayerWeights(flat, cross, eps, [FEW_ROWS_TRANSPOSED.start, FEW_ROWS_TRANSPOSED.stop])
 
@@ -269,7 +290,7 @@ def _one_group_folded(cache: PackedCache) -> list[torch.Tensor] | None:
 
 
 def greedy(
-    decoder: PackedDecoder, cache: PackedCache, bos: int, eos: int, max_len: int
+    decoder: PackedWeights, cache: PackedCache, bos: int, eos: int, max_len: int
 ) -> tuple[list[int], list[float], torch.Tensor] | None:
     """Decode one sentence greedily from `cache` (as `PackedDecoder.start` made it) in one TorchScript call:
     (tokens, log-probabilities, the self-attention buffer), or None where the Python loop must do it."""
@@ -302,7 +323,7 @@ def greedy(
         )
 
 
-def step(decoder: PackedDecoder, tokens: torch.Tensor, cache: PackedCache, buffer: torch.Tensor) -> torch.Tensor | None:
+def step(decoder: PackedWeights, tokens: torch.Tensor, cache: PackedCache, buffer: torch.Tensor) -> torch.Tensor | None:
     """`PackedDecoder.step`'s log-probabilities (rows, vocab) without a head mask, in one TorchScript call,
     this position's keys/values written into `buffer` (capacity, layers, rows, 2, heads, d_k); None where the
     Python step must make them."""

@@ -17,9 +17,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from explorer.model.head_mask import HeadMask, layer_selection
-from explorer.model.linear_kernels import Linear
-from explorer.model.packing import (
+from explorer.fastpath.linear_kernels import Linear
+from explorer.fastpath.packing import (
     FeedForward,
     Norm,
     cached,
@@ -31,6 +30,7 @@ from explorer.model.packing import (
     pack_qkv,
     residual,
 )
+from explorer.model.head_mask import HeadMask, layer_selection
 from explorer.model.transformer import EncoderOutput, Transformer
 
 
