@@ -25,7 +25,7 @@ from ui.figures import show_figure
 from ui.i18n import t
 from ui.model_picker import Selection
 from ui.tour_state import beam_rows, computed
-from ui.train_runs import manager
+from ui.train.runs import manager
 
 SATURATION_D_KS = (4, 16, 64, 256, 1024)
 
