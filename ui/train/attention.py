@@ -3,6 +3,8 @@ evaluation), one head at a time, and how it changed."""
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import streamlit as st
 
 from explorer.figures.attention import attention_heatmap
@@ -13,6 +15,8 @@ from explorer.training.snapshots import AttentionSnapshot
 from ui.figures import show_figure
 from ui.i18n import t
 from ui.markdown import md_escape
+
+T = TypeVar("T")
 
 
 def follow_off(key: str) -> None:
@@ -32,14 +36,28 @@ def attention_section(snap: RunSnapshot) -> None:
     sentences = [s.source for s in snap.attention[-1].samples]
     steps = [s.step for s in snap.attention]
     cols = st.columns((3, 1, 1))
-    index = cols[0].selectbox(
-        t("Sentence"), range(len(sentences)), key=f"train_att_sentence_{name}", format_func=lambda i: sentences[i]
+    # A box with options and a default never returns None; `or 0` says so to the type checker.
+    index = (
+        cols[0].selectbox(
+            t("Sentence"), range(len(sentences)), key=f"train_att_sentence_{name}", format_func=lambda i: sentences[i]
+        )
+        or 0
     )
     shape = snap.attention[-1].samples[index].cross_attention.shape  # (layers, heads, output, source)
-    layer = cols[1].selectbox(
-        t("Layer"), range(shape[0]), key=f"train_att_layer_{name}", format_func=lambda i: str(i + 1), index=shape[0] - 1
+    layer = (
+        cols[1].selectbox(
+            t("Layer"),
+            range(shape[0]),
+            key=f"train_att_layer_{name}",
+            format_func=lambda i: str(i + 1),
+            index=shape[0] - 1,
+        )
+        or 0
     )
-    head = cols[2].selectbox(t("Head"), range(shape[1]), key=f"train_att_head_{name}", format_func=lambda i: str(i + 1))
+    head = (
+        cols[2].selectbox(t("Head"), range(shape[1]), key=f"train_att_head_{name}", format_func=lambda i: str(i + 1))
+        or 0
+    )
     follow_key, step_key = f"train_att_follow_{name}", f"train_att_step_{name}"
     st.session_state.setdefault(follow_key, True)
     if st.session_state[follow_key] or st.session_state.get(step_key) not in steps:
@@ -121,7 +139,7 @@ def shown_rows(sample: SampleTranslation) -> int:
     return min(len(sample.output_pieces), max(len(sample.source_pieces) + 4, 12))
 
 
-def evenly_spaced(items: list, n: int) -> list:
+def evenly_spaced(items: list[T], n: int) -> list[T]:
     """Up to `n` items including the first and the last, evenly spaced."""
     if len(items) <= n:
         return items

@@ -24,8 +24,8 @@ def controls(jobs: RunManager, snap: RunSnapshot) -> None:
             key=f"train_stop_{name}",
             disabled=snap.status == "stopping",
             help=t("Stops after the current step and saves latest/, so it can be resumed."),
-            on_click=jobs.stop,
-            args=(name,),
+            on_click=stop_run,
+            args=(jobs, name),
         )
         row.button(
             t("Save a copy now"),
@@ -84,6 +84,10 @@ def controls(jobs: RunManager, snap: RunSnapshot) -> None:
     error = st.session_state.pop(f"train_control_error_{name}", None)
     if error:
         st.error(error, icon=":material/error:")
+
+
+def stop_run(jobs: RunManager, name: str) -> None:
+    jobs.stop(name)  # a stop request in the run folder: the process stops after its current step
 
 
 def save_while_training(jobs: RunManager, name: str) -> None:

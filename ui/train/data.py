@@ -79,13 +79,13 @@ def data_section() -> DataChoice | None:
         tuple(sources),
         key="train_data",
         required=True,
-        format_func=sources.get,
+        format_func=sources.__getitem__,
         on_change=apply_data_defaults,
     )
     choice: DataChoice | None = None
     if source == "synthetic":
         left, middle, right = st.columns(3)
-        task = left.selectbox(t("Task"), tuple(TASKS), key="train_task")
+        task = str(left.selectbox(t("Task"), tuple(TASKS), key="train_task"))
         n_pairs = middle.select_slider(t("Training pairs"), PAIRS, key="train_pairs")
         seq_len = right.slider(
             t("Longest sequence"),

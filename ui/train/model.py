@@ -25,7 +25,7 @@ def model_section(vocab_size: int) -> ModelConfig | None:
         tuple(presets),
         key="train_preset",
         required=True,
-        format_func=presets.get,
+        format_func=presets.__getitem__,
         on_change=apply_preset,
         help=t("Sets the knobs below; change any of them afterwards."),
     )

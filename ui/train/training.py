@@ -66,11 +66,13 @@ def training_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConf
     devices = available_devices()
     if st.session_state.get("train_device") not in devices:
         st.session_state["train_device"] = st.session_state.get("device", devices[0])
-    device = cols[2].selectbox(
-        t("Device"),
-        devices,
-        key="train_device",
-        help=t("A GPU trains one run at a time; a second run waits for it or uses the CPU."),
+    device = str(
+        cols[2].selectbox(
+            t("Device"),
+            devices,
+            key="train_device",
+            help=t("A GPU trains one run at a time; a second run waits for it or uses the CPU."),
+        )
     )
     eval_every = int(
         cols[3].number_input(
@@ -82,9 +84,9 @@ def training_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConf
         )
     )
     with st.expander(t("More: BLEU sentences, checkpoints")):
-        cols = st.columns(2)
+        more = st.columns(2)
         bleu = int(
-            cols[0].number_input(
+            more[0].number_input(
                 t("BLEU on this many validation sentences"),
                 0,
                 5000,
@@ -93,7 +95,7 @@ def training_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConf
             )
         )
         save_every = int(
-            cols[1].number_input(
+            more[1].number_input(
                 t("Save latest/ every (steps)"),
                 1,
                 1_000_000,

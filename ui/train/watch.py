@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Literal
 
 import streamlit as st
 
@@ -24,9 +25,12 @@ from ui.urlstate import bound_choice
 REFRESH_S = 1.5  # seconds between redraws of a running job
 
 
-def status_label(status: str) -> tuple[str, str, str]:
+Colour = Literal["blue", "green", "orange", "red"]
+
+
+def status_label(status: str) -> tuple[str, Colour, str]:
     """(label, badge colour, icon) of a run status."""
-    return {
+    labels: dict[str, tuple[str, Colour, str]] = {
         "preparing": (t("Preparing"), "blue", ":material/hourglass_top:"),
         "running": (t("Training"), "green", ":material/play_arrow:"),
         "stopping": (t("Stopping"), "orange", ":material/pause:"),
@@ -34,7 +38,8 @@ def status_label(status: str) -> tuple[str, str, str]:
         "stopped": (t("Stopped"), "orange", ":material/pause_circle:"),
         "failed": (t("Failed"), "red", ":material/error:"),
         "crashed": (t("Crashed"), "red", ":material/heart_broken:"),
-    }[status]
+    }
+    return labels[status]
 
 
 def run_label(run: RunStatus) -> str:
