@@ -219,9 +219,9 @@ def train_reported(
     trainer: Trainer, reporter: FolderReporter, stop: StopFile, state: dict[str, Any], *, save_to: Path | None = None
 ) -> TrainResult:
     """The one way a run trains in its folder, launched (`train`) or in the command's process (`run_here`):
-    state.json says running (`state`: the pid, the device, the planned steps), the trainer runs until done or stopped,
-    a finished run is exported to `save_to`, and state.json says how it ended, at which step; save requests
-    are served up to the end, also one that came while the final state was written."""
+    state.json says running (`state`: the pid, the device, the planned steps), the trainer runs until done or
+    stopped, a finished run is exported to `save_to`, and state.json says how it ended, at which step; save
+    requests are served up to the end, also one that came while the final state was written."""
     from explorer.training import run_folder as rf
 
     run_dir = reporter.run_dir
