@@ -164,7 +164,8 @@ def check_estimates(steps: dict[str, int], repeats: int = 2) -> list[tuple[str, 
     the wall time from Start (`start_new`) to the run's recorded end. Returns (preset, round, estimated s,
     measured s).
     """
-    from explorer.training.estimates import estimate_run, forget_process_startup
+    from explorer.training.estimate.measure import estimate_run
+    from explorer.training.estimate.startup import forget_process_startup
 
     began = time.perf_counter()
     data = {name: _estimate_data(name) for name in steps}
@@ -214,7 +215,7 @@ def check_estimates(steps: dict[str, int], repeats: int = 2) -> list[tuple[str, 
                 f"  round {round_} {name} ({n} steps): estimated {estimate.total_s:.1f} s (timing it took "
                 f"{timing:.1f} s), measured {measured:.1f} s (its process up with torch after {process_up:.1f} s), "
                 f"measured ÷ estimated = {measured / estimate.total_s:.2f}; load average {load_before:.1f} → "
-                f"{os.getloadavg()[0]:.1f}\n    estimate: {estimate.describe()}",
+                f"{os.getloadavg()[0]:.1f}\n    estimate: {estimate}",
                 flush=True,
             )
     within = [name for name, _, estimated, measured in found if abs(measured / estimated - 1) <= ESTIMATE_TOLERANCE]

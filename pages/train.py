@@ -6,10 +6,15 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.i18n import t
-from ui.train_live import watch_section
-from ui.train_runs import manager
-from ui.train_setup import data_section, init_state, model_section, start_section, tokenizer_section, training_section
-from ui.urlstate import sync_to_url, url_default
+from ui.train.data import data_section
+from ui.train.model import model_section
+from ui.train.runs import manager
+from ui.train.start import start_section
+from ui.train.state import init_state
+from ui.train.tokenizer import tokenizer_section
+from ui.train.training import training_section
+from ui.train.watch import watch_section
+from ui.urlstate import bound_choice
 
 init_state()
 st.title(t("Train a Transformer"))
@@ -23,11 +28,16 @@ st.markdown(
 )
 
 views = {"new": t("New run"), "watch": t("Watch runs")}
-url_default("train_view", "watch" if manager().names() else "new", allowed=tuple(views))
-view = st.segmented_control(
-    t("View"), tuple(views), key="train_view", required=True, format_func=views.get, label_visibility="collapsed"
+view = bound_choice(
+    st.segmented_control,
+    t("View"),
+    tuple(views),
+    "train_view",
+    "watch" if manager().names() else "new",
+    required=True,
+    format_func=views.get,
+    label_visibility="collapsed",
 )
-sync_to_url("train_view")
 
 if view == "watch":
     watch_section()

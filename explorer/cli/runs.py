@@ -17,7 +17,7 @@ RUNS_ENV = "EXPLORER_RUNS"
 
 
 def default_root() -> Path:
-    """The app's runs folder: $EXPLORER_RUNS, else runs/app/ in the repository (as ui/train_runs.py)."""
+    """The app's runs folder: $EXPLORER_RUNS, else runs/app/ in the repository (as ui/train/runs.py)."""
     return Path(os.environ.get(RUNS_ENV) or Path(__file__).resolve().parents[2] / "runs" / "app")
 
 

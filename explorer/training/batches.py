@@ -1,10 +1,11 @@
 """How a corpus becomes the trainer's batches: piece ids cut to the model's length, and the positions each
-sequence takes in a batch. Shared by the trainer and the Train page's estimates (steps per epoch)."""
+sequence takes in a batch, and the batches of an epoch. Shared by the trainer and the Train page's estimates."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from explorer.data.batching import token_budget_batches
 from explorer.data.corpus import ParallelCorpus
 from explorer.tokenizer import Tokenizer
 
@@ -21,3 +22,13 @@ def encode_pairs(tokenizer: Tokenizer, corpus: ParallelCorpus, max_len: int) -> 
 def batch_lengths(ids: Sequence[Sequence[int]]) -> list[int]:
     """Positions each sequence takes in a batch: its pieces plus the EOS or BOS that collate adds."""
     return [len(seq) + 1 for seq in ids]
+
+
+def epoch_batches(
+    ids: tuple[list[list[int]], list[list[int]]], batch_tokens: int, *, seed: int, epoch: int
+) -> list[list[int]]:
+    """The token-budget batches (lists of pair indices) a run with `seed` draws from `ids` in `epoch`: each
+    epoch shuffled anew, the same in every run with that seed."""
+    return token_budget_batches(
+        batch_lengths(ids[0]), batch_lengths(ids[1]), batch_tokens, shuffle=True, seed=seed * 100003 + epoch
+    )

@@ -28,7 +28,7 @@ from explorer.data.corpus import ParallelCorpus
 from explorer.devices import resolve_device
 from explorer.model import Transformer
 from explorer.tokenizer import Tokenizer
-from explorer.training.batches import batch_lengths, encode_pairs
+from explorer.training.batches import batch_lengths, encode_pairs, epoch_batches
 from explorer.training.callbacks import EvalEvent, SampleTranslation, StepEvent, TrainingCallback
 from explorer.training.loss import label_smoothed_loss, token_nll
 from explorer.training.optimizer_state import optimizer_from_tensors, optimizer_to_tensors
@@ -42,6 +42,15 @@ class TrainResult:
     stopped_early: bool
     checkpoint: Path | None
     history: dict[str, list[Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    """What one training step leaves for the log."""
+
+    loss_sum: torch.Tensor  # this rank's summed label-smoothed loss: a 0-d tensor on the device, not synced
+    tokens: int  # target tokens in the global batch (all ranks)
+    lr: float  # the learning rate the step used (Eq. 3)
 
 
 class StopSignal(Protocol):
@@ -87,6 +96,7 @@ class Trainer:
         # run and the code around it, never draw from each other's stream.
         self.generator = torch.Generator().manual_seed(train_config.seed)
         self._cuda_rng: torch.Tensor | None = None
+        self._ddp: DistributedDataParallel | None = None
         with self.own_rng():
             self.model = Transformer(model_config).to(self.device)
         self.optimizer = make_optimizer(
@@ -137,17 +147,12 @@ class Trainer:
                     self._cuda_rng = torch.cuda.get_rng_state(self.device)
 
     # ---- data -------------------------------------------------------------------------------------------
-    def _epoch_batches(self, epoch: int) -> list[list[int]]:
-        src, tgt = self.train_ids
-        return token_budget_batches(
-            batch_lengths(src),
-            batch_lengths(tgt),
-            self.config.batch_tokens * self.world,
-            shuffle=True,
-            seed=self.config.seed * 100003 + epoch,
-        )
+    def batches_of_epoch(self, epoch: int) -> list[list[int]]:
+        """The global batches (indices of `train_ids`) the run takes in `epoch`, in order."""
+        return epoch_batches(self.train_ids, self.config.batch_tokens * self.world, seed=self.config.seed, epoch=epoch)
 
-    def _batch(self, indices: Sequence[int], ids: tuple[list[list[int]], list[list[int]]]) -> Batch:
+    def make_batch(self, indices: Sequence[int], ids: tuple[list[list[int]], list[list[int]]]) -> Batch:
+        """The pairs `indices` of `ids` (this run's encoded train or validation pairs), collated on the device."""
         src = [ids[0][i] + [self.model_config.eos_id] for i in indices]
         tgt = [ids[1][i] for i in indices]
         batch = collate(
@@ -187,65 +192,78 @@ class Trainer:
             for callback in self.callbacks:
                 getattr(callback, method)(*args)
 
+    def train_step(self, batch: Batch) -> StepOutcome:
+        """One optimizer step on `batch` (this rank's share of the global batch): `forward_backward`, then
+        `update`. The training loop takes every step through here, and the run-time estimate times it."""
+        outcome = self.forward_backward(batch)
+        self.update()
+        return outcome
+
+    def forward_backward(self, batch: Batch) -> StepOutcome:
+        """The first part of `train_step`: count the step, set Eq. 3's learning rate, and run the forward and
+        backward passes under the run's RNG (dropout), leaving the gradients for `update`."""
+        # The global target-token count, as a Python int: on one process it needs no device tensor, so a CUDA
+        # step runs without a host-device sync (a .item() or a blocking copy per step).
+        tokens = batch.n_tgt_tokens
+        if self.world > 1:
+            count = torch.tensor(float(tokens), device=self.device)
+            dist.all_reduce(count)
+            tokens = int(count.item())
+        self.step += 1
+        cfg = self.config
+        lr = noam_learning_rate(self.step, self.model_config.d_model, cfg.warmup_steps, cfg.lr_scale)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        model = self._stepped_model()
+        model.train()
+        with self.own_rng():
+            if self.device.type == "cuda":
+                with torch.autocast("cuda", dtype=torch.bfloat16):
+                    logits = model(batch.src, batch.tgt_in).logits
+            else:
+                logits = model(batch.src, batch.tgt_in).logits
+            loss_sum = label_smoothed_loss(
+                logits, batch.tgt_out, smoothing=cfg.label_smoothing, pad_id=self.model_config.pad_id
+            )
+            # Normalised by the global token count, so the averaged gradient over ranks equals one process's.
+            loss = loss_sum * self.world / tokens
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+        return StepOutcome(loss_sum, tokens, lr)
+
+    def update(self) -> None:
+        """The second part of `train_step`: Adam's update from the gradients `forward_backward` left."""
+        self.optimizer.step()
+
+    def _stepped_model(self) -> torch.nn.Module:
+        """The model the steps run: wrapped in DistributedDataParallel (made once) under torchrun."""
+        if self.world > 1 and self._ddp is None:
+            self._ddp = DistributedDataParallel(self.model)
+        return self._ddp if self._ddp is not None else self.model
+
     def run(self, stop: StopSignal | None = None) -> TrainResult:
         """Train until `config.steps` or until `stop` is set; always leaves a resumable `latest/` checkpoint."""
-        model: torch.nn.Module = self.model
-        if self.world > 1:
-            model = DistributedDataParallel(self.model)
-        cfg, pad_id = self.config, self.model_config.pad_id
+        cfg = self.config
         stopped = False
         window_tokens, window_start = 0, time.perf_counter()
         self._emit("on_start", self)
-        autocast = torch.autocast("cuda", dtype=torch.bfloat16) if self.device.type == "cuda" else None
         while self.step < cfg.steps:
-            batches = self._epoch_batches(self.epoch)
+            batches = self.batches_of_epoch(self.epoch)
             while self.batch_in_epoch < len(batches) and self.step < cfg.steps:
                 if stop is not None and stop.is_set():
                     stopped = True
                     break
                 global_indices = batches[self.batch_in_epoch]
                 self.batch_in_epoch += 1
-                # Each rank takes an interleaved share of the global batch; the loss is normalised by the
-                # global token count, so the averaged gradient equals one process on the whole batch.
+                # Each rank takes an interleaved share of the global batch.
                 local = global_indices[self.rank :: self.world] or global_indices[:1]
-                batch = self._batch(local, self.train_ids)
-                # The global target-token count, as a Python int: on one process it needs no device tensor,
-                # so a CUDA step runs without a host-device sync (a .item() or a blocking copy per step).
-                tokens = batch.n_tgt_tokens
-                if self.world > 1:
-                    count = torch.tensor(float(tokens), device=self.device)
-                    dist.all_reduce(count)
-                    tokens = int(count.item())
-                self.step += 1
-                lr = noam_learning_rate(self.step, self.model_config.d_model, cfg.warmup_steps, cfg.lr_scale)
-                for group in self.optimizer.param_groups:
-                    group["lr"] = lr
-                model.train()
-                with self.own_rng():
-                    if autocast is not None:
-                        with autocast:
-                            logits = model(batch.src, batch.tgt_in).logits
-                    else:
-                        logits = model(batch.src, batch.tgt_in).logits
-                    loss_sum = label_smoothed_loss(logits, batch.tgt_out, smoothing=cfg.label_smoothing, pad_id=pad_id)
-                    loss = loss_sum * self.world / tokens
-                    self.optimizer.zero_grad(set_to_none=True)
-                    loss.backward()
-                self.optimizer.step()
-                window_tokens += tokens
+                outcome = self.train_step(self.make_batch(local, self.train_ids))
+                window_tokens += outcome.tokens
                 if self.step % cfg.log_every == 0 or self.step == cfg.steps:
-                    global_loss = loss_sum.detach().clone()
-                    if self.world > 1:
-                        dist.all_reduce(global_loss)
                     now = time.perf_counter()
                     rate = window_tokens / max(now - window_start, 1e-9)
                     window_tokens, window_start = 0, now
-                    mean_loss = float(global_loss / tokens)
-                    for key, value in (("step", self.step), ("loss", mean_loss), ("lr", lr), ("tokens_per_s", rate)):
-                        self.history[key].append(value)
-                    self._emit(
-                        "on_step", StepEvent(self.step, cfg.steps, mean_loss, lr, rate, self.epoch, self.elapsed())
-                    )
+                    self._log(outcome, rate)
                 if cfg.eval_every and self.step % cfg.eval_every == 0:
                     self._evaluate()
                 if cfg.save_every and self.step % cfg.save_every == 0:
@@ -261,25 +279,49 @@ class Trainer:
         self._emit("on_end", result)
         return result
 
+    def _log(self, outcome: StepOutcome, rate: float) -> None:
+        """Record a logged step (its global mean loss, learning rate, tokens per second) and report it."""
+        global_loss = outcome.loss_sum.detach().clone()
+        if self.world > 1:
+            dist.all_reduce(global_loss)
+        mean_loss = float(global_loss / outcome.tokens)
+        for key, value in (("step", self.step), ("loss", mean_loss), ("lr", outcome.lr), ("tokens_per_s", rate)):
+            self.history[key].append(value)
+        self._emit(
+            "on_step", StepEvent(self.step, self.config.steps, mean_loss, outcome.lr, rate, self.epoch, self.elapsed())
+        )
+
     def elapsed(self) -> float:
         return self.elapsed_before + time.perf_counter() - self.started
 
     # ---- evaluation -------------------------------------------------------------------------------------
+    def validation_batches(self) -> list[list[int]]:
+        """The validation pairs in token-budget batches, in a fixed order (none without a validation set)."""
+        if self.val_ids is None:
+            return []
+        src, tgt = self.val_ids
+        return token_budget_batches(
+            batch_lengths(src), batch_lengths(tgt), self.config.batch_tokens, shuffle=False, seed=0
+        )
+
     @torch.inference_mode()
+    def validation_nll(self, indices: Sequence[int]) -> tuple[float, int]:
+        """(summed NLL, target tokens) of the validation pairs `indices`, without smoothing."""
+        assert self.val_ids is not None, "validation_nll needs a validation set"
+        batch = self.make_batch(indices, self.val_ids)
+        logits = self.model(batch.src, batch.tgt_in).logits
+        return float(token_nll(logits, batch.tgt_out, pad_id=self.model_config.pad_id)), batch.n_tgt_tokens
+
     def validation_loss(self) -> float:
         """Per-token NLL (no smoothing) over the validation set; exp() of it is the perplexity."""
         if self.val_ids is None:
             return float("nan")
         self.model.eval()
-        src, tgt = self.val_ids
         total, count = 0.0, 0
-        for indices in token_budget_batches(
-            batch_lengths(src), batch_lengths(tgt), self.config.batch_tokens, shuffle=False, seed=0
-        ):
-            batch = self._batch(indices, self.val_ids)
-            logits = self.model(batch.src, batch.tgt_in).logits
-            total += float(token_nll(logits, batch.tgt_out, pad_id=self.model_config.pad_id))
-            count += batch.n_tgt_tokens
+        for indices in self.validation_batches():
+            nll, tokens = self.validation_nll(indices)
+            total += nll
+            count += tokens
         return total / max(count, 1)
 
     def _evaluate(self) -> None:

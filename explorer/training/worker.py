@@ -1,5 +1,5 @@
 """The training process: `python -m explorer.training.worker RUN_DIR` trains the run in RUN_DIR and reports
-only through that folder (explorer.training.run_folder), so the app's server never runs a training step.
+only through that folder (explorer.training.run_folder), so the app's server never trains a run.
 
 It lowers its own priority (`os.nice`) and bounds torch's threads before any work, so a server on the same
 machine keeps a core for the people browsing; it takes a lock per GPU (one run at a time per GPU); it checks
@@ -17,11 +17,13 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from explorer.training.reporter import FolderReporter
     from explorer.training.trainer import Trainer, TrainResult
 
 DEFAULT_NICE = 10
@@ -128,21 +130,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, stop.on_signal)
     signal.signal(signal.SIGINT, stop.on_signal)
     state: dict[str, Any] = {"status": "running", "pid": os.getpid(), "started": time.time(), "threads": threads}
-    rf.write_json(run_dir / rf.STATE_FILE, state)
+    rf.write_json(run_dir / rf.STATE_FILE, state)  # this pid, before the slow part: reading, building, resuming
     try:
-        status = train(run_dir, args.steps, stop, state)
-    except Exception as error:  # the page shows it; the traceback goes to log.txt
+        with failure_recorded(run_dir, state):
+            train(run_dir, args.steps, stop, state)
+    except Exception:  # the page shows the error from state.json; the traceback goes to log.txt
         traceback.print_exc()
-        rf.write_json(
-            run_dir / rf.STATE_FILE,
-            {**state, "status": "failed", "ended": time.time(), "error": f"{type(error).__name__}: {error}"},
-        )
         return 1
-    return 0 if status != "failed" else 1
+    return 0
 
 
-def train(run_dir: Path, steps: int | None, stop: StopFile, state: dict[str, Any]) -> str:
-    """Build the trainer (fresh or from latest/), train, save, and write the final state; returns it."""
+def train(run_dir: Path, steps: int | None, stop: StopFile, state: dict[str, Any]) -> TrainResult:
+    """Build the trainer (fresh from spec.json, or from latest/), take the device's lock on a GPU, and train
+    through `train_reported`, exporting the run where run.json says when it finishes."""
     from explorer.config import ModelConfig
     from explorer.devices import resolve_device
     from explorer.tokenizer import Tokenizer
@@ -175,25 +175,18 @@ def train(run_dir: Path, steps: int | None, stop: StopFile, state: dict[str, Any
             metadata=spec.get("metadata", {}),
         )
     device = resolve_device(trainer.config.device)
-    state.update(device=str(device), total_steps=trainer.config.steps)
+    state.update(device=str(device), total_steps=trainer.config.steps)  # in the failed state too (lock held)
     lock = None
     if device.type == "cuda":
         name = f"cuda:{device.index if device.index is not None else torch_current_device()}"
         lock = try_device_lock(name, run_dir.name)
         if lock is None:
             raise rf.JobError(f"the GPU {name} is training run {device_holder(name)!r}; one run at a time per GPU")
-    rf.write_json(run_dir / rf.STATE_FILE, state)
-    result = trainer.run(stop=stop)
     save_to = info.get("save_to")
-    if not result.stopped_early and save_to:
-        reporter.save(Path(save_to))
-    reporter.serve_requests()
-    status = "stopped" if result.stopped_early else "finished"
-    rf.write_json(run_dir / rf.STATE_FILE, {**state, "status": status, "step": result.step, "ended": time.time()})
-    reporter.serve_requests()  # a request that came while the final state was written
+    result = train_reported(trainer, reporter, stop, state, save_to=Path(save_to) if save_to else None)
     if lock is not None:
         lock.close()
-    return status
+    return result
 
 
 def run_here(trainer: Trainer) -> TrainResult:
@@ -208,7 +201,9 @@ def run_here(trainer: Trainer) -> TrainResult:
         return trainer.run()
     run_dir = trainer.run_dir
     run_dir.mkdir(parents=True, exist_ok=True)
-    trainer.callbacks.append(FolderReporter(run_dir, run_dir.name))
+    reporter = FolderReporter(run_dir, run_dir.name)
+    trainer.callbacks.append(reporter)
+    (run_dir / rf.STOP_FILE).unlink(missing_ok=True)  # an old run's request, not this one's
     state: dict[str, Any] = {
         "status": "running",
         "pid": os.getpid(),
@@ -216,19 +211,45 @@ def run_here(trainer: Trainer) -> TrainResult:
         "total_steps": trainer.config.steps,
         "device": str(trainer.device),
     }
+    with failure_recorded(run_dir, state):
+        return train_reported(trainer, reporter, StopFile(run_dir / rf.STOP_FILE), state)
+
+
+def train_reported(
+    trainer: Trainer, reporter: FolderReporter, stop: StopFile, state: dict[str, Any], *, save_to: Path | None = None
+) -> TrainResult:
+    """The one way a run trains in its folder, launched (`train`) or in the command's process (`run_here`):
+    state.json says running (`state`: the pid, the device, the planned steps), the trainer runs until done or
+    stopped, a finished run is exported to `save_to`, and state.json says how it ended, at which step; save
+    requests are served up to the end, also one that came while the final state was written."""
+    from explorer.training import run_folder as rf
+
+    run_dir = reporter.run_dir
     rf.write_json(run_dir / rf.STATE_FILE, state)
-    (run_dir / rf.STOP_FILE).unlink(missing_ok=True)
+    result = trainer.run(stop=stop)
+    if not result.stopped_early and save_to is not None:
+        reporter.save(save_to)
+    reporter.serve_requests()
+    status = "stopped" if result.stopped_early else "finished"
+    rf.write_json(run_dir / rf.STATE_FILE, {**state, "status": status, "step": result.step, "ended": time.time()})
+    reporter.serve_requests()
+    return result
+
+
+@contextmanager
+def failure_recorded(run_dir: Path, state: dict[str, Any]) -> Iterator[None]:
+    """On an error in the block, state.json says the run failed, and with what (the app and `explorer runs`
+    show it), before the error goes on up."""
+    from explorer.training import run_folder as rf
+
     try:
-        result = trainer.run(stop=StopFile(run_dir / rf.STOP_FILE))
+        yield
     except BaseException as error:
         rf.write_json(
             run_dir / rf.STATE_FILE,
             {**state, "status": "failed", "ended": time.time(), "error": f"{type(error).__name__}: {error}"},
         )
         raise
-    status = "stopped" if result.stopped_early else "finished"
-    rf.write_json(run_dir / rf.STATE_FILE, {**state, "status": status, "step": result.step, "ended": time.time()})
-    return result
 
 
 def torch_current_device() -> int:

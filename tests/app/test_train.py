@@ -18,7 +18,7 @@ from explorer.checkpoint import load_checkpoint
 from explorer.config import PRESETS, count_parameters
 from explorer.figures.training import attention_evolution, lr_schedule_curve
 from explorer.inference import translate
-from explorer.training.estimates import planned_schedule
+from explorer.training.estimate.plan import RunEstimate, StepTiming, planned_schedule
 from explorer.training.snapshots import load_snapshots
 from tests.apptest_helpers import open_app as open_frame
 from tests.apptest_helpers import open_page
@@ -76,7 +76,7 @@ def start_from_page(at, name: str, steps: int):
 
 
 def manager():
-    from ui.train_runs import manager as shared
+    from ui.train.runs import manager as shared
 
     return shared()
 
@@ -220,7 +220,7 @@ def test_multi30k_is_offered_from_the_local_copy(folders, multi30k_root, monkeyp
 def fresh_estimates():
     """No measurement cached by an earlier test (the cache is the server's, shared by every session), and none
     of this test's left behind."""
-    from ui.train_setup import run_costs
+    from ui.train.estimate import run_costs
 
     run_costs.clear()
     yield
@@ -236,22 +236,22 @@ def test_the_estimate_before_start_is_the_whole_measured_run(folders, fresh_esti
     start-up of 3 s and every other part (evaluations, checkpoints, encoding) timed at zero, 600 steps are
     2 min 30 s of training and 2 min 33 s in all. A longer plan is re-planned without timing again; a moved
     load says so and offers to measure again."""
-    import ui.train_setup as train_setup
-    from explorer.training import estimates
+    import ui.train.estimate as page_estimate
+    from explorer.training.estimate import harness, measure
 
     step_s = {"now": 0.25}
     load = {"now": 1.0}
     timed = []
 
-    def step(self, rows, ids, *, whole=False) -> float:
+    def step(self, rows, *, whole=False) -> float:
         timed.append(len(rows))
         return step_s["now"]
 
-    monkeypatch.setattr(estimates._Stepper, "step", step)
-    monkeypatch.setattr(estimates, "_clocked", lambda work: (0.0, work()))
-    monkeypatch.setattr(estimates, "process_startup_s", lambda: 3.0)
-    monkeypatch.setattr(estimates, "load_average", lambda: load["now"])  # when measured
-    monkeypatch.setattr(train_setup, "load_average", lambda: load["now"])  # when shown
+    monkeypatch.setattr(harness.StepClock, "step", step)
+    monkeypatch.setattr(measure, "clocked", lambda work: (0.0, work()))
+    monkeypatch.setattr(measure, "process_startup_s", lambda: 3.0)
+    monkeypatch.setattr(measure, "load_average", lambda: load["now"])  # when measured
+    monkeypatch.setattr(page_estimate, "load_average", lambda: load["now"])  # when shown
     at = open_app()
     at.segmented_control(key="train_view").set_value("new").run()
     assert not at.exception, at.exception
@@ -278,6 +278,22 @@ def test_the_estimate_before_start_is_the_whole_measured_run(folders, fresh_esti
     assert not at.exception, at.exception
     assert {m.label: m.value for m in at.metric}["Estimated time"] == "≈ 10 min 03 s"
     assert not moved(at) and len(timed) > before
+
+
+def test_the_estimates_parts_read_in_korean():
+    """The page tells the estimate part by part in its language (the engine gives only the numbers)."""
+    from ui.train.estimate import estimate_parts
+
+    step = StepTiming(0.0125, 1000, 1024, "cpu", timed_batches=6, repeats=3)
+    found = RunEstimate(step, 25, 0.5, 0.001, 4.0, 0.2, 1.5, 0.75, 3, 0.25, 2, 0.5)
+    english, korean = estimate_parts(found, "en"), estimate_parts(found, "ko")
+    assert english[0].startswith("training: 25 steps × 12.5 ms (the median of 3 timings of each of 6")
+    assert "evaluations: 3 × 1.5 s (greedy BLEU decoding 0.8 s of each)" in english
+    assert "checkpoints: 2 × 0.2 s" in english and english[-1].startswith("start-up: 4.0 s")
+    assert len(english) == len(korean) == 6
+    for line in korean:
+        assert not any(word in line for word in ("training", "evaluations", "checkpoints", "start-up")), line
+        assert any("\uac00" <= ch <= "\ud7a3" for ch in line), line  # Hangul
 
 
 BAD_UPLOADS = [

@@ -1,5 +1,6 @@
-"""The Train page's estimate before Start times the run's own batches of its corpus (shapes, not stopwatches),
-robustly to a burst of other work while it times, and one measurement serves every plan of the same run."""
+"""The Train page's estimate before Start times the trainer's own step on the run's own batches of its corpus
+(shapes, not stopwatches), robustly to a burst of other work while it times, and one measurement serves every
+plan of the same run."""
 
 from __future__ import annotations
 
@@ -11,20 +12,23 @@ import pytest
 from explorer.config import ModelConfig
 from explorer.data import make_splits
 from explorer.data.batching import Batch
-from explorer.training import estimates
+from explorer.training.batches import encode_pairs, epoch_batches
 from explorer.training.datasets import train_tokenizer
-from explorer.training.estimates import (
-    corpus_batches,
-    estimate_run,
-    measure_run,
-    padded_positions,
-    spread_sample,
-    timing_plan,
-)
+from explorer.training.estimate import harness, startup
+from explorer.training.estimate.harness import StepClock, padded_positions, spread_sample
+from explorer.training.estimate.measure import estimate_run, measure_run
+from explorer.training.estimate.plan import LOAD_CHANGED, RunEstimate, timing_plan
 from explorer.training.train_config import TrainConfig
+from explorer.training.trainer import Trainer
 
 BATCH_TOKENS = 256
-REAL_COLLATE = estimates._Stepper.collate
+REAL_MAKE_BATCH = Trainer.make_batch
+
+
+def corpus_batches(tokenizer, corpus, batch_tokens: int, max_len: int, seed: int = 0):
+    """The pairs' ids and the batches a run with `seed` draws from them in its first epoch."""
+    ids = encode_pairs(tokenizer, corpus, max_len)
+    return ids, epoch_batches(ids, batch_tokens, seed=seed, epoch=0)
 
 
 def corpus_of(min_len: int, max_len: int):
@@ -67,16 +71,16 @@ def plan(**changes) -> TrainConfig:
     return TrainConfig(**{**values, **changes})
 
 
-def timed_shapes(monkeypatch, config, tokenizer, train, **changes) -> tuple[estimates.RunEstimate, list[tuple]]:
-    """Run the estimate and record the shape of every batch it stepped on."""
+def timed_shapes(monkeypatch, config, tokenizer, train, **changes) -> tuple[RunEstimate, list[tuple]]:
+    """Run the estimate and record the shape of every batch the trainer's step was timed on."""
     shapes: list[tuple[int, int, int]] = []
 
     def spy(self, rows, ids) -> Batch:
-        batch = REAL_COLLATE(self, rows, ids)
+        batch = REAL_MAKE_BATCH(self, rows, ids)
         shapes.append((batch.src.shape[0], batch.src.shape[1], batch.tgt_in.shape[1]))
         return batch
 
-    monkeypatch.setattr(estimates._Stepper, "collate", spy)
+    monkeypatch.setattr(Trainer, "make_batch", spy)
     found = estimate_run(config, plan(**changes), tokenizer, train, startup=False, time_budget_s=0.05)
     return found, shapes
 
@@ -87,7 +91,6 @@ def test_the_timed_batches_are_the_runs_own_batches_of_its_corpus(monkeypatch, t
     long, _ = corpus_of(20, 24)
     found_short, short_shapes = timed_shapes(monkeypatch, config, tokenizer, short)
     found_long, long_shapes = timed_shapes(monkeypatch, config, tokenizer, long)
-    assert found_short.step.source == "corpus" and found_long.step.source == "corpus"
     # Sentences of 4-5 symbols make short, wide batches; 20-24 symbols long, narrow ones (same token budget).
     assert short_shapes and all(src <= 6 and tgt <= 6 for _, src, tgt in short_shapes)
     assert long_shapes and all(src >= 20 and tgt >= 20 for _, src, tgt in long_shapes)
@@ -103,7 +106,23 @@ def test_the_timed_batches_are_the_runs_own_batches_of_its_corpus(monkeypatch, t
         max(len(ids[0][i]) for i in first) + 1,
         max(len(ids[1][i]) for i in first) + 1,
     )
-    assert "real" in found_short.step.describe() and found_short.step.timed_batches >= 3
+    assert found_short.step.timed_batches >= 3
+
+
+def test_the_step_timed_is_the_trainers_own_train_step(monkeypatch, tokenizer):
+    config = tiny_config(tokenizer.vocab_size)
+    train, _ = corpus_of(4, 8)
+    stepped = []
+    real = Trainer.train_step
+
+    def spy(self, batch):
+        stepped.append(batch.src.shape[0])
+        return real(self, batch)
+
+    monkeypatch.setattr(Trainer, "train_step", spy)
+    found = estimate_run(config, plan(), tokenizer, train, startup=False, time_budget_s=0.05)
+    # The warm-up's two steps, then each timed batch once or `repeats` times, all through Trainer.train_step.
+    assert len(stepped) == 2 + found.step.repeats * found.step.timed_batches
 
 
 def test_the_sample_spans_short_and_long_batches(tokenizer):
@@ -118,7 +137,7 @@ def test_the_sample_spans_short_and_long_batches(tokenizer):
 def test_a_batch_too_big_to_time_whole_is_timed_in_parts_of_its_own_rows(monkeypatch, tokenizer):
     config = tiny_config(tokenizer.vocab_size)
     train, _ = corpus_of(4, 5)
-    monkeypatch.setattr(estimates, "count_parameters", lambda _: 10**9)  # every batch over the flop budget
+    monkeypatch.setattr(harness, "count_parameters", lambda _: 10**9)  # every batch over the flop budget
     found, shapes = timed_shapes(monkeypatch, config, tokenizer, train)
     ids, batches = corpus_batches(tokenizer, train, BATCH_TOKENS, 32)
     full_rows = min(len(b) for b in batches)
@@ -154,7 +173,6 @@ def test_evaluations_checkpoints_and_start_up_are_counted(tokenizer):
         + found.final_s
     )
     assert math.isclose(found.total_s, parts)
-    assert "evaluations: 3 ×" in found.describe() and "checkpoints: 2 ×" in found.describe()
     quiet = estimate_run(config, plan(steps=25), tokenizer, train, val, startup=False, time_budget_s=0.05)
     assert quiet.evals == 0 and quiet.saves == 0 and quiet.eval_s == 0
 
@@ -166,11 +184,11 @@ def test_a_burst_of_other_work_while_timing_does_not_move_the_step_time(monkeypa
     train, _ = corpus_of(4, 24)
     calls = []
 
-    def step(self, rows, ids, *, whole=False) -> float:
+    def step(self, rows, *, whole=False) -> float:
         calls.append(len(rows))
         return 0.020 if 8 <= len(calls) < 14 else 0.002  # six steps of the first round interrupted
 
-    monkeypatch.setattr(estimates._Stepper, "step", step)
+    monkeypatch.setattr(StepClock, "step", step)
     found = estimate_run(config, plan(), tokenizer, train, startup=False, time_budget_s=1.5)
     assert found.step.repeats == 3 and found.step.timed_batches >= 6
     assert len(calls) == 2 + 3 * found.step.timed_batches  # the warm-up, then three rounds
@@ -208,34 +226,22 @@ def test_a_measurement_knows_when_the_load_has_moved(tokenizer):
     for then in (0.3, 1.06, 2.0, 6.0):
         measured = dataclasses.replace(costs, load_average=then)
         assert not measured.stale(then) and not measured.stale(then + 0.5) and not measured.stale(then - 0.5)
-        assert measured.stale(then + 1.5) and measured.stale(then + estimates.LOAD_CHANGED)
+        assert measured.stale(then + 1.5) and measured.stale(then + LOAD_CHANGED)
         # A load cannot fall below 0: from `then` it can fall by `then` at most.
-        assert measured.stale(max(0.0, then - 1.5)) == (then >= estimates.LOAD_CHANGED)
+        assert measured.stale(max(0.0, then - 1.5)) == (then >= LOAD_CHANGED)
         assert not measured.stale(None)
     assert not dataclasses.replace(costs, load_average=None).stale(3.0)
 
 
-def test_the_parts_read_in_korean(tokenizer):
-    config = tiny_config(tokenizer.vocab_size)
-    train, val = corpus_of(4, 8)
-    cfg = plan(steps=25, eval_every=10, save_every=10, bleu_sentences=8)
-    found = estimate_run(config, cfg, tokenizer, train, val, startup=False, time_budget_s=0.05)
-    english, korean = found.parts(), found.parts("ko")
-    assert len(english) == len(korean) and english[0].startswith("training: 25 steps")
-    for line in korean:
-        assert not any(word in line for word in ("training", "evaluations", "checkpoints", "start-up")), line
-        assert any("\uac00" <= ch <= "\ud7a3" for ch in line), line  # Hangul
-
-
 def test_the_process_start_up_is_timed_again_once_old_or_forgotten(monkeypatch):
     timings = []
-    monkeypatch.setattr(estimates, "_time_process_startup", lambda: timings.append(1) or 2.5)
-    estimates.forget_process_startup()
-    assert estimates.process_startup_s() == estimates.process_startup_s() == 2.5 and len(timings) == 1
-    estimates.forget_process_startup()  # "Measure again" on the page
-    estimates.process_startup_s()
+    monkeypatch.setattr(startup, "_time_process_startup", lambda: timings.append(1) or 2.5)
+    startup.forget_process_startup()
+    assert startup.process_startup_s() == startup.process_startup_s() == 2.5 and len(timings) == 1
+    startup.forget_process_startup()  # "Measure again" on the page
+    startup.process_startup_s()
     assert len(timings) == 2
-    monkeypatch.setattr(estimates, "STARTUP_MAX_AGE_S", 0.0)
-    estimates.process_startup_s()
+    monkeypatch.setattr(startup, "STARTUP_MAX_AGE_S", 0.0)
+    startup.process_startup_s()
     assert len(timings) == 3
-    estimates.forget_process_startup()  # the next test times a real one
+    startup.forget_process_startup()  # the next test times a real one

@@ -20,7 +20,7 @@ from explorer.config import ModelConfig
 from explorer.data import make_splits
 from explorer.training.callbacks import SampleTranslation
 from explorer.training.datasets import train_tokenizer
-from explorer.training.estimates import measure_step_time, planned_schedule
+from explorer.training.estimate.plan import planned_schedule
 from explorer.training.launcher import JobError, RunManager
 from explorer.training.run_folder import list_runs, validate_run_name
 from explorer.training.schedule import noam_learning_rate
@@ -105,7 +105,8 @@ def stop_all(manager: RunManager) -> None:
 def test_the_server_side_never_imports_the_training_loop():
     """What the app's server imports to plan, start, watch, stop and save runs leaves the loop to the process."""
     code = (
-        "import sys; import explorer.training.launcher, explorer.training.estimates, explorer.training.reporter; "
+        "import sys; import explorer.training.launcher, explorer.training.reporter, explorer.training.estimate.plan, "
+        "explorer.training.estimate.measure; "
         "loop = sorted(m for m in sys.modules if m in ('explorer.training.trainer', 'torch.distributed')); "
         "print(loop)"
     )
@@ -288,27 +289,13 @@ def test_planned_schedule_is_eq3_and_includes_the_warmup_peak():
     assert lrs[10] == pytest.approx(noam_learning_rate(steps[10], 512, 4000))
 
 
-def test_step_time_is_measured_and_scaled_for_big_batches():
-    config = ModelConfig(
-        vocab_size=40, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1, max_len=32
-    )
-    full = measure_step_time(config, 256, "cpu")
-    assert full.seconds > 0 and not full.scaled and full.describe().startswith("measured: one real")
-    scaled = measure_step_time(config, 4096, "cpu", flop_budget=1e6)
-    assert scaled.scaled and scaled.measured_tokens < 4096 and "scaled to 4,096 tokens" in scaled.describe()
-
-
-def test_a_step_is_timed_as_the_run_will_step_and_the_caller_keeps_its_priority():
+def test_a_timing_thread_is_niced_and_the_caller_keeps_its_priority():
     import os
     import threading
 
-    from explorer.training.estimates import in_niced_thread, measure_step_time
+    from explorer.training.estimate.harness import in_niced_thread
 
-    config = ModelConfig(
-        vocab_size=40, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1, max_len=32
-    )
     before = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-    assert measure_step_time(config, 256, "cpu", threads=1).seconds > 0
     assert in_niced_thread(lambda: os.getpriority(os.PRIO_PROCESS, threading.get_native_id()), 5) == before + 5
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == before
     with pytest.raises(ZeroDivisionError):

@@ -21,7 +21,7 @@ from ui.figures import show_figure
 from ui.i18n import t
 from ui.tour.context import Shown, TourContext, stop_figure
 from ui.tour.state import beam_rows, computed
-from ui.train_runs import manager
+from ui.train.runs import manager
 
 # ---- 6 -------------------------------------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
 """The train page's handle on training runs: the `RunManager` over the runs folder and the folders runs and
-saved models go to, shared by the setup form (ui/train_setup.py) and the live view (ui/train_live.py).
+saved models go to, shared by the setup sections (ui/train/start.py, ui/train/estimate.py) and the live view
+(ui/train/watch.py).
 
 Every run trains in its own process (explorer.training.worker) and reports only through its run folder, so
 a rerun, a page switch, a reload, a second browser or a restarted server only changes what is drawn, never

@@ -1,0 +1,94 @@
+"""The train page's knobs, kept in `st.session_state` under "train_*" keys: their first values, the values
+each data source and model preset sets, and the keys kept while the Watch view hides their widgets (so a run
+is set up once per session)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from explorer.config import PRESETS
+
+# Per data source: knobs for a sensible first run on a laptop (the paper trains base for 100k steps with
+# 4000 warm-up steps and about 25,000 tokens per batch: Section 5).
+DEFAULTS = {
+    "synthetic": dict(
+        preset="tiny", vocab=64, steps=600, warmup=100, batch_tokens=1024, eval_every=100, bleu=100, save_every=200
+    ),
+    "multi30k": dict(
+        preset="small", vocab=8000, steps=5000, warmup=1000, batch_tokens=4096, eval_every=500, bleu=200, save_every=500
+    ),
+    "upload": dict(
+        preset="small", vocab=4000, steps=5000, warmup=1000, batch_tokens=2048, eval_every=500, bleu=100, save_every=500
+    ),
+}
+
+
+def apply_data_defaults() -> None:
+    for key, value in DEFAULTS[st.session_state["train_data"]].items():
+        st.session_state[f"train_{key}"] = value
+    apply_preset()
+
+
+def apply_preset() -> None:
+    config = PRESETS[st.session_state["train_preset"]]
+    st.session_state.update(
+        train_layers=config.n_encoder_layers,
+        train_d_model=config.d_model,
+        train_heads=config.n_heads,
+        train_d_ff=config.d_ff,
+        train_dropout=config.dropout,
+    )
+
+
+# Knobs kept while their widgets are not drawn (on the Watch view), so a run is set up once per session.
+PERSISTENT = (
+    "train_data",
+    "train_task",
+    "train_pairs",
+    "train_seq_len",
+    "train_upload_mode",
+    "train_vocab",
+    "train_preset",
+    "train_layers",
+    "train_d_model",
+    "train_heads",
+    "train_d_ff",
+    "train_dropout",
+    "train_smoothing",
+    "train_warmup",
+    "train_batch_tokens",
+    "train_seed",
+    "train_duration",
+    "train_steps",
+    "train_epochs",
+    "train_device",
+    "train_eval_every",
+    "train_bleu",
+    "train_save_every",
+    "train_samples",
+    "train_samples_for",
+    "train_name",
+    "train_name_auto",
+    "train_save",
+)
+
+
+def init_state() -> None:
+    """Widget defaults, once per session (the synthetic reverse task with the tiny model)."""
+    if "train_data" not in st.session_state:
+        st.session_state["train_data"] = "synthetic"
+        st.session_state.update(
+            train_task="reverse",
+            train_pairs=5000,
+            train_seq_len=10,
+            train_upload_mode="two",
+            train_smoothing=0.1,
+            train_seed=0,
+            train_duration="steps",
+            train_epochs=5,
+            train_save=True,
+        )
+        apply_data_defaults()
+    for key in PERSISTENT:  # Streamlit forgets a widget's value when the widget is not drawn in a run
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]

@@ -1,0 +1,133 @@
+"""4 · Training: the recipe's knobs (label smoothing, warm-up, batch size, seed), the run's length in steps or
+epochs, its device, evaluations, checkpoints and watched sentences, as a `TrainConfig`."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from explorer.config import ModelConfig
+from explorer.data import ParallelCorpus
+from explorer.devices import available_devices
+from explorer.tokenizer import Tokenizer
+from explorer.training.estimate.plan import batches_per_epoch
+from explorer.training.train_config import TrainConfig
+from ui.i18n import t
+from ui.train.data import DataChoice
+
+BATCH_TOKENS = (128, 256, 512, 1024, 2048, 4096, 8192, 16384, 25000)
+MAX_SAMPLES = 4  # sentences whose attention is watched
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def epoch_steps(
+    key: str, vocab: int, batch_tokens: int, max_len: int, _tokenizer: Tokenizer, _train: ParallelCorpus
+) -> int:
+    return batches_per_epoch(_tokenizer, _train, batch_tokens, max_len)
+
+
+def training_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConfig) -> TrainConfig:
+    st.subheader(t("4 · Training"))
+    cols = st.columns(4)
+    smoothing = cols[0].slider(
+        t("Label smoothing"), 0.0, 0.3, step=0.05, key="train_smoothing", help=t("Section 5.4: ε = 0.1.")
+    )
+    warmup = cols[1].number_input(
+        t("Warm-up steps"),
+        1,
+        50_000,
+        key="train_warmup",
+        help=t("The learning rate rises for this many steps, then decays (Eq. 3; the paper: 4000)."),
+    )
+    batch_tokens = cols[2].select_slider(
+        t("Batch tokens"),
+        BATCH_TOKENS,
+        key="train_batch_tokens",
+        help=t("Padded tokens per batch and side (the paper: about 25,000)."),
+    )
+    seed = cols[3].number_input(t("Seed"), 0, 1_000_000, key="train_seed")
+    cols = st.columns(4)
+    unit = cols[0].radio(
+        t("Train for"),
+        ("steps", "epochs"),
+        key="train_duration",
+        horizontal=True,
+        format_func={"steps": t("steps"), "epochs": t("epochs")}.get,
+    )
+    with st.spinner(t("Counting batches…")):
+        per_epoch = epoch_steps(choice.key, tokenizer.vocab_size, batch_tokens, config.max_len, tokenizer, choice.train)
+    if unit == "steps":
+        steps = int(cols[1].number_input(t("Steps"), 1, 1_000_000, key="train_steps"))
+    else:
+        epochs = int(cols[1].number_input(t("Epochs"), 1, 1000, key="train_epochs"))
+        steps = epochs * per_epoch
+    cols[1].caption(
+        t("1 epoch = {per_epoch} steps; this run: {steps} steps.", per_epoch=f"{per_epoch:,}", steps=f"{steps:,}")
+    )
+    devices = available_devices()
+    if st.session_state.get("train_device") not in devices:
+        st.session_state["train_device"] = st.session_state.get("device", devices[0])
+    device = str(
+        cols[2].selectbox(
+            t("Device"),
+            devices,
+            key="train_device",
+            help=t("A GPU trains one run at a time; a second run waits for it or uses the CPU."),
+        )
+    )
+    eval_every = int(
+        cols[3].number_input(
+            t("Evaluate every (steps)"),
+            1,
+            1_000_000,
+            key="train_eval_every",
+            help=t("Validation loss, BLEU and the watched sentences' attention."),
+        )
+    )
+    with st.expander(t("More: BLEU sentences, checkpoints")):
+        more = st.columns(2)
+        bleu = int(
+            more[0].number_input(
+                t("BLEU on this many validation sentences"),
+                0,
+                5000,
+                key="train_bleu",
+                help=t("Greedy decoding; 0 skips BLEU."),
+            )
+        )
+        save_every = int(
+            more[1].number_input(
+                t("Save latest/ every (steps)"),
+                1,
+                1_000_000,
+                key="train_save_every",
+                help=t("A periodic checkpoint the run can be resumed from if its process stops."),
+            )
+        )
+    if st.session_state.get("train_samples_for") != choice.key:
+        st.session_state["train_samples"] = "\n".join(choice.val.source[:2])
+        st.session_state["train_samples_for"] = choice.key
+    text = st.text_area(
+        t("Sentences to watch (one per line, at most {n})", n=MAX_SAMPLES),
+        key="train_samples",
+        height=100,
+        help=t("Translated at every evaluation, with their cross-attention, so you can watch it form."),
+    )
+    samples = tuple(line.strip() for line in text.splitlines() if line.strip())
+    if len(samples) > MAX_SAMPLES:
+        st.warning(t("Only the first {n} sentences are watched.", n=MAX_SAMPLES), icon=":material/warning:")
+        samples = samples[:MAX_SAMPLES]
+    return TrainConfig(
+        steps=steps,
+        batch_tokens=int(batch_tokens),
+        warmup_steps=int(warmup),
+        label_smoothing=float(smoothing),
+        seed=int(seed),
+        max_len=config.max_len,
+        log_every=max(1, min(10, steps // 200)),
+        eval_every=eval_every,
+        save_every=save_every,
+        keep_last=2,
+        bleu_sentences=bleu,
+        device=device,
+        sample_sentences=samples,
+    )
