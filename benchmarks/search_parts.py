@@ -26,7 +26,7 @@ from unittest.mock import patch
 
 import torch
 
-import explorer.decoding.search as search
+import explorer.decoding.candidates as search
 import explorer.fastpath.packed_decoding as packed_decoding
 from benchmarks.common import SHIPPED_CHECKPOINT, sample_sentences
 from explorer.checkpoint import load_checkpoint

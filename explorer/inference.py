@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from explorer.decoding.search import BeamTrace, Hypothesis, beam_search, greedy_search
+from explorer.decoding.hypotheses import BeamTrace, Hypothesis
+from explorer.decoding.search import beam_search, greedy_search
 from explorer.fastpath.packed_cache import PackedCache
 from explorer.fastpath.packed_decoding import PackedDecoder, packed_decoder, supports_packed
 from explorer.fastpath.packed_encoding import packed_encoder

@@ -1,6 +1,6 @@
 """Tables over a beam search (Section 6.1): the n-best list, one step's candidates, a node's hypothesis.
 
-Plain functions over the `Hypothesis` / `BeamTrace` data of explorer/decoding/search.py.
+Plain functions over the `Hypothesis` / `BeamTrace` data of explorer/decoding/hypotheses.py.
 """
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from explorer.decoding.search import BeamTrace, Hypothesis, length_penalty
+from explorer.decoding.hypotheses import BeamTrace, Hypothesis
+from explorer.decoding.policy import length_penalty
 from explorer.tokenizer import Tokenizer
 
 

@@ -13,20 +13,9 @@ of sentences that are done are dropped by that same reorder call, so the scorer 
 reads; at the first step each sentence has a single live row, which is the usual "only beam 0 is live,
 the others are -inf" start without the duplicate rows.
 
-Search policy, one step of one sentence (`select_candidates`): rank the top 2k continuations of all live
-hypotheses by cumulative log-probability. A continuation ending in EOS finishes if it ranks among the
-first k, i.e. if it would have been kept had it not ended (fairseq's rule); the other continuations fill
-the k live slots in rank order; the rest are pruned.
-
-Stopping rule (`stop_reason`), checked after every step of a sentence:
-  * ``early_stopping=True`` (default): stop once the sentence holds k finished hypotheses. Together with
-    the finishing rule above this makes beam size 1 exactly greedy search.
-  * ``early_stopping=False``: stop once it holds k finished hypotheses and no live one can still beat the
-    worst of the k best: a live hypothesis with cumulative log-prob L <= 0 can at best end with score
-    L / max(lp) over its possible final lengths, lp(max_len) when α >= 0 (Tensor2Tensor's bound).
-  * Always: stop when no live hypothesis is left, or at max_len tokens; at max_len the live hypotheses are
-    finalized with ``finished=False``.
-The n-best list ranks finished hypotheses first, then those cut at max_len, each by score.
+What a step keeps and when a sentence stops is the search policy, its own small functions in
+`explorer.decoding.policy`; the ranking of a step's candidates is `explorer.decoding.candidates`; what comes back
+is the plain data of `explorer.decoding.hypotheses`.
 
 No-repeat constraint (off by default: ``no_repeat_ngram=None``): before each step's selection, every live
 row's log-probabilities are masked so that no token completes an n-gram the row already holds
@@ -35,26 +24,25 @@ row's log-probabilities are masked so that no token completes an n-gram the row 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Final, Literal, Protocol
+from typing import Protocol
 
 import torch
 
+from explorer.decoding.candidates import Ranked, top_candidates
+from explorer.decoding.hypotheses import (
+    BeamResult,
+    BeamTrace,
+    Candidate,
+    Hypothesis,
+    LiveHypothesis,
+    TraceNode,
+    TraceStep,
+    hypothesis,
+)
+from explorer.decoding.policy import FINISHED, KEPT, STOP_MAX_LEN, normalized_score, select_candidates, stop_reason
 from explorer.decoding.repetition import ban_repeated_ngrams
-from explorer.decoding.top_k import grouped_applies, grouped_top_k, row_top_k
-
-Status = Literal["kept", "pruned", "finished"]
-KEPT: Final = "kept"
-PRUNED: Final = "pruned"
-FINISHED: Final = "finished"
-
-# Why a sentence's search stopped (`BeamTrace.stop_reason`).
-STOP_NO_LIVE: Final = "no live hypothesis left"
-STOP_BEAM_FULL: Final = "the beam is full of finished hypotheses"
-STOP_BOUND: Final = "no live hypothesis can beat the finished ones"
-STOP_MAX_LEN: Final = "max_len reached"
 
 
 class OneCallGreedy(Protocol):
@@ -83,125 +71,6 @@ class StepScorer(Protocol):
         (pruned hypotheses, finished sentences). A KV cache implements this with `index_select(0, rows)`.
         """
         ...
-
-
-def length_penalty(length: int, alpha: float) -> float:
-    """GNMT's lp(Y) = ((5 + |Y|) / 6)^α (Wu et al. 2016, Eq. 14), used with α = 0.6 in Section 6.1."""
-    return ((5.0 + length) / 6.0) ** alpha
-
-
-def normalized_score(log_prob: float, length: int, alpha: float) -> float:
-    """Score of a hypothesis: total log-probability / lp(length), length counting EOS if present."""
-    return log_prob / length_penalty(length, alpha)
-
-
-@dataclass(frozen=True)
-class Hypothesis:
-    """One output sequence: generated ids (no BOS; EOS last when finished) and its scores."""
-
-    tokens: tuple[int, ...]
-    log_prob: float  # sum of token_log_probs
-    token_log_probs: tuple[float, ...]
-    score: float  # log_prob / length_penalty(len(tokens), alpha)
-    finished: bool  # ended with EOS (False: cut at max_len)
-
-
-@dataclass(frozen=True)
-class TraceNode:
-    """A live hypothesis in the beam trace; the root (BOS) has id 0 and no parent."""
-
-    id: int
-    parent_id: int | None
-    token: int
-    log_prob: float
-    score: float
-    tokens: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """A continuation considered at one step: live hypothesis `parent` (index into that step's
-    `live`) extended with `token`. Every candidate has its own id; a kept candidate reappears with the
-    same id among the next step's live nodes."""
-
-    parent: int
-    token: int
-    token_log_prob: float
-    log_prob: float  # cumulative
-    score: float  # log_prob / lp(length of the extended hypothesis)
-    status: Status
-    id: int
-    parent_id: int
-
-
-@dataclass(frozen=True)
-class TraceStep:
-    """Step t: the live hypotheses going in (t tokens each) and the top-2k continuations, best first."""
-
-    step: int
-    live: list[TraceNode]
-    candidates: list[Candidate]
-
-
-@dataclass(frozen=True)
-class BeamTrace:
-    """The whole search of one sentence, as plain data (`dataclasses.asdict` -> JSON)."""
-
-    steps: list[TraceStep]
-    finished: list[Hypothesis]  # every completed hypothesis (and those cut at max_len), best first
-    beam_size: int
-    alpha: float
-    max_len: int
-    stop_reason: str = ""
-
-
-@dataclass(frozen=True)
-class BeamResult:
-    hypotheses: list[Hypothesis]  # n-best, best first: finished ones before those cut at max_len
-    trace: BeamTrace | None
-
-
-def select_candidates(ranked_tokens: Sequence[int], beam_size: int, eos_id: int) -> list[Status]:
-    """The search policy of one step: status of each candidate, given their tokens best first.
-
-    EOS among the first `beam_size` ranks finishes; other tokens fill the `beam_size` live slots in
-    rank order; everything else is pruned.
-    """
-    statuses: list[Status] = []
-    n_kept = 0
-    for rank, token in enumerate(ranked_tokens):
-        if token == eos_id:
-            statuses.append(FINISHED if rank < beam_size else PRUNED)
-        elif n_kept < beam_size:
-            statuses.append(KEPT)
-            n_kept += 1
-        else:
-            statuses.append(PRUNED)
-    return statuses
-
-
-def stop_reason(
-    finished_scores: Sequence[float],
-    live_log_probs: Sequence[float],
-    length: int,
-    max_len: int,
-    beam_size: int,
-    alpha: float,
-    early_stopping: bool,
-) -> str | None:
-    """Why a sentence stops after a step that produced `length` tokens, or None to go on (module doc)."""
-    if not live_log_probs:
-        return STOP_NO_LIVE
-    if len(finished_scores) >= beam_size:
-        if early_stopping:
-            return STOP_BEAM_FULL
-        worst_of_best = sorted(finished_scores, reverse=True)[beam_size - 1]
-        best_lp = max(length_penalty(length + 1, alpha), length_penalty(max_len, alpha))
-        if max(live_log_probs) / best_lp <= worst_of_best:
-            return STOP_BOUND
-    if length >= max_len:
-        return STOP_MAX_LEN
-    return None
 
 
 def greedy_search(
@@ -296,18 +165,7 @@ def _greedy_hypothesis(tokens: list[int], lps: list[float], eos_id: int, alpha: 
     total = 0.0
     for lp in lps:  # summed in token order, in float64 (not sum(): from Python 3.12 it compensates)
         total += lp
-    return _hypothesis(tokens, lps, total, bool(tokens) and tokens[-1] == eos_id, alpha)
-
-
-@dataclass
-class _Live:
-    """A live hypothesis of one sentence, with the trace node it is drawn as."""
-
-    tokens: tuple[int, ...]
-    token_log_probs: tuple[float, ...]
-    log_prob: float
-    node_id: int
-    parent_id: int | None
+    return hypothesis(tokens, lps, total, bool(tokens) and tokens[-1] == eos_id, alpha)
 
 
 @dataclass
@@ -315,7 +173,7 @@ class _Sentence:
     """Per-sentence bookkeeping of the batched beam search."""
 
     max_len: int
-    live: list[_Live]
+    live: list[LiveHypothesis]
     ended: list[Hypothesis] = field(default_factory=list)  # finished, and cut at max_len
     steps: list[TraceStep] = field(default_factory=list)
     next_id: int = 1  # node 0 is the root
@@ -358,7 +216,7 @@ def beam_search(
     assert n_best >= 1, f"n_best must be >= 1, got {n_best}"
     settings = _Settings(beam_size, bos_id, eos_id, alpha, early_stopping, trace)
     sentences = [
-        _Sentence(max_len=limit, live=[_Live((), (), 0.0, node_id=0, parent_id=None)])
+        _Sentence(max_len=limit, live=[LiveHypothesis((), (), 0.0, node_id=0, parent_id=None)])
         for limit in _max_lens(max_len, batch_size)
     ]
     active = list(range(batch_size))  # sentences with rows in the scorer, in row order
@@ -371,7 +229,7 @@ def beam_search(
             # Every live hypothesis holds `step` tokens; rows in the scorer's order.
             history = torch.tensor([h.tokens for s in active for h in sentences[s].live], dtype=torch.long)
             log_probs = ban_repeated_ngrams(log_probs, history, no_repeat_ngram)
-        ranked = _top_candidates(log_probs, [sentences[s].live for s in active], beam_size)
+        ranked = top_candidates(log_probs, [sentences[s].live for s in active], beam_size)
         next_rows: list[int] = []
         next_tokens: list[int] = []
         still_active: list[int] = []
@@ -393,95 +251,13 @@ def beam_search(
     return [_result(sentence, beam_size, alpha, n_best, trace) for sentence in sentences]
 
 
-def _top_candidates(
-    log_probs: torch.Tensor, lives: list[list[_Live]], beam_size: int
-) -> list[list[tuple[float, int, int, float]]]:
-    """Per sentence, the top 2k (cumulative log-prob, parent, token, token log-prob), best first.
-
-    `log_probs` (N, V) holds the live rows of the sentences in order. A sentence's top 2k continuations are
-    among the top 2k of each of its rows (a row adds the same cumulative log-prob to all its tokens), so each
-    row is cut to its top 2k first, on the scorer's device and dtype; only those go to float64. Each sentence
-    is then padded to k rows with -inf so that one `topk` serves the whole batch; impossible (-inf)
-    candidates are dropped.
-    """
-    vocab = log_probs.shape[1]
-    device = log_probs.device
-    if len({len(live) for live in lives}) == 1 and grouped_applies(log_probs, 2 * beam_size):
-        # Every sentence with as many live rows (always, past the first step, unless hypotheses ran out): the
-        # sentences' top 2k at once, from the best chunks of their rows (`grouped_top_k`), 0.38 against 0.68 ms
-        # for 32 sentences × 4 rows of 10,000.
-        cumulative = torch.tensor([h.log_prob for live in lives for h in live], dtype=torch.float64)
-        found = grouped_top_k(log_probs, cumulative, len(lives), 2 * beam_size)
-        return [
-            [(v, parent, token, lp) for v, parent, token, lp in zip(*sentence, strict=True) if v > -math.inf]
-            for sentence in zip(*(t.tolist() for t in found), strict=True)
-        ]
-    per_row = min(2 * beam_size, vocab)
-    row_lps, row_tokens = row_top_k(log_probs, per_row)  # (N, per_row), best first
-    if log_probs.shape[0] <= _FEW_ROWS:
-        return _top_candidates_few(row_lps.tolist(), row_tokens.tolist(), lives, beam_size)
-    row_lps = row_lps.double()
-    cumulative = torch.tensor([h.log_prob for live in lives for h in live], dtype=torch.float64, device=device)  # (N,)
-    slots = torch.tensor(
-        [i * beam_size + j for i, live in enumerate(lives) for j in range(len(live))], dtype=torch.long, device=device
-    )
-    padded = row_lps.new_full((len(lives) * beam_size, per_row), -math.inf)  # (S*k, per_row)
-    padded[slots] = row_lps
-    tokens = row_tokens.new_zeros((len(lives) * beam_size, per_row))
-    tokens[slots] = row_tokens
-    prefix = row_lps.new_zeros(len(lives) * beam_size)  # (S*k,)
-    prefix[slots] = cumulative
-    total = (padded + prefix[:, None]).view(len(lives), beam_size * per_row)  # column = beam * per_row + rank
-    n_cand = min(2 * beam_size, beam_size * vocab)
-    top_values, top_index = total.topk(n_cand, dim=1)  # (S, 2k)
-    token_lps = padded.view(len(lives), beam_size * per_row).gather(1, top_index)  # (S, 2k)
-    token_ids = tokens.view(len(lives), beam_size * per_row).gather(1, top_index)  # (S, 2k)
-    parents = torch.div(top_index, per_row, rounding_mode="floor")
-    return [
-        [(v, parent, token, lp) for v, parent, token, lp in zip(values, rows, ids, lps, strict=False) if v > -math.inf]
-        for values, rows, ids, lps in zip(
-            top_values.tolist(), parents.tolist(), token_ids.tolist(), token_lps.tolist(), strict=False
-        )
-    ]
-
-
-# Up to this many live rows (one sentence's beam of 4, two of them), `_top_candidates` ranks in Python: a few
-# dozen candidates sort faster than the dozen small tensor operations of the batched path (about 5 µs each).
-_FEW_ROWS = 8
-
-
-def _top_candidates_few(
-    row_lps: list[list[float]], row_tokens: list[list[int]], lives: list[list[_Live]], beam_size: int
-) -> list[list[tuple[float, int, int, float]]]:
-    """`_top_candidates` for a few rows, from each row's best tokens as Python lists: the same candidates with
-    the same float64 sums (a float32 log-prob is exact as a Python float), ties in the batched path's column
-    order (beam, then rank)."""
-    per_row = len(row_lps[0]) if row_lps else 0
-    n_cand = 2 * beam_size
-    ranked = []
-    row = 0
-    for live in lives:
-        candidates = []
-        for parent, hypothesis in enumerate(live):
-            lps, tokens = row_lps[row + parent], row_tokens[row + parent]
-            for rank in range(per_row):
-                total = hypothesis.log_prob + lps[rank]
-                candidates.append((-total, parent * per_row + rank, total, parent, tokens[rank], lps[rank]))
-        row += len(live)
-        candidates.sort()
-        ranked.append([(v, p, tok, lp) for _, _, v, p, tok, lp in candidates[:n_cand] if v > -math.inf])
-    return ranked
-
-
-def _advance(
-    sentence: _Sentence, step: int, ranked: list[tuple[float, int, int, float]], settings: _Settings
-) -> list[int]:
+def _advance(sentence: _Sentence, step: int, ranked: list[Ranked], settings: _Settings) -> list[int]:
     """Apply one step to one sentence; returns the parent index of each new live hypothesis ([] = done)."""
     old_live = sentence.live
     length = step + 1
     alpha = settings.alpha
     statuses = select_candidates([token for _, _, token, _ in ranked], settings.beam_size, settings.eos_id)
-    new_live: list[_Live] = []
+    new_live: list[LiveHypothesis] = []
     kept_parents: list[int] = []
     candidates: list[Candidate] = []
     for (value, parent, token, token_lp), status in zip(ranked, statuses, strict=False):
@@ -490,10 +266,12 @@ def _advance(
         source = old_live[parent]
         if status == FINISHED:
             extended = source.tokens + (token,)
-            sentence.ended.append(_hypothesis(extended, source.token_log_probs + (token_lp,), value, True, alpha))
+            sentence.ended.append(hypothesis(extended, source.token_log_probs + (token_lp,), value, True, alpha))
         elif status == KEPT:
             extended = source.tokens + (token,)
-            new_live.append(_Live(extended, source.token_log_probs + (token_lp,), value, node_id, source.node_id))
+            new_live.append(
+                LiveHypothesis(extended, source.token_log_probs + (token_lp,), value, node_id, source.node_id)
+            )
             kept_parents.append(parent)
         if settings.trace:  # the trace's candidates, pruned ones included; nothing to build otherwise
             score = normalized_score(value, length, alpha)
@@ -515,12 +293,12 @@ def _advance(
         return kept_parents
     sentence.reason = reason
     if reason == STOP_MAX_LEN:
-        sentence.ended.extend(_hypothesis(h.tokens, h.token_log_probs, h.log_prob, False, alpha) for h in new_live)
+        sentence.ended.extend(hypothesis(h.tokens, h.token_log_probs, h.log_prob, False, alpha) for h in new_live)
     sentence.live = []
     return []
 
 
-def _node(h: _Live, bos_id: int, alpha: float) -> TraceNode:
+def _node(h: LiveHypothesis, bos_id: int, alpha: float) -> TraceNode:
     token = h.tokens[-1] if h.tokens else bos_id
     return TraceNode(
         h.node_id, h.parent_id, token, h.log_prob, normalized_score(h.log_prob, len(h.tokens), alpha), h.tokens
@@ -533,12 +311,6 @@ def _result(sentence: _Sentence, beam_size: int, alpha: float, n_best: int, trac
     if trace:
         beam_trace = BeamTrace(sentence.steps, ranked, beam_size, alpha, sentence.max_len, sentence.reason)
     return BeamResult(ranked[:n_best], beam_trace)
-
-
-def _hypothesis(
-    tokens: Sequence[int], token_lps: Sequence[float], total: float, finished: bool, alpha: float
-) -> Hypothesis:
-    return Hypothesis(tuple(tokens), total, tuple(token_lps), normalized_score(total, len(tokens), alpha), finished)
 
 
 def _max_lens(max_len: int | Sequence[int], batch_size: int) -> list[int]:

@@ -1,6 +1,6 @@
 """The k best entries of every row of a (rows, vocab) tensor: `torch.topk` along dim 1, faster on a CPU.
 
-Beam search cuts every live row to its best 2k tokens at every step (`search._top_candidates`). On the CPU,
+Beam search cuts every live row to its best 2k tokens at every step (`candidates.top_candidates`). On the CPU,
 `topk` walks each row element by element: for beam 4 over batches of 32 (128 rows, the shipped 8,000-piece
 vocabulary) it took 0.67 ms a step, more than the log-softmax before it (0.28 ms). A vectorised maximum is
 about eight times faster per element (82 against 677 µs over the same 128 rows), so `row_top_k` looks at
@@ -69,7 +69,7 @@ def grouped_top_k(
     offsets (groups·m,) float64 (their cumulative log-probabilities). Returns, each (groups, k), best first:
     the sums (float64), the row within the group, the column v, and x[r, v] itself (float32).
 
-    Beam search ranks a sentence's continuations this way (`search._top_candidates`). Cutting every row to its
+    Beam search ranks a sentence's continuations this way (`candidates.top_candidates`). Cutting every row to its
     own best k first (`row_top_k`) and ranking those took 0.68 ms a step for 32 sentences × 4 rows of 10,000:
     `torch.topk` costs about a microsecond a row, and ran over 128 rows twice. Here the chunks come first, per
     group:

@@ -1,6 +1,6 @@
 """The beam search as a tree, left to right.
 
-Pure functions over the plain-data `BeamTrace` of explorer/decoding/search.py (Section 6.1's beam search):
+Pure functions over the plain-data `BeamTrace` of explorer/decoding/hypotheses.py (Section 6.1's beam search):
 x is the number of tokens generated, each column holds the 2k candidates of one step, grouped under their
 parent. Kept hypotheses are solid blue, pruned ones small and grey, finished ones green stars. Node positions come
 from the whole trace, so walking through it with `upto_step` adds nodes without moving the others.
@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
-from explorer.decoding.search import STOP_BEAM_FULL, STOP_BOUND, STOP_MAX_LEN, STOP_NO_LIVE, BeamTrace
+from explorer.decoding.hypotheses import BeamTrace
+from explorer.decoding.policy import STOP_BEAM_FULL, STOP_BOUND, STOP_MAX_LEN, STOP_NO_LIVE
 from explorer.figures.theme import FONT_FAMILY, FONT_SIZE, HOVER_SIZE, TICK_SIZE, text_width_px
 from explorer.i18n import translate
 

@@ -17,7 +17,7 @@ from torch import nn
 
 from explorer.analysis.step_by_step import decoder_input, inspect_translation, softmax
 from explorer.config import ModelConfig, count_parameters
-from explorer.decoding.search import length_penalty
+from explorer.decoding.policy import length_penalty
 from explorer.inference import Translation, translate
 from explorer.model import Transformer
 from explorer.model.transformer import causal_mask

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from explorer.decoding.search import STOP_BEAM_FULL, STOP_BOUND, STOP_MAX_LEN, STOP_NO_LIVE
+from explorer.decoding.policy import STOP_BEAM_FULL, STOP_BOUND, STOP_MAX_LEN, STOP_NO_LIVE
 from explorer.figures.beam_tree import stop_reason_text
 from tests.apptest_helpers import chart, open_page
 

@@ -185,7 +185,7 @@ def test_unknown_link_values_fall_back_with_a_note(checkpoint_root):
 
 
 def test_beam_page_compares_by_the_normalised_score_at_the_alpha_on_screen(checkpoint_root, words_checkpoint):
-    from explorer.decoding.search import normalized_score
+    from explorer.decoding.policy import normalized_score
 
     alpha = 1.3
     at = open_page(

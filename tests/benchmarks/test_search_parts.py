@@ -26,7 +26,7 @@ def test_the_search_parts_benchmark_prints_ratios_and_identical_outputs(capsys):
 
 def test_both_ways_are_restored_after_the_benchmark():
     """The benchmark swaps the top-k and the folding choice in place; the library must get its own back."""
-    from explorer.decoding import search
+    from explorer.decoding import candidates as search
     from explorer.decoding.top_k import row_top_k
     from explorer.fastpath import packed_decoding
     from explorer.fastpath.folded_cross import worth_folding

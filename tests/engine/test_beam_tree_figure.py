@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from explorer.decoding import BeamTrace, beam_search
-from explorer.decoding.search import STOP_BEAM_FULL, STOP_BOUND, STOP_MAX_LEN, STOP_NO_LIVE
+from explorer.decoding.policy import STOP_BEAM_FULL, STOP_BOUND, STOP_MAX_LEN, STOP_NO_LIVE
 from explorer.figures.beam_tree import beam_tree_figure, stop_reason_text
 
 EOS, BOS, A, B, C = 0, 1, 2, 3, 4

@@ -18,7 +18,7 @@ from explorer.decoding import (
     length_penalty,
     select_candidates,
 )
-from explorer.decoding.search import STOP_BEAM_FULL, STOP_MAX_LEN, STOP_NO_LIVE
+from explorer.decoding.policy import STOP_BEAM_FULL, STOP_MAX_LEN, STOP_NO_LIVE
 
 EOS, BOS, A, B, C = 0, 1, 2, 3, 4
 VOCAB = 5

@@ -1,5 +1,5 @@
 """Beam search ranks a few rows' candidates in Python (`_top_candidates_few`) and many rows' with tensor
-operations; both give the same candidates, values and order (explorer/decoding/search.py)."""
+operations; both give the same candidates, values and order (explorer/decoding/candidates.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import math
 import pytest
 import torch
 
-from explorer.decoding import search
-from explorer.decoding.search import _Live, _top_candidates
+from explorer.decoding import candidates as search
+from explorer.decoding.candidates import top_candidates as _top_candidates
+from explorer.decoding.hypotheses import LiveHypothesis as _Live
 
 
 def _lives(sizes: list[int], generator: torch.Generator) -> list[list[_Live]]:

@@ -9,7 +9,8 @@ from typing import Any
 import streamlit as st
 
 from explorer.checkpoint import Checkpoint
-from explorer.decoding.search import BeamTrace, normalized_score
+from explorer.decoding.hypotheses import BeamTrace
+from explorer.decoding.policy import normalized_score
 from explorer.inference import EXTRA_OUTPUT_TOKENS, Translation
 from ui.attention_controls import sentence_input, show_translation
 from ui.i18n import t
