@@ -1,4 +1,4 @@
-"""Many people pressing Translate at once: concurrent one-sentence requests decoded as one batch (issue 13.4).
+"""Many people pressing Translate at once: concurrent one-sentence requests decoded as one batch.
 
 A classroom of forty pressing Translate within a few seconds sends forty one-sentence requests. Decoded one by
 one, each pays the whole per-step overhead of the search and the model for a single row; decoded together,

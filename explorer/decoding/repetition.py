@@ -69,7 +69,8 @@ def loop_unit(tokens: Sequence[Hashable], repeat: Repeat) -> Repeat:
 
 
 def is_repetitive(tokens: Sequence[Hashable]) -> bool:
-    """True when some n-gram (n >= 2) is repeated three or more times in a row (issue 16, item 5)."""
+    """True when some n-gram (n >= 2) is repeated three or more times in a row: the loop a
+    small model falls into out of domain (module doc), which the CLI and the app flag."""
     return repeated_ngram(tokens) is not None
 
 
