@@ -24,18 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from explorer.paper import (
-    CONV_CONTIGUOUS,
-    CONV_DILATED,
-    CONVOLUTIONAL,
-    FORMULAS,
-    LAYER_LABELS,
-    LAYER_TYPES,
-    PATH_LAYERS,
-    RECURRENT,
-    RESTRICTED,
-    SELF_ATTENTION,
-)
+from explorer import paper
 
 # Column names of `table1_rows`, in display order.
 COLUMNS: tuple[str, ...] = (
@@ -66,14 +55,14 @@ def operations(layer: str, n: float, d: float, k: float = 3, r: float = 16) -> f
     Convolutional: n positions, each k kernel taps of a d×d matrix: k·n·d².
     Restricted self-attention: each position attends to r neighbours only: r·n·d.
     """
-    _check(layer, LAYER_TYPES)
+    _check(layer, paper.LAYER_TYPES)
     _check_sizes(n=n, d=d, k=k, r=r)
     n, d, k, r = float(n), float(d), float(k), float(r)
     return {
-        SELF_ATTENTION: n * n * d,
-        RECURRENT: n * d * d,
-        CONVOLUTIONAL: k * n * d * d,
-        RESTRICTED: r * n * d,
+        paper.SELF_ATTENTION: n * n * d,
+        paper.RECURRENT: n * d * d,
+        paper.CONVOLUTIONAL: k * n * d * d,
+        paper.RESTRICTED: r * n * d,
     }[layer]
 
 
@@ -84,9 +73,9 @@ def sequential_operations(layer: str, n: int) -> int:
     operations, whereas a recurrent layer requires O(n) sequential operations." Convolutions, like
     self-attention, compute all positions at once.
     """
-    _check(layer, LAYER_TYPES)
+    _check(layer, paper.LAYER_TYPES)
     _check_sizes(n=n)
-    return n if layer == RECURRENT else 1
+    return n if layer == paper.RECURRENT else 1
 
 
 def _smallest_power_reaching(k: int, distance: int) -> int:
@@ -115,20 +104,20 @@ def path_length(layer: str, i: int, j: int, k: int = 3, r: int = 16) -> int:
     - restricted self-attention (neighbourhood r): ceil(D / r). We read the neighbourhood as reaching r
       positions away (|i - j| <= r), the reading under which the paper's O(n/r) is exact.
     """
-    _check(layer, PATH_LAYERS + (CONVOLUTIONAL,))
+    _check(layer, paper.PATH_LAYERS + (paper.CONVOLUTIONAL,))
     assert i >= 0 and j >= 0, f"positions must be non-negative, got i={i}, j={j}"
     assert k >= 2, f"kernel size k must be >= 2 to connect distinct positions, got {k}"
     _check_sizes(r=r)
     distance = abs(i - j)
     if distance == 0:
         return 0
-    if layer == SELF_ATTENTION:
+    if layer == paper.SELF_ATTENTION:
         return 1
-    if layer == RECURRENT:
+    if layer == paper.RECURRENT:
         return distance
-    if layer == CONV_CONTIGUOUS:
+    if layer == paper.CONV_CONTIGUOUS:
         return -(-distance // (k - 1))
-    if layer in (CONV_DILATED, CONVOLUTIONAL):  # Table 1 quotes the dilated count
+    if layer in (paper.CONV_DILATED, paper.CONVOLUTIONAL):  # Table 1 quotes the dilated count
         return _smallest_power_reaching(k, distance)
     return -(-distance // r)
 
@@ -143,16 +132,16 @@ def max_path_length(layer: str, n: int, k: int = 3, r: int = 16) -> int:
     return path_length(layer, 0, n - 1, k, r)
 
 
-def crossover_n(d: int, other: str = RECURRENT, k: int = 3) -> float:
+def crossover_n(d: int, other: str = paper.RECURRENT, k: int = 3) -> float:
     """Sequence length at which self-attention costs as many operations as `other` (Table 1).
 
     Against recurrence n²·d = n·d² gives n = d: "self-attention layers are faster than recurrent layers
     when the sequence length n is smaller than the representation dimensionality d" (Section 4).
     Against convolution n²·d = k·n·d² gives n = k·d.
     """
-    _check(other, (RECURRENT, CONVOLUTIONAL))
+    _check(other, (paper.RECURRENT, paper.CONVOLUTIONAL))
     _check_sizes(d=d, k=k)
-    return float(d) if other == RECURRENT else float(k * d)
+    return float(d) if other == paper.RECURRENT else float(k * d)
 
 
 def restricted_crossover_n(r: int) -> float:
@@ -170,11 +159,11 @@ def table1_rows(n: int, d: int, k: int = 3, r: int = 16) -> list[dict[str, Any]]
     """
     _check_sizes(n=n, d=d, k=k, r=r)
     rows = []
-    for layer in LAYER_TYPES:
-        formulas = FORMULAS[layer]
+    for layer in paper.LAYER_TYPES:
+        formulas = paper.FORMULAS[layer]
         rows.append(
             {
-                "Layer type": LAYER_LABELS[layer],
+                "Layer type": paper.LAYER_LABELS[layer],
                 "Complexity per layer": formulas.complexity,
                 "Operations": int(operations(layer, n, d, k, r)),
                 "Sequential operations": formulas.sequential,
@@ -193,16 +182,16 @@ def path_nodes(layer: str, i: int, j: int, k: int = 3, r: int = 16) -> list[tupl
     level 1 holds the hidden states and the path walks along them, one step per hop. The path has
     path_length(...) hops (recurrent: plus the input-to-hidden edge at the start). Used by the drawing.
     """
-    _check(layer, PATH_LAYERS)
+    _check(layer, paper.PATH_LAYERS)
     source, target = min(i, j), max(i, j)
     hops = path_length(layer, i, j, k, r)
-    if layer == RECURRENT:
+    if layer == paper.RECURRENT:
         return [(source, 0)] + [(p, 1) for p in range(source, target + 1)]
     if hops == 0:
         return [(source, 0)]
-    if layer == SELF_ATTENTION:
+    if layer == paper.SELF_ATTENTION:
         return [(source, 0), (target, 1)]
-    if layer == CONV_DILATED:
+    if layer == paper.CONV_DILATED:
         # Layer l has dilation k**l; the base-k digits of the distance say which tap each layer uses.
         nodes, position, remaining = [(source, 0)], source, target - source
         for level in range(1, hops + 1):
@@ -211,5 +200,5 @@ def path_nodes(layer: str, i: int, j: int, k: int = 3, r: int = 16) -> list[tupl
             position += digit * k ** (level - 1)
             nodes.append((position, level))
         return nodes
-    step = k - 1 if layer == CONV_CONTIGUOUS else r
+    step = k - 1 if layer == paper.CONV_CONTIGUOUS else r
     return [(source, 0)] + [(min(source + level * step, target), level) for level in range(1, hops + 1)]

@@ -49,9 +49,9 @@ from explorer.fastpath.linear_kernels import Linear
 from explorer.fastpath.packed_cache import PackedCache
 from explorer.fastpath.packing import (
     DecoderLayer,
+    PackedStack,
     cached,
     layer_norm,
-    model_kernels,
     pack_feed_forward,
     pack_linear,
     pack_norm,
@@ -64,15 +64,12 @@ from explorer.model.head_mask import HeadMask, HeadSelection
 from explorer.model.transformer import EncoderOutput, Transformer
 
 
-class PackedDecoder:
+class PackedDecoder(PackedStack):
     """Decoding steps of one `Transformer` (post- or pre-LN, d_k == d_v) over packed weights."""
 
     def __init__(self, model: Transformer) -> None:
-        config = model.config
-        self.model_ref = weakref.ref(model)
-        self.heads, self.d_k = config.n_heads, model.decoder_layers[0].self_attention.d_k
-        self.pre_norm = config.norm_position == "pre"
-        self.kernels = kernels = model_kernels(model)
+        super().__init__(model, model.decoder_layers)
+        config, kernels = model.config, self.kernels
         self.layers = tuple(
             DecoderLayer(
                 pack_qkv(kernels, layer.self_attention),
@@ -150,9 +147,7 @@ class PackedDecoder:
         """
         position = cache.position
         if position >= self.max_len:
-            model = self.model_ref()
-            assert model is not None, "the model of this packed decoder is gone"
-            model._check_length(position + 1, "target")
+            self.live_model()._check_length(position + 1, "target")
         rows, heads, d_k = tokens.shape[0], self.heads, self.d_k
         width, size, pre_norm = heads * d_k, cache.group_size, self.pre_norm
         groups = rows // size

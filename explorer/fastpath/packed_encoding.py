@@ -21,9 +21,9 @@ from explorer.fastpath.linear_kernels import Linear
 from explorer.fastpath.packing import (
     FeedForward,
     Norm,
+    PackedStack,
     cached,
     layer_norm,
-    model_kernels,
     pack_feed_forward,
     pack_linear,
     pack_norm,
@@ -42,15 +42,12 @@ class _Layer:
     norms: tuple[Norm, Norm]  # attention, feed-forward
 
 
-class PackedEncoder:
+class PackedEncoder(PackedStack):
     """`Transformer.encode(src, head_mask=...)` of one model (post- or pre-LN, d_k == d_v) over packed weights."""
 
     def __init__(self, model: Transformer) -> None:
-        config = model.config
-        self.model_ref = weakref.ref(model)
-        self.heads, self.d_k = config.n_heads, model.encoder_layers[0].self_attention.d_k
-        self.pre_norm = config.norm_position == "pre"
-        self.kernels = kernels = model_kernels(model)
+        super().__init__(model, model.encoder_layers)
+        kernels = self.kernels
         self.layers = tuple(
             _Layer(
                 pack_qkv(kernels, layer.self_attention),
@@ -69,8 +66,7 @@ class PackedEncoder:
 
     def encode(self, src: torch.Tensor, head_mask: HeadMask | None = None) -> EncoderOutput:
         """src (batch, src) token ids padded with pad_id -> memory (batch, src, d_model), as `Transformer.encode`."""
-        model = self.model_ref()
-        assert model is not None, "the model of this packed encoder is gone"
+        model = self.live_model()
         assert not model.training, "the packed encoder has no dropout: training encodes with Transformer.encode"
         if head_mask is not None:
             head_mask.check(model.config)

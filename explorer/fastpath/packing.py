@@ -9,7 +9,7 @@ paths keep.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
@@ -33,6 +33,25 @@ def model_kernels(model: Transformer) -> Kernels:
     decoder = [m.weight for layer in model.decoder_layers for m in layer.modules() if isinstance(m, torch.nn.Linear)]
     output = model.embedding.weight if model.config.share_embeddings else model.output_projection.weight
     return choose_kernels([w.detach() for w in (*decoder, output)])
+
+
+class PackedStack:
+    """What the packed encoder and the packed decoder of one model both hold: the model (weakly, as the packed
+    copy is kept per model and must not keep it alive), one attention's heads and width, where LayerNorm sits,
+    and the kernels. `layers`: the stack's layers (`model.encoder_layers` or `model.decoder_layers`)."""
+
+    def __init__(self, model: Transformer, layers: Sequence[torch.nn.Module]) -> None:
+        self.model_ref = weakref.ref(model)
+        attention = layers[0].self_attention
+        assert isinstance(attention, MultiHeadAttention), "a layer's self_attention is a MultiHeadAttention"
+        self.heads, self.d_k = model.config.n_heads, attention.d_k
+        self.pre_norm = model.config.norm_position == "pre"
+        self.kernels = model_kernels(model)
+
+    def live_model(self) -> Transformer:
+        model = self.model_ref()
+        assert model is not None, f"the model of this {type(self).__name__} is gone"
+        return model
 
 
 def pack_linear(kernels: Kernels, linear: torch.nn.Linear) -> Linear:

@@ -13,19 +13,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from explorer.figures import theme
 from explorer.figures.attention import index_axis, pair_heatmap
-from explorer.figures.theme import (
-    CELL_TEXT_SIZE,
-    DIVERGING_COLORSCALE,
-    TICK_SIZE,
-    TITLE_SIZE,
-    WEIGHT_COLORSCALE,
-    apply_theme,
-    color,
-    colorbar,
-    escape_labels,
-    numbers_fit,
-)
 from explorer.i18n import translate
 
 _ROW_PX = 40
@@ -81,9 +70,9 @@ def values_heatmap(
     finite = m[np.isfinite(m)]
     limit = float(bound) if bound is not None else (float(np.abs(finite).max()) if finite.size else 1.0)
     limit = limit or 1.0
-    # A title over several lines takes its room from above the plot (apply_theme), not from the rows.
-    height = max(220, _ROW_PX * rows + 170) + 2 * TITLE_SIZE * (title or "").count("<br>")
-    write = numbers_fit(
+    # A title over several lines takes its room from above the plot (theme.apply_theme), not from the rows.
+    height = max(220, _ROW_PX * rows + 170) + 2 * theme.TITLE_SIZE * (title or "").count("<br>")
+    write = theme.numbers_fit(
         rows,
         cols,
         height=height,
@@ -97,22 +86,24 @@ def values_heatmap(
             z=m,
             x=np.arange(cols),
             y=np.arange(rows),
-            colorscale=DIVERGING_COLORSCALE,
+            colorscale=theme.DIVERGING_COLORSCALE,
             zmin=-limit,
             zmax=limit,
             texttemplate=f"%{{z:.{decimals}f}}" if write else None,
-            textfont=dict(size=CELL_TEXT_SIZE),
+            textfont=dict(size=theme.CELL_TEXT_SIZE),
             xgap=2,
             ygap=2,
-            colorbar=colorbar(colorbar_title),
+            colorbar=theme.colorbar(colorbar_title),
             showscale=rows > 2,  # a one-row strip has no room for a colour bar
-            customdata=np.broadcast_to(np.asarray(escape_labels(row_labels), dtype=object)[:, None], (rows, cols)),
+            customdata=np.broadcast_to(
+                np.asarray(theme.escape_labels(row_labels), dtype=object)[:, None], (rows, cols)
+            ),
             hovertemplate="%{customdata}, " + x_title + " %{x}: %{z:.4f}<extra></extra>",
         )
     )
     fig.update_xaxes(title_text=x_title, **index_axis(columns))
     fig.update_yaxes(title_text=y_title, **index_axis(row_labels, reverse=True))
-    return apply_theme(fig, title=title, height=height)
+    return theme.apply_theme(fig, title=title, height=height)
 
 
 def stage_matrices(
@@ -144,12 +135,12 @@ def stage_matrices(
     )
     assert 0 <= query_index < q, f"query_index {query_index} out of range 0..{q - 1}"
     height = max(380, 30 * q + 220)
-    write = show_values is not False and numbers_fit(
+    write = show_values is not False and theme.numbers_fit(
         q,
         k,
         height=height,
         sample="-0.00",
-        size=CELL_TEXT_SIZE,
+        size=theme.CELL_TEXT_SIZE,
         panels=4,
         title=bool(title),
         row_label_chars=_label_chars(query_labels),
@@ -169,7 +160,7 @@ def stage_matrices(
                 name=name,
                 coloraxis="coloraxis2" if col == 4 else "coloraxis",
                 texttemplate=("%{z:.2f}" if write else None),
-                textfont=dict(size=CELL_TEXT_SIZE),
+                textfont=dict(size=theme.CELL_TEXT_SIZE),
                 xgap=1,
                 ygap=1,
                 hovertemplate=f"{name}<br>%{{customdata[0]}} \u2192 %{{customdata[1]}}: %{{z:.4f}}<extra></extra>",
@@ -189,22 +180,22 @@ def stage_matrices(
         )
     fig.update_layout(
         coloraxis=dict(
-            colorscale=DIVERGING_COLORSCALE,
+            colorscale=theme.DIVERGING_COLORSCALE,
             cmin=-bound,
             cmax=bound,
-            colorbar=colorbar(translate("score", lang), x=1.0, len=0.45, y=0.75),
+            colorbar=theme.colorbar(translate("score", lang), x=1.0, len=0.45, y=0.75),
         ),
         coloraxis2=dict(
-            colorscale=WEIGHT_COLORSCALE,
+            colorscale=theme.WEIGHT_COLORSCALE,
             cmin=0.0,
             cmax=1.0,
-            colorbar=colorbar(translate("weight", lang), x=1.0, len=0.45, y=0.22),
+            colorbar=theme.colorbar(translate("weight", lang), x=1.0, len=0.45, y=0.22),
         ),
     )
     fig.update_xaxes(**index_axis(key_labels))
     fig.update_yaxes(**index_axis(query_labels, reverse=True))
     fig.update_yaxes(title_text=translate("query", lang), row=1, col=1)
-    apply_theme(fig, title=title, height=height)
+    theme.apply_theme(fig, title=title, height=height)
     return fig
 
 
@@ -224,7 +215,7 @@ def query_row_figure(
     assert scaled.shape == weights.shape == allowed.shape == (k,), (
         f"expected ({k},) arrays, got {scaled.shape}, {allowed.shape}, {weights.shape}"
     )
-    kl = escape_labels(key_labels)
+    kl = theme.escape_labels(key_labels)
     x = np.arange(k)
     fig = make_subplots(
         rows=2,
@@ -238,11 +229,11 @@ def query_row_figure(
         go.Bar(
             x=x[allowed],
             y=scaled[allowed],
-            marker_color=color(0),
+            marker_color=theme.color(0),
             name=translate("scaled score", lang),
             text=[f"{v:.2f}" for v in scaled[allowed]] if labelled else None,
             textposition="outside",
-            textfont=dict(size=TICK_SIZE - 2),
+            textfont=dict(size=theme.TICK_SIZE - 2),
             cliponaxis=False,
             customdata=np.asarray(kl, dtype=object)[allowed],
             hovertemplate="%{customdata}: %{y:.4f}<extra></extra>",
@@ -267,11 +258,11 @@ def query_row_figure(
         go.Bar(
             x=x,
             y=weights,
-            marker_color=color(1),
+            marker_color=theme.color(1),
             name=translate("softmax weight", lang),
             text=[f"{v:.2f}" for v in weights] if labelled else None,
             textposition="outside",
-            textfont=dict(size=TICK_SIZE - 2),
+            textfont=dict(size=theme.TICK_SIZE - 2),
             cliponaxis=False,
             customdata=kl,
             hovertemplate="%{customdata}: %{y:.4f}<extra></extra>",
@@ -291,7 +282,7 @@ def query_row_figure(
         col=1,
     )
     fig.update_layout(showlegend=False)
-    return apply_theme(fig, title=title, height=560)
+    return theme.apply_theme(fig, title=title, height=560)
 
 
 def scaling_figure(
@@ -312,8 +303,8 @@ def scaling_figure(
     )
     for col, name in enumerate(names, start=1):
         for series, label, hue, dash in (
-            (unscaled[name], "q·k " + translate("(no scaling)", lang), color(2), "solid"),
-            (scaled[name], "q·k / √d_k (Eq. 1)", color(0), "dash"),
+            (unscaled[name], "q·k " + translate("(no scaling)", lang), theme.color(2), "solid"),
+            (scaled[name], "q·k / √d_k (Eq. 1)", theme.color(0), "dash"),
         ):
             y = np.asarray(series, dtype=float)
             assert y.shape == x.shape, f"{name}: expected {x.shape[0]} values, got {y.shape}"
@@ -341,9 +332,9 @@ def scaling_figure(
         )
     fig.update_yaxes(type="log", dtick=1, row=1, col=1)
     fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.12, x=0.0))
-    apply_theme(fig, title=title, height=460)
+    theme.apply_theme(fig, title=title, height=460)
     # Room for the legend row above the panels, under a title of one line or more.
-    fig.update_layout(margin=dict(t=130 + 2 * TITLE_SIZE * (title or "").count("<br>")))
+    fig.update_layout(margin=dict(t=130 + 2 * theme.TITLE_SIZE * (title or "").count("<br>")))
     return fig
 
 
@@ -361,14 +352,14 @@ def softmax_comparison(
                 x=keys,
                 y=a,
                 name=f"softmax(q·k), {plain}",
-                marker_color=color(2),
+                marker_color=theme.color(2),
                 hovertemplate=f"%{{x}}: %{{y:.4f}}<extra>{plain}</extra>",
             ),
             go.Bar(
                 x=keys,
                 y=b,
                 name="softmax(q·k / √d_k)",
-                marker_color=color(0),
+                marker_color=theme.color(0),
                 hovertemplate=f"%{{x}}: %{{y:.4f}}<extra>{scaled_name}</extra>",
             ),
         ]
@@ -376,4 +367,4 @@ def softmax_comparison(
     fig.update_layout(barmode="group", legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0.0))
     fig.update_xaxes(title_text=translate("key", lang))
     fig.update_yaxes(title_text=translate("attention weight", lang), range=[0, 1.05])
-    return apply_theme(fig, title=title or translate("One random query, d_k = {d_k}", lang, d_k=d_k), height=420)
+    return theme.apply_theme(fig, title=title or translate("One random query, d_k = {d_k}", lang, d_k=d_k), height=420)
