@@ -186,8 +186,24 @@ def read_pid(run_dir: Path) -> int | None:
 
 
 # --------------------------------------------------------------------------------------------- listing
+class _RunState:
+    """What both views of a run (`RunStatus`, `RunSnapshot`) answer from the same three fields."""
+
+    status: str
+    checkpoint_step: int | None
+    total_steps: int
+
+    @property
+    def live(self) -> bool:
+        return self.status in LIVE
+
+    @property
+    def resumable(self) -> bool:
+        return not self.live and self.checkpoint_step is not None and self.checkpoint_step < self.total_steps
+
+
 @dataclass(frozen=True)
-class RunStatus:
+class RunStatus(_RunState):
     """What the folder says about a run, read cheaply (JSON only, no tensors)."""
 
     name: str
@@ -199,14 +215,6 @@ class RunStatus:
     created: float
     error: str | None
     pid: int | None
-
-    @property
-    def live(self) -> bool:
-        return self.status in LIVE
-
-    @property
-    def resumable(self) -> bool:
-        return not self.live and self.checkpoint_step is not None and self.checkpoint_step < self.total_steps
 
     @property
     def finished(self) -> bool:
@@ -321,7 +329,7 @@ HISTORY_KEYS = ("step", "loss", "lr", "tokens_per_s", "eval_step", "val_loss", "
 
 
 @dataclass(frozen=True)
-class RunSnapshot:
+class RunSnapshot(_RunState):
     """Everything the train page draws for one run, read from its folder; immutable (`history` lists are
     tuples), so a page redraw never sees a half-updated run."""
 
@@ -343,14 +351,6 @@ class RunSnapshot:
     checkpoint_step: int | None  # what latest/ holds: where a resume starts
     eta: float | None  # seconds left at this process's pace, as the process last reported it
     log: str  # the last lines of the process's log (shown for a crashed or failed run)
-
-    @property
-    def live(self) -> bool:
-        return self.status in LIVE
-
-    @property
-    def resumable(self) -> bool:
-        return not self.live and self.checkpoint_step is not None and self.checkpoint_step < self.total_steps
 
     @property
     def progress(self) -> float:
