@@ -52,10 +52,7 @@ from explorer.fastpath.packing import (
     PackedStack,
     cached,
     layer_norm,
-    pack_feed_forward,
-    pack_linear,
     pack_norm,
-    pack_qkv,
     packable,
     residual,
 )
@@ -68,15 +65,15 @@ class PackedDecoder(PackedStack):
     """Decoding steps of one `Transformer` (post- or pre-LN, d_k == d_v) over packed weights."""
 
     def __init__(self, model: Transformer) -> None:
-        super().__init__(model, model.decoder_layers)
+        super().__init__(model, model.decoder_layers[0].self_attention)
         config, kernels = model.config, self.kernels
         self.layers = tuple(
             DecoderLayer(
-                pack_qkv(kernels, layer.self_attention),
-                pack_linear(kernels, layer.self_attention.w_o),
-                pack_linear(kernels, layer.cross_attention.w_q),
-                pack_linear(kernels, layer.cross_attention.w_o),
-                pack_feed_forward(kernels, layer.feed_forward),
+                self.pack_qkv(layer.self_attention),
+                self.pack_linear(layer.self_attention.w_o),
+                self.pack_linear(layer.cross_attention.w_q),
+                self.pack_linear(layer.cross_attention.w_o),
+                self.pack_feed_forward(layer.feed_forward),
                 tuple(pack_norm(r.norm) for r in (layer.self_residual, layer.cross_residual, layer.ffn_residual)),
             )
             for layer in model.decoder_layers

@@ -24,10 +24,7 @@ from explorer.fastpath.packing import (
     PackedStack,
     cached,
     layer_norm,
-    pack_feed_forward,
-    pack_linear,
     pack_norm,
-    pack_qkv,
     residual,
 )
 from explorer.model.head_mask import HeadMask, layer_selection
@@ -46,13 +43,12 @@ class PackedEncoder(PackedStack):
     """`Transformer.encode(src, head_mask=...)` of one model (post- or pre-LN, d_k == d_v) over packed weights."""
 
     def __init__(self, model: Transformer) -> None:
-        super().__init__(model, model.encoder_layers)
-        kernels = self.kernels
+        super().__init__(model, model.encoder_layers[0].self_attention)
         self.layers = tuple(
             _Layer(
-                pack_qkv(kernels, layer.self_attention),
-                pack_linear(kernels, layer.self_attention.w_o),
-                pack_feed_forward(kernels, layer.feed_forward),
+                self.pack_qkv(layer.self_attention),
+                self.pack_linear(layer.self_attention.w_o),
+                self.pack_feed_forward(layer.feed_forward),
                 (pack_norm(layer.attention_residual.norm), pack_norm(layer.ffn_residual.norm)),
             )
             for layer in model.encoder_layers

@@ -9,7 +9,7 @@ paths keep.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
@@ -37,16 +37,23 @@ def model_kernels(model: Transformer) -> Kernels:
 
 class PackedStack:
     """What the packed encoder and the packed decoder of one model both hold: the model (weakly, as the packed
-    copy is kept per model and must not keep it alive), one attention's heads and width, where LayerNorm sits,
-    and the kernels. `layers`: the stack's layers (`model.encoder_layers` or `model.decoder_layers`)."""
+    copy is kept per model and must not keep it alive), the heads and width of `attention` (the stack's first
+    self-attention), where LayerNorm sits, and the kernels its weights are packed for."""
 
-    def __init__(self, model: Transformer, layers: Sequence[torch.nn.Module]) -> None:
+    def __init__(self, model: Transformer, attention: MultiHeadAttention) -> None:
         self.model_ref = weakref.ref(model)
-        attention = layers[0].self_attention
-        assert isinstance(attention, MultiHeadAttention), "a layer's self_attention is a MultiHeadAttention"
         self.heads, self.d_k = model.config.n_heads, attention.d_k
         self.pre_norm = model.config.norm_position == "pre"
         self.kernels = model_kernels(model)
+
+    def pack_linear(self, linear: torch.nn.Linear) -> Linear:
+        return pack_linear(self.kernels, linear)
+
+    def pack_qkv(self, attention: MultiHeadAttention) -> Linear:
+        return pack_qkv(self.kernels, attention)
+
+    def pack_feed_forward(self, block: PositionwiseFeedForward) -> FeedForward:
+        return pack_feed_forward(self.kernels, block)
 
     def live_model(self) -> Transformer:
         model = self.model_ref()
