@@ -1,7 +1,7 @@
 """`python -m benchmarks`: run every benchmark, print tables and ratios, optionally write a markdown report.
 
 python -m benchmarks                              # all of them, full size (minutes)
-python -m benchmarks --out benchmarks/RESULTS.md  # … and write the markdown table
+python -m benchmarks --out benchmarks/RESULTS.md  # … and write the table between RESULTS.md's generated markers
 python -m benchmarks --quick                      # tiny sizes, seconds (the smoke test)
 python -m benchmarks --only training decoding     # a subset
 python -m benchmarks --profile training           # torch.profiler tables instead of benchmarks
@@ -18,8 +18,12 @@ import time
 import traceback
 from pathlib import Path
 
-from benchmarks import BENCHMARKS, load
-from benchmarks.common import Options, Result, apply_threads, machine_description, markdown_report, measure_memory
+from benchmarks import BENCHMARKS, command_line_runtime, load
+
+# Before torch loads: the benchmarks run with the command line's measured settings (benchmarks/threads.py).
+command_line_runtime(__name__)
+
+from benchmarks.common import Options, Result, apply_threads, machine_description, markdown_report, measure_memory  # noqa: E402
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -94,11 +98,11 @@ def main(argv: list[str] | None = None) -> int:
         fields["checkpoint"] = args.checkpoint
     opts = Options(**fields)
     if args.profile:
-        from benchmarks import profile
+        from benchmarks import profiling
 
         opts = dataclasses.replace(opts, device=args.device)
         for name in args.profile:
-            profile.run(name, opts)
+            profiling.run(name, opts)
         return 0
 
     apply_threads(opts)

@@ -6,7 +6,7 @@ which skips the sentence box and the translation card), and the fragment's own w
 built, themed and serialised as the browser receives it. Neither re-runs the model: the translation with its
 attention comes from ui/result_cache.py.
 
-    python -m benchmarks.switch_head [--quick]
+    python -m benchmarks --only switch_head [--quick]
 """
 
 from __future__ import annotations
@@ -102,8 +102,3 @@ def run(opts: Options) -> Result:
 def memory_setup(opts: Options, variant: str) -> Callable[[], None]:
     one = _figure_work(Path(opts.checkpoint))
     return lambda: one(0)
-
-
-if __name__ == "__main__":
-    for row in run(Options(quick="--quick" in sys.argv)).rows:
-        print(f"{row.measure}: {row.value}")

@@ -8,7 +8,7 @@ entry point in a fresh process whose environment is the configuration and nothin
 
 - cli: `explorer translate -c checkpoints/multi30k-en-de --beam K` on Multi30k test2016 (stdin), the whole
   process timed (start-up and loading included, as a user waits for it); greedy and beam 4;
-- app: `benchmarks/app_entry.py`, which starts as app.py does (`configure_for("app")` before torch) and times
+- app: `python -m benchmarks.app_entry`, which starts as app.py does (`configure_for("app")` before torch) and times
   the Translate page's call (one sentence, all attention maps, greedy as the page opens) per sentence.
 
 "OpenMP default" sets EXPLORER_RUNTIME=as-given, so the entry point sets nothing; "as shipped" sets nothing at
@@ -79,7 +79,7 @@ def _app_seconds(config: str, n_sentences: int) -> float | None:
     """Median seconds per Translate-page call (one sentence, all maps, greedy) in one fresh process."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "times.json"
-        command = [sys.executable, str(REPO_ROOT / "benchmarks" / "app_entry.py"), str(out), str(n_sentences), "1"]
+        command = [sys.executable, "-m", "benchmarks.app_entry", str(out), str(n_sentences), "1"]
         done = subprocess.run(command, env=_env(config), cwd=REPO_ROOT, capture_output=True, text=True, timeout=900)
         if done.returncode != 0 or not out.is_file():
             print(f"    app / {config} failed: {done.stderr.strip()[-300:]}", flush=True)

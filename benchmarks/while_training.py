@@ -24,6 +24,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import command_line_runtime
+
+command_line_runtime(__name__)  # run as a command: before torch loads
+
 from benchmarks.common import SHIPPED_CHECKPOINT, Options, Result, apply_threads, percentile, print_table, threads_text
 from explorer.checkpoint import load_checkpoint
 from explorer.config import PRESETS

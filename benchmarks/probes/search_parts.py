@@ -1,6 +1,6 @@
 """Two parts of the search, each against what it replaced, in one process, interleaved round by round.
 
-    python -m benchmarks.search_parts [ROUNDS] [SENTENCES]
+    python -m benchmarks.probes.search_parts [ROUNDS] [SENTENCES]
 
 1. `row_top_k` ÷ `torch.topk` on (rows, 8,000) log-probabilities, k = 8 (beam 4 keeps 2k per row): rows 4
    (beam 4, one sentence), 32 and 128 (beam 4 over a batch of 32 sentences); microseconds per call.
@@ -24,11 +24,16 @@ from collections.abc import Callable
 from functools import partial
 from unittest.mock import patch
 
+from benchmarks import command_line_runtime
+
+command_line_runtime(__name__)
+
 import torch
 
 import explorer.decoding.search as search
 import explorer.model.packed_decoding as packed_decoding
 from benchmarks.common import SHIPPED_CHECKPOINT, sample_sentences
+from benchmarks.probes import add_rounds, add_sentences, parser
 from explorer.checkpoint import load_checkpoint
 from explorer.decoding.top_k import row_top_k
 from explorer.inference import translate
@@ -117,4 +122,8 @@ def main(rounds: int = 3, count: int = 100) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(*(int(a) for a in sys.argv[1:3])))
+    command = parser("benchmarks.probes.search_parts", __doc__)
+    add_rounds(command, 3)
+    add_sentences(command, 100)
+    args = command.parse_args()
+    sys.exit(main(args.rounds, args.sentences))

@@ -2,9 +2,9 @@
 first decoder step) and each further step.
 
     pip install -e '.[peers]'
-    python benchmarks/peer_steps.py [ROUNDS] [SENTENCES]
+    python -m benchmarks.probes.peer_steps [ROUNDS] [SENTENCES]
 
-The one-sentence greedy cell of `benchmarks/peers.py` is one number; this splits it. Each system, in its own
+The one-sentence greedy cell of `benchmarks/probes/peers.py` is one number; this splits it. Each system, in its own
 process at 2 threads (CTranslate2 on both CPU backends, as peers.py runs it), decodes each of the first N
 Multi30k test2016 sentences greedily three times: with the output capped at 1 and at 2 pieces, and uncapped.
 From the medians over sentences and the mean number of steps:
@@ -13,41 +13,30 @@ From the medians over sentences and the mean number of steps:
 - "sentence": the uncapped time.
 Both start from the source pieces (no tokenization) and stop at output ids, so only the engines are timed.
 Settings alternate round by round; each figure is the median over rounds.
-Run by path, not `-m`: importing the `benchmarks` package configures the runtime for the command line.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
+import statistics
+import subprocess
 import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
 
-sys.path = [p for p in sys.path if not p.rstrip("/").endswith("benchmarks")]  # profile.py shadows the stdlib's
+from benchmarks.probes import add_rounds, add_sentences, child_command, parser, peers
 
-import importlib.util  # noqa: E402
-import json  # noqa: E402
-import os  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Callable  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = (  # (label, environment of the child)
     ("explorer", {}),
     ("ctranslate2 float32 (oneDNN)", {"CT2_USE_MKL": "0"}),
     ("ctranslate2 float32 (MKL)", {"CT2_USE_MKL": "1"}),
 )
 CAPS = (1, 2, None)  # output pieces at most; None: as the search decides (input length + 50)
-
-
-def _peers():
-    """benchmarks/peers.py, a script run by path, as a module (its conversion and prepared folder)."""
-    spec = importlib.util.spec_from_file_location("peers_benchmark", REPO_ROOT / "benchmarks" / "peers.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _explorer(folder: Path) -> tuple[Callable[[list[str], int | None], int], list[list[str]]]:
@@ -121,7 +110,6 @@ def child(label: str, folder: str, out: str) -> None:
 
 
 def main(rounds: int = 3, n: int = 100) -> int:
-    peers = _peers()
     results: dict[str, list[dict]] = {label: [] for label, _ in SETTINGS}
     with tempfile.TemporaryDirectory(prefix="explorer-peer-steps-") as tmp:
         folder = peers.prepare(Path(tmp), n)
@@ -130,7 +118,8 @@ def main(rounds: int = 3, n: int = 100) -> int:
                 out = Path(tmp) / "out.json"
                 env = {**os.environ, "OMP_NUM_THREADS": "2", "EXPLORER_RUNTIME": "as-given", **extra}
                 done = subprocess.run(
-                    [sys.executable, __file__, "--child", label, str(folder), str(out)],
+                    child_command("benchmarks.probes.peer_steps", label, str(folder), str(out)),
+                    cwd=REPO_ROOT,
                     env=env,
                     capture_output=True,
                     text=True,
@@ -153,7 +142,12 @@ def main(rounds: int = 3, n: int = 100) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        child(sys.argv[2], sys.argv[3], sys.argv[4])
+    command = parser("benchmarks.probes.peer_steps", __doc__)
+    add_rounds(command, 3)
+    add_sentences(command, 100)
+    command.add_argument("--child", nargs=3, metavar=("SYSTEM", "FOLDER", "OUT"), help=argparse.SUPPRESS)
+    args = command.parse_args()
+    if args.child:
+        child(*args.child)
         sys.exit(0)
-    sys.exit(main(*(int(a) for a in sys.argv[1:3])))
+    sys.exit(main(args.rounds, args.sentences))

@@ -1,7 +1,7 @@
 """Peers on the same weights: the shipped checkpoint converted to CTranslate2 and to a Hugging Face Marian model.
 
     pip install -e '.[peers]'
-    python benchmarks/peers.py [ROUNDS] [SENTENCES]
+    python -m benchmarks.probes.peers [ROUNDS] [SENTENCES]
 
 Conversion, weight for weight (no training, no tokenizer of theirs: our SentencePiece pieces are the vocabulary):
 - CTranslate2 (`ctranslate2.specs.TransformerSpec`, post-LN, ReLU): fused Q/K/V and cross K/V as CTranslate2
@@ -31,19 +31,19 @@ against this project's outputs.
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
+import statistics
+import subprocess
 import sys
+import tempfile
+import time
+from pathlib import Path
 
-sys.path = [p for p in sys.path if not p.rstrip("/").endswith("benchmarks")]  # profile.py shadows the stdlib's
+from benchmarks.probes import add_rounds, add_sentences, child_command, parser
 
-import json  # noqa: E402
-import os  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 CHECKPOINT = REPO_ROOT / "checkpoints" / "multi30k-en-de"
 SYSTEMS = ("explorer", "explorer int8", "ctranslate2 float32", "ctranslate2 int8", "hf marian")
 CELLS = (
@@ -354,7 +354,8 @@ def _run_child(name: str, threads: int, folder: Path, extra: dict[str, str] | No
         out = Path(tmp) / "out.json"
         env = {**os.environ, "OMP_NUM_THREADS": str(threads), "EXPLORER_RUNTIME": "as-given", **(extra or {})}
         done = subprocess.run(
-            [sys.executable, __file__, "--child", name, str(threads), str(folder), str(out)],
+            child_command("benchmarks.probes.peers", name, str(threads), str(folder), str(out)),
+            cwd=REPO_ROOT,
             env=env,
             capture_output=True,
             text=True,
@@ -444,7 +445,13 @@ def main(rounds: int = 3, n: int = 1000) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        child(sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5])
+    command = parser("benchmarks.probes.peers", __doc__)
+    add_rounds(command, 3)
+    add_sentences(command, 1000)
+    command.add_argument("--child", nargs=4, metavar=("SYSTEM", "THREADS", "FOLDER", "OUT"), help=argparse.SUPPRESS)
+    args = command.parse_args()
+    if args.child:
+        system, threads, folder, out = args.child
+        child(system, int(threads), folder, out)
         sys.exit(0)
-    sys.exit(main(*(int(a) for a in sys.argv[1:3])))
+    sys.exit(main(args.rounds, args.sentences))

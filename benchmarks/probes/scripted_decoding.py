@@ -1,6 +1,6 @@
 """One sentence decoded with TorchScript (`explorer/model/scripted_decoding.py`) ÷ with the Python steps.
 
-    python -m benchmarks.scripted_decoding [ROUNDS] [SENTENCES]
+    python -m benchmarks.probes.scripted_decoding [ROUNDS] [SENTENCES]
 
 The shipped checkpoint, the first SENTENCES (default 100) of Multi30k test2016 (else the checkpoint's own
 examples), one sentence at a time from source ids to a hypothesis (`scorer_for` + `greedy_search`, what
@@ -20,9 +20,14 @@ import sys
 import time
 from collections.abc import Callable
 
+from benchmarks import command_line_runtime
+
+command_line_runtime(__name__)
+
 import torch
 
 from benchmarks.common import SHIPPED_CHECKPOINT, sample_sentences
+from benchmarks.probes import add_rounds, add_sentences, parser
 from explorer.checkpoint import load_checkpoint
 from explorer.decoding.search import beam_search, greedy_search
 from explorer.inference import encode_sources, pad, scorer_for
@@ -111,4 +116,8 @@ def _list(values: list[float], digits: int = 2) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main(*(int(a) for a in sys.argv[1:3])))
+    command = parser("benchmarks.probes.scripted_decoding", __doc__)
+    add_rounds(command, 5)
+    add_sentences(command, 100)
+    args = command.parse_args()
+    sys.exit(main(args.rounds, args.sentences))

@@ -1,6 +1,6 @@
 """What a greedy decoder step of one sentence spends outside its weight products (issue 13's last cell).
 
-    python -m benchmarks.step_floor [ROUNDS] [SENTENCES]
+    python -m benchmarks.probes.step_floor [ROUNDS] [SENTENCES]
 
 The shipped checkpoint, the first SENTENCES (default 100) of Multi30k test2016 (else the checkpoint's own
 examples), 2 threads. For each sentence the encoder and `PackedDecoder.start` run once (not timed); then, round
@@ -26,9 +26,14 @@ import statistics
 import sys
 import time
 
+from benchmarks import command_line_runtime
+
+command_line_runtime(__name__)
+
 import torch
 
 from benchmarks.common import SHIPPED_CHECKPOINT, sample_sentences
+from benchmarks.probes import add_rounds, add_sentences, parser
 from explorer.checkpoint import load_checkpoint
 from explorer.inference import PackedScorer, encode_sources, scorer_for
 from explorer.model import scripted_decoding
@@ -194,4 +199,8 @@ def _list(values: list[float]) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main(*(int(a) for a in sys.argv[1:3])))
+    command = parser("benchmarks.probes.step_floor", __doc__)
+    add_rounds(command, 5)
+    add_sentences(command, 100)
+    args = command.parse_args()
+    sys.exit(main(args.rounds, args.sentences))

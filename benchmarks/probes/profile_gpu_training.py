@@ -1,6 +1,6 @@
 """Where a CUDA training step of the `base` model goes, and what each lever buys, measured side by side.
 
-    python -m benchmarks.profile_gpu_training [--steps N] [--warmup N] [--no-compile]
+    python -m benchmarks.probes.profile_gpu_training [--steps N] [--warmup N] [--no-compile]
 
 The issue's goal is model FLOP/s ≥ 40% of the measured bf16 matmul peak for `base` in bf16 autocast. The
 first loan measured 3.3% with two timed steps after one warm-up step; this probe answers why:
@@ -17,11 +17,14 @@ Needs CUDA; prints one line and exits 0 without it.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import statistics
 import time
 from collections.abc import Callable, Iterator
+
+from benchmarks import command_line_runtime
+
+command_line_runtime(__name__)
 
 import torch
 from torch.nn.attention import SDPBackend
@@ -29,6 +32,7 @@ from torch.nn.attention import SDPBackend
 import explorer.model.attention as attention
 from benchmarks.common import matmul_peak, parallel_ids, si, synchronize
 from benchmarks.models import training_flops
+from benchmarks.probes import parser
 from benchmarks.training import train_step_fn
 from explorer.config import ModelConfig, preset
 from explorer.data.batching import Batch, collate, token_budget_batches
@@ -127,14 +131,14 @@ def profile(step: Callable[[Batch], None], batches: list[Batch], device: str) ->
     print(events.table(sort_by="self_device_time_total", row_limit=18, max_name_column_width=60), flush=True)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--warmup", type=int, default=10)
-    parser.add_argument("--budget", type=int, default=25000)
-    parser.add_argument("--no-compile", action="store_true")
-    parser.add_argument("--cpu-smoke", action="store_true", help="a tiny model on the CPU: checks the script runs")
-    args = parser.parse_args()
+def main(argv: list[str] | None = None) -> None:
+    command = parser("benchmarks.probes.profile_gpu_training", __doc__)
+    command.add_argument("--steps", type=int, default=20)
+    command.add_argument("--warmup", type=int, default=10)
+    command.add_argument("--budget", type=int, default=25000)
+    command.add_argument("--no-compile", action="store_true")
+    command.add_argument("--cpu-smoke", action="store_true", help="a tiny model on the CPU: checks the script runs")
+    args = command.parse_args(argv)
     if args.cpu_smoke:
         device, size = "cpu", 256
         config = ModelConfig(vocab_size=500, d_model=32, n_heads=4, d_ff=64, n_encoder_layers=1, n_decoder_layers=1)
