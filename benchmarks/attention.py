@@ -19,7 +19,6 @@ from benchmarks.common import (
     Result,
     apply_threads,
     interleaved,
-    memory_rows,
     multi30k_available,
     paired_ratio,
     print_table,
@@ -29,6 +28,7 @@ from benchmarks.common import (
     synthetic_lengths,
 )
 from benchmarks.decoding import load_model
+from benchmarks.memory import memory_rows
 from explorer.data.batching import collate
 from explorer.model import Transformer
 

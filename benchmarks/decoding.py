@@ -21,7 +21,6 @@ from benchmarks.common import (
     apply_threads,
     benchmark_tokenizer,
     interleaved,
-    memory_rows,
     multi30k_available,
     paired_ratio,
     print_table,
@@ -33,6 +32,7 @@ from benchmarks.common import (
     synthetic_lengths,
     threads_text,
 )
+from benchmarks.memory import memory_rows
 from explorer.config import preset
 from explorer.decoding.search import beam_search, greedy_search
 from explorer.inference import EXTRA_OUTPUT_TOKENS, ModelScorer, encode_sources, pad

@@ -15,7 +15,6 @@ from benchmarks.common import (
     Result,
     apply_threads,
     interleaved,
-    memory_rows,
     paired_ratio,
     percentile,
     print_table,
@@ -23,6 +22,7 @@ from benchmarks.common import (
     threads_text,
 )
 from benchmarks.decoding import load_model
+from benchmarks.memory import memory_rows
 from explorer.inference import translate
 
 NAME = "latency"

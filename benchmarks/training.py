@@ -23,7 +23,6 @@ from benchmarks.common import (
     benchmark_tokenizer,
     interleaved,
     matmul_peak,
-    memory_rows,
     paired_ratio,
     parallel_ids,
     print_table,
@@ -32,6 +31,7 @@ from benchmarks.common import (
     synchronize,
     threads_text,
 )
+from benchmarks.memory import memory_rows
 from benchmarks.models import TorchTransformer, copy_weights, training_flops
 from explorer.config import ModelConfig, preset
 from explorer.data.batching import Batch, collate, padding_fraction, token_budget_batches

@@ -19,9 +19,10 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.flop_counter import FlopCounterMode
 
 from benchmarks import BENCHMARKS, load
-from benchmarks.common import Options, Result, cpu_model, markdown_report, paired_ratio, percentile
+from benchmarks.common import Options, Result, paired_ratio, percentile
 from benchmarks.decoding import RecomputeScorer
 from benchmarks.models import TorchTransformer, copy_weights, forward_flops, training_flops
+from benchmarks.report import cpu_model, markdown_report
 from explorer.config import ModelConfig
 from explorer.decoding.search import beam_search
 from explorer.inference import ModelScorer
