@@ -1,4 +1,4 @@
-"""Switch head (issue 15.7): how long the Translate page takes to show another head, model already loaded.
+"""Switch head: how long the Translate page takes to show another head, model already loaded.
 
 Two rows: the page's rerun after a click on another head, driven by Streamlit's AppTest on the shipped
 checkpoint (AppTest reruns the whole script, so this is an upper bound of the fragment's rerun in a browser,

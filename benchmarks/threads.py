@@ -1,10 +1,8 @@
 """Entry points under each OpenMP/thread setting: `explorer translate` and the app's translate call.
 
-Why the old version of this benchmark saw no difference between wait policies: its children ran
-`python -m benchmarks …`, and `benchmarks/__init__.py` imported `explorer` first, whose `__init__` then set
-OMP_WAIT_POLICY=PASSIVE whenever it was unset, so the "OpenMP default" child ran with PASSIVE too; and it timed
-one sentence inside the benchmark harness, not the commands users run. Here every configuration runs the real
-entry point in a fresh process whose environment is the configuration and nothing else:
+Every configuration runs the real entry point in a fresh process whose environment is the configuration and
+nothing else (a child that imported a package setting OMP_WAIT_POLICY on import would measure that package's
+choice, not the configuration's):
 
 - cli: `explorer translate -c checkpoints/multi30k-en-de --beam K` on Multi30k test2016 (stdin), the whole
   process timed (start-up and loading included, as a user waits for it); greedy and beam 4;

@@ -162,8 +162,8 @@ def step_functions(
 
 def run(opts: Options) -> Result:
     result = Result(NAME, TITLE if not opts.device.startswith("cuda") else f"{TITLE} (CUDA, bf16)")
-    # On CUDA the first step of each new batch shape loads kernels and grows the allocator's pool (the first
-    # loan timed 2 steps after 1 warm-up and measured that, 3.3%); a run's steady state comes after a few
+    # On CUDA the first step of each new batch shape loads kernels and grows the allocator's pool (2 steps timed
+    # after 1 warm-up measured mostly that: 3.3% of the peak); a run's steady state comes after a few
     # shapes, so CUDA warms up on 8 batches of other shapes first.
     cuda = opts.device.startswith("cuda")
     rounds, warmup = opts.n_rounds(12, 3), opts.n_warmup(8 if cuda else 2, 1)

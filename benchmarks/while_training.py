@@ -141,7 +141,7 @@ ESTIMATE_PRESETS = {
     "base": ("Multi30k", 8000, 4096),
 }
 ESTIMATE_STEPS = {"tiny": 60, "small": 20, "base": 8}
-ESTIMATE_TOLERANCE = 0.30  # issue 12: within ±30% of the measured time
+ESTIMATE_TOLERANCE = 0.30  # the estimate's promise: within ±30% of the measured time
 
 
 def _estimate_data(name: str):

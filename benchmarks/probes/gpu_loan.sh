@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What one lent GPU runs (the workplace's device tool gives a session 15 minutes of one, now and then):
+# What a lent GPU runs in one short slot (about 15 minutes of device time):
 #   smoke: the CUDA tests beside a 45-second run of the whole sweep grid (steps/s of every row side by side);
 #   perf:  the CUDA tests, where a `base` training step's time goes (benchmarks/probes/profile_gpu_training.py), and
 #          the GPU benchmarks;
@@ -21,7 +21,7 @@ fi
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 python3 -c "import os, sys, torch; print(sys.version.split()[0], torch.__version__, torch.cuda.get_device_name(0), os.cpu_count(), 'CPUs')"
 if [ "$mode" = perf ]; then
-  # The training-throughput loan: the CUDA tests, the probe of where a `base` step goes (levers side by side,
+  # Training throughput: the CUDA tests, the probe of where a `base` step goes (levers side by side,
   # a torch.profiler table, torch.compile), then the GPU benchmarks. Benchmarks find
   # Multi30k at ../shared/data/multi30k, as here.
   [ -e ../shared/data/multi30k ] || { mkdir -p ../shared/data && ln -s "$PWD/$data" ../shared/data/multi30k; } || true

@@ -2,8 +2,8 @@
 
     python -m benchmarks.probes.profile_gpu_training [--steps N] [--warmup N] [--no-compile]
 
-The issue's goal is model FLOP/s ≥ 40% of the measured bf16 matmul peak for `base` in bf16 autocast. The
-first loan measured 3.3% with two timed steps after one warm-up step; this probe answers why:
+The goal is model FLOP/s ≥ 40% of the measured bf16 matmul peak for `base` in bf16 autocast. Two timed
+steps after one warm-up step measured 3.3%; this probe answers why:
 1. new shapes against repeated ones: every variant is warmed on `--warmup` batches of other shapes, then
    timed twice over the same batches, the first time on shapes it has not seen (a kernel that prepares
    itself per shape, as cuDNN's attention does, pays then);
@@ -46,7 +46,7 @@ ENGINE_KERNELS = list(attention.CUDA_SDPA_BACKENDS)
 
 @contextlib.contextmanager
 def bool_causal_mask() -> Iterator[None]:
-    """The decoder's self-attention as the first loan ran it: SDPA reads an explicit bool causal mask
+    """The decoder's self-attention as it once ran: SDPA reads an explicit bool causal mask
     (`causal=False`) instead of taking `is_causal`. A probe-only patch, undone on exit."""
     original = attention.MultiHeadAttention.forward
 
@@ -77,8 +77,8 @@ def batches_of(config: ModelConfig, budget: int, n: int, device: str, seed: int 
     src, tgt, _ = parallel_ids(29000, config.vocab_size, seed)
     src_len, tgt_len = [len(s) + 1 for s in src], [len(t) + 1 for t in tgt]
     order = token_budget_batches(src_len, tgt_len, budget, shuffle=True, seed=seed)
-    # Cycled: 29,000 caption pairs make about 22 batches of 25,000 tokens (11 of 50,000); the first loan's
-    # probe asked for 30 and timed the 12 (and 1) that were left after the warm-up.
+    # Cycled: 29,000 caption pairs make about 22 batches of 25,000 tokens (11 of 50,000), fewer than a run of
+    # warm-up and timed steps asks for.
     order = [order[i % len(order)] for i in range(n)]
     ids = dict(pad_id=config.pad_id, bos_id=config.bos_id, eos_id=config.eos_id)
     return [collate([src[i] + [config.eos_id] for i in b], [tgt[i] for i in b], **ids).to(device) for b in order]

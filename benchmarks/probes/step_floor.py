@@ -1,4 +1,4 @@
-"""What a greedy decoder step of one sentence spends outside its weight products (issue 13's last cell).
+"""What a greedy decoder step of one sentence spends outside its weight products.
 
     python -m benchmarks.probes.step_floor [ROUNDS] [SENTENCES]
 
@@ -17,7 +17,7 @@ The rest of a step (about 50 small operations: LayerNorms, residual sums, the at
 writing the keys and values, the embedding) is the first minus the other two. A step reads its weights from the
 last-level cache, so the products are timed in the order the step reads them, not one weight repeated (which would
 stay in the core's own cache and read 2-3x faster). CTranslate2's whole step on the same weights comes from
-`python benchmarks/peer_steps.py` (run separately: it needs the `peers` extra).
+`python -m benchmarks.probes.peer_steps` (run separately: it needs the `peers` extra).
 """
 
 from __future__ import annotations

@@ -115,7 +115,7 @@ def train_until(names: list[str], args: argparse.Namespace, deadline: float) -> 
         command[command.index("--out") + 1] = str(args.work / folders[name])
         return command
 
-    # SIGTERM (`timeout`, a closing session) ends the sweep through the `finally` below, which stops the runs:
+    # SIGTERM (`timeout`, a closing terminal) ends the sweep through the `finally` below, which stops the runs:
     # otherwise they would train on, orphaned, holding the CPU and the GPU.
     previous = signal.signal(signal.SIGTERM, _exit_on_signal)
     try:
