@@ -18,6 +18,7 @@ from benchmarks.common import (
     Options,
     Result,
     apply_threads,
+    every_round,
     interleaved,
     multi30k_available,
     paired_ratio,
@@ -29,7 +30,7 @@ from benchmarks.common import (
 )
 from benchmarks.decoding import load_model
 from benchmarks.memory import memory_rows
-from explorer.data.batching import collate
+from explorer.data.batching import Batch, collate
 from explorer.model import Transformer
 
 NAME = "attention"
@@ -41,7 +42,7 @@ MEMORY_VARIANTS = ("fused (no maps)", "maps (need_weights=True)")
 @dataclass
 class AttentionSetup:
     model: Transformer
-    batches: list  # explorer.data.batching.Batch
+    batches: list[Batch]
     lengths: list[list[tuple[int, int]]]  # per batch: (source, target) length of each row
     model_label: str
     data_label: str
@@ -52,7 +53,7 @@ def setup(opts: Options, batch_size: int | None = None) -> AttentionSetup:
     model, tokenizer, label, _ = load_model(opts)
     config = model.config
     n = 16 if opts.quick else 128
-    if tokenizer is not None and multi30k_available():
+    if multi30k_available():
         en = read_lines(MULTI30K / "test2016.en")[:n]
         de = read_lines(MULTI30K / "test2016.de")[:n]
         src, tgt = tokenizer.encode_batch(en), tokenizer.encode_batch(de)
@@ -103,7 +104,7 @@ def run(opts: Options) -> Result:
         print(f"  {label}: {a.data_label}", flush=True)
         fns = {name: _variant(a, name) for name in VARIANTS}
         times = interleaved(
-            {n: (lambda r, fn=fn: fn()) for n, fn in fns.items()},
+            every_round(fns),
             rounds=rounds,
             warmup=opts.n_warmup(1, 1),
             device=opts.device,

@@ -18,12 +18,17 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
+
+if TYPE_CHECKING:
+    from explorer.checkpoint import Checkpoint
+    from explorer.tokenizer import Tokenizer
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHIPPED_CHECKPOINT = REPO_ROOT / "checkpoints" / "multi30k-en-de"
@@ -138,7 +143,7 @@ def timed(fn: Callable[[], Any], device: str = "cpu", clock: str = "wall") -> tu
 
 
 def interleaved(
-    variants: dict[str, Callable[[int], Any]],
+    variants: Mapping[str, Callable[[int], object]],
     rounds: int,
     warmup: int = 1,
     device: str = "cpu",
@@ -157,7 +162,7 @@ def interleaved(
     for r in range(rounds):
         order = names if r % 2 == 0 else names[::-1]
         for name in order:
-            seconds, _ = timed(lambda name=name, r=r: variants[name](warmup + r), device, clock)
+            seconds, _ = timed(partial(variants[name], warmup + r), device, clock)
             times[name].append(seconds)
         if progress:
             print(
@@ -165,6 +170,15 @@ def interleaved(
                 flush=True,
             )
     return times
+
+
+def every_round(fns: Mapping[str, Callable[[], object]]) -> dict[str, Callable[[int], object]]:
+    """Variants for `interleaved` that do the same work whatever the round."""
+    return {name: _ignoring_round(fn) for name, fn in fns.items()}
+
+
+def _ignoring_round(fn: Callable[[], object]) -> Callable[[int], object]:
+    return lambda _round: fn()
 
 
 def paired_ratio(numerator: Sequence[float], denominator: Sequence[float]) -> float:
@@ -226,7 +240,7 @@ def print_table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
 
 
 # ---- models and data --------------------------------------------------------------------------------------
-def shipped_checkpoint(opts: Options):
+def shipped_checkpoint(opts: Options) -> Checkpoint | None:
     """The shipped checkpoint (explorer.checkpoint.Checkpoint) or None when it is absent or unreadable."""
     from explorer.checkpoint import CheckpointError, is_checkpoint, load_checkpoint
 
@@ -267,7 +281,7 @@ def read_lines(path: Path) -> list[str]:
     return [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-def benchmark_tokenizer(vocab_size: int = 8000, *, quick: bool = False, required: bool = False):
+def benchmark_tokenizer(vocab_size: int = 8000, *, quick: bool = False, required: bool = False) -> Tokenizer | None:
     """A joint SentencePiece vocabulary trained on Multi30k train, cached on disk between runs.
 
     quick: trained on the first 3000 captions per side (about a second). Without Multi30k: None, or with
@@ -321,13 +335,13 @@ def synthetic_ids(lengths: Sequence[int], vocab: int, seed: int) -> list[list[in
 
 
 def parallel_ids(
-    n_pairs: int | None, vocab_size: int, seed: int, tokenizer=None, split: str = "train"
+    n_pairs: int | None, vocab_size: int, seed: int, tokenizer: Tokenizer | None = None, split: str = "train"
 ) -> tuple[list[list[int]], list[list[int]], str]:
     """(source ids, target ids, description) without BOS/EOS: Multi30k tokenized, else synthetic pairs."""
     if tokenizer is not None and multi30k_available():
-        src = read_lines(MULTI30K / f"{split}.en")
-        tgt = read_lines(MULTI30K / f"{split}.de")
-        pairs = [(s, t) for s, t in zip(src, tgt, strict=False) if s and t and t != "@@"]
+        en = read_lines(MULTI30K / f"{split}.en")
+        de = read_lines(MULTI30K / f"{split}.de")
+        pairs = [(s, t) for s, t in zip(en, de, strict=False) if s and t and t != "@@"]
         if n_pairs is not None:
             pairs = random.Random(seed).sample(pairs, min(n_pairs, len(pairs)))
         src_ids = tokenizer.encode_batch([s for s, _ in pairs])
@@ -340,7 +354,7 @@ def parallel_ids(
 
 
 @contextlib.contextmanager
-def autocast_for(device: str):
+def autocast_for(device: str) -> Iterator[None]:
     """bf16 autocast on CUDA (as the trainer does), nothing on CPU."""
     if device.startswith("cuda"):
         with torch.autocast("cuda", dtype=torch.bfloat16):

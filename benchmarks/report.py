@@ -41,7 +41,7 @@ def cpu_details() -> str:
     with contextlib.suppress(Exception):  # older torch has no get_cpu_capability
         parts.append(f"torch kernels: {torch.backends.cpu.get_cpu_capability()}")
     try:
-        fields = {}
+        fields: dict[str, str] = {}
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             key, _, value = line.partition(":")
             fields.setdefault(key.strip(), value.strip())

@@ -17,8 +17,12 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from benchmarks.common import REPO_ROOT, Options, Result
+
+if TYPE_CHECKING:
+    from streamlit.testing.v1 import AppTest
 
 NAME = "switch_head"
 TITLE = "Switch head on the Translate page (ms)"
@@ -31,7 +35,7 @@ def _summary(times_ms: list[float]) -> str:
     return f"median {statistics.median(ordered):.0f}, p95 {p95:.0f} ({len(ordered)} switches)"
 
 
-def _page(checkpoint: Path):
+def _page(checkpoint: Path) -> AppTest:
     """The Translate page on `checkpoint`, run once (the translation is computed and cached here)."""
     from streamlit.testing.v1 import AppTest
 

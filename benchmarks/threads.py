@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.common import MULTI30K, REPO_ROOT, Options, Result, paired_ratio, print_table, ratio_text
@@ -138,5 +139,7 @@ def run(opts: Options) -> Result:
     return result
 
 
-def memory_setup(opts: Options, variant: str):  # no memory probes: the children are the measurement
+def memory_setup(
+    opts: Options, variant: str
+) -> Callable[[], object]:  # no memory probes: the children are the measurement
     raise NotImplementedError

@@ -160,6 +160,11 @@ def step_functions(
     return steps
 
 
+def _on_round_batch(step: Callable[[Batch], object], batches: list[Batch]) -> Callable[[int], object]:
+    """The variant of round r trains on batch r: every model sees the same batches in the same order."""
+    return lambda r: step(batches[r])
+
+
 def run(opts: Options) -> Result:
     result = Result(NAME, TITLE if not opts.device.startswith("cuda") else f"{TITLE} (CUDA, bf16)")
     # On CUDA the first step of each new batch shape loads kernels and grows the allocator's pool (2 steps timed
@@ -178,7 +183,7 @@ def run(opts: Options) -> Result:
     print(f"  data: {s.data}; padding {s.padding:.1%}", flush=True)
     steps = step_functions(s, opts.seed, opts.compile)
 
-    compile_seconds = None
+    compile_seconds = 0.0
     if "explorer+compile" in steps:
         # The first calls compile (once for the first shape; dynamic=True covers the others).
         start = time.perf_counter()
@@ -194,8 +199,8 @@ def run(opts: Options) -> Result:
     peaks = [matmul_peak(s.device, peak_dtype, peak_size, clock=opts.clock)]
     a = torch.randn(peak_size, peak_size, device=s.device, dtype=peak_dtype)
     mm_repeats = 3
-    variants = {name: (lambda r, fn=fn: fn(s.batches[r])) for name, fn in steps.items()}
-    variants[PEAK] = lambda r: [torch.mm(a, a) for _ in range(mm_repeats)]
+    variants: dict[str, Callable[[int], object]] = {name: _on_round_batch(fn, s.batches) for name, fn in steps.items()}
+    variants[PEAK] = lambda _round: [torch.mm(a, a) for _ in range(mm_repeats)]
     times = interleaved(variants, rounds=rounds, warmup=warmup, device=s.device, clock=opts.clock)
     round_peaks = [mm_repeats * 2.0 * peak_size**3 / t for t in times.pop(PEAK)]
     peaks.append(matmul_peak(s.device, peak_dtype, peak_size, clock=opts.clock))

@@ -116,7 +116,7 @@ def main(rounds: int = 3, count: int = 100) -> int:
     print(f"| beam 4, batches of 32, sent/s (row_top_k) | {old:.1f} | {new:.1f} | {new / old:.2f}× |")
     for part, a, b in (("fold", "unfolded", "folded"), ("few", "tensors", "python"), ("batch", "topk", "row_top_k")):
         for key in [k for k in outputs if k[0] == part and k[-1] == a]:
-            same = sum(x == y for x, y in zip(outputs[key], outputs[(*key[:-1], b)], strict=True))
+            same = sum(x == y for x, y in zip(outputs[key], outputs[key[:-1] + (b,)], strict=True))
             print(f"identical outputs, {' '.join(key[:-1])}: {same}/{len(sentences)}")
     return 0
 
