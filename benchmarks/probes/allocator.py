@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from benchmarks.probes import add_rounds, add_sentences, child_command, parser
 
@@ -36,7 +37,7 @@ CELLS = (
 )
 
 
-def child(setting: str, n: int) -> dict:
+def child(setting: str, n: int) -> dict[str, Any]:
     """Translate the first `n` test2016 sentences per cell; what `main` reads back as JSON."""
     from explorer.runtime import configure_allocator
 
@@ -69,7 +70,7 @@ def child(setting: str, n: int) -> dict:
     return {"configured": configured, "cells": cells, "outputs": outputs, "peak_mib": peak_mib}
 
 
-def run_child(setting: str, n: int) -> dict:
+def run_child(setting: str, n: int) -> dict[str, Any]:
     env = {**os.environ, "EXPLORER_RUNTIME": "as-given", "OMP_NUM_THREADS": "2"}
     done = subprocess.run(
         child_command("benchmarks.probes.allocator", setting, str(n)),
@@ -83,7 +84,7 @@ def run_child(setting: str, n: int) -> dict:
 
 
 def main(rounds: int = 3, n: int = 300) -> int:
-    runs: dict[str, list[dict]] = {"on": [], "off": []}
+    runs: dict[str, list[dict[str, Any]]] = {"on": [], "off": []}
     for r in range(rounds):
         for setting in ("on", "off") if r % 2 == 0 else ("off", "on"):
             runs[setting].append(run_child(setting, n))

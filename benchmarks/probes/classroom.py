@@ -29,7 +29,9 @@ import os
 import statistics
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -38,9 +40,13 @@ from explorer.data import load_multi30k
 from explorer.inference import translate
 from explorer.serving import translate_served
 
+if TYPE_CHECKING:
+    from explorer.model import Transformer
+    from explorer.tokenizer import Tokenizer
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 N_REQUESTS = 40
-OPTIONS = dict(beam_size=1, alpha=0.6, with_attention=True)
+OPTIONS: dict[str, Any] = {"beam_size": 1, "alpha": 0.6, "with_attention": True}
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -50,7 +56,7 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
-def sequential(model, tokenizer, sentences) -> tuple[list[float], float]:
+def sequential(model: Transformer, tokenizer: Tokenizer, sentences: list[str]) -> tuple[list[float], float]:
     start = time.perf_counter()
     latencies = []
     for sentence in sentences:
@@ -59,7 +65,9 @@ def sequential(model, tokenizer, sentences) -> tuple[list[float], float]:
     return latencies, time.perf_counter() - start
 
 
-def concurrent(call, model, tokenizer, sentences) -> tuple[list[float], float]:
+def concurrent(
+    call: Callable[..., object], model: Transformer, tokenizer: Tokenizer, sentences: list[str]
+) -> tuple[list[float], float]:
     latencies = [0.0] * len(sentences)
     barrier = threading.Barrier(len(sentences) + 1)
 

@@ -44,7 +44,9 @@ def _weights() -> list[tuple[torch.Tensor, torch.Tensor | None]]:
     return [(w.detach().clone(), None if b is None else b.detach().clone()) for w, b in out]
 
 
-def _step_time(kernels: Kernels, packed: list, rows: int, repeats: int = 100) -> float:
+def _step_time(
+    kernels: Kernels, packed: list[tuple[tuple[torch.Tensor, torch.Tensor | None], int]], rows: int, repeats: int = 100
+) -> float:
     inputs = {width: torch.randn(rows, width) for _, width in packed}
 
     def step() -> None:

@@ -27,19 +27,25 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from benchmarks.probes import add_rounds, add_sentences, child_command, parser, peers
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-SETTINGS = (  # (label, environment of the child)
+SETTINGS: tuple[tuple[str, dict[str, str]], ...] = (  # (label, environment of the child)
     ("explorer", {}),
     ("ctranslate2 float32 (oneDNN)", {"CT2_USE_MKL": "0"}),
     ("ctranslate2 float32 (MKL)", {"CT2_USE_MKL": "1"}),
 )
+# A source as each engine reads it (explorer: piece ids; CTranslate2: pieces), and what decodes one with an
+# output cap, giving the steps it took.
+Source = list[Any]
+Sources = list[Source]
+Decode = Callable[[Source, int | None], int]
 CAPS = (1, 2, None)  # output pieces at most; None: as the search decides (input length + 50)
 
 
-def _explorer(folder: Path) -> tuple[Callable[[list[str], int | None], int], list[list[str]]]:
+def _explorer(folder: Path) -> tuple[Decode, Sources]:
     import torch
 
     from explorer.checkpoint import load_checkpoint
@@ -55,7 +61,7 @@ def _explorer(folder: Path) -> tuple[Callable[[list[str], int | None], int], lis
     ids, _ = encode_sources(c.tokenizer, sentences, config.max_len, config.eos_id)
 
     @torch.inference_mode()
-    def decode(source: list, cap: int | None) -> int:
+    def decode(source: Source, cap: int | None) -> int:
         limit = len(source) + 50 if cap is None else cap
         scorer = scorer_for(model, torch.tensor([source]))
         (found,) = greedy_search(scorer, 1, config.bos_id, config.eos_id, limit)
@@ -64,7 +70,7 @@ def _explorer(folder: Path) -> tuple[Callable[[list[str], int | None], int], lis
     return decode, ids
 
 
-def _ctranslate2(folder: Path) -> tuple[Callable[[list[str], int | None], int], list[list[str]]]:
+def _ctranslate2(folder: Path) -> tuple[Decode, Sources]:
     import ctranslate2
     import sentencepiece as spm
 
@@ -73,7 +79,7 @@ def _ctranslate2(folder: Path) -> tuple[Callable[[list[str], int | None], int], 
     translator = ctranslate2.Translator(str(folder / "ct2-float32"), device="cpu", inter_threads=1, intra_threads=2)
     pieces = [p[: meta["max_len"] - 1] + [meta["eos"]] for p in sp.encode(meta["sentences"], out_type=str)]
 
-    def decode(source: list, cap: int | None) -> int:
+    def decode(source: Source, cap: int | None) -> int:
         limit = len(source) + 50 if cap is None else cap
         (result,) = translator.translate_batch([source], beam_size=1, max_decoding_length=limit, max_batch_size=1)
         return len(result.hypotheses[0]) + 1  # the pieces before </s>, and </s>
@@ -110,7 +116,7 @@ def child(label: str, folder: str, out: str) -> None:
 
 
 def main(rounds: int = 3, n: int = 100) -> int:
-    results: dict[str, list[dict]] = {label: [] for label, _ in SETTINGS}
+    results: dict[str, list[dict[str, Any]]] = {label: [] for label, _ in SETTINGS}
     with tempfile.TemporaryDirectory(prefix="explorer-peer-steps-") as tmp:
         folder = peers.prepare(Path(tmp), n)
         for r in range(rounds):

@@ -39,9 +39,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from benchmarks.probes import add_rounds, add_sentences, child_command, parser
+
+if TYPE_CHECKING:
+    import torch
+
+    from explorer.checkpoint import Checkpoint
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CHECKPOINT = REPO_ROOT / "checkpoints" / "multi30k-en-de"
@@ -53,19 +60,21 @@ CELLS = (
     "beam 4, one sentence (ms)",
 )
 EXTRA = 50  # Section 6.1: output length ≤ input length + 50
+# A system: translate(sentences, beam, batch) -> output strings.
+System = Callable[[list[str], int, int], list[str]]
 
 
-def _linear(spec, weight, bias) -> None:
+def _linear(spec: Any, weight: torch.Tensor, bias: torch.Tensor) -> None:
     spec.weight = weight.detach().float().numpy()
     spec.bias = bias.detach().float().numpy()
 
 
-def _norm(spec, module) -> None:
+def _norm(spec: Any, module: Any) -> None:
     spec.gamma = module.weight.detach().float().numpy()
     spec.beta = module.bias.detach().float().numpy()
 
 
-def ctranslate2_spec(checkpoint):
+def ctranslate2_spec(checkpoint: Checkpoint) -> Any:
     """A CTranslate2 TransformerSpec holding exactly the checkpoint's weights."""
     import torch
     from ctranslate2.specs import transformer_spec
@@ -97,24 +106,24 @@ def ctranslate2_spec(checkpoint):
         _linear(theirs.ffn.linear_0, ours.feed_forward.w_1.weight, ours.feed_forward.w_1.bias)
         _linear(theirs.ffn.linear_1, ours.feed_forward.w_2.weight, ours.feed_forward.w_2.bias)
         _norm(theirs.ffn.layer_norm, ours.ffn_residual.norm)
-    for ours, theirs in zip(model.decoder_layers, spec.decoder.layer, strict=False):
-        s, c = ours.self_attention, ours.cross_attention
+    for layer, layer_spec in zip(model.decoder_layers, spec.decoder.layer, strict=False):
+        s, c = layer.self_attention, layer.cross_attention
         _linear(
-            theirs.self_attention.linear[0],
+            layer_spec.self_attention.linear[0],
             torch.cat([s.w_q.weight, s.w_k.weight, s.w_v.weight]),
             torch.cat([s.w_q.bias, s.w_k.bias, s.w_v.bias]),
         )
-        _linear(theirs.self_attention.linear[1], s.w_o.weight, s.w_o.bias)
-        _norm(theirs.self_attention.layer_norm, ours.self_residual.norm)
-        _linear(theirs.attention.linear[0], c.w_q.weight, c.w_q.bias)
+        _linear(layer_spec.self_attention.linear[1], s.w_o.weight, s.w_o.bias)
+        _norm(layer_spec.self_attention.layer_norm, layer.self_residual.norm)
+        _linear(layer_spec.attention.linear[0], c.w_q.weight, c.w_q.bias)
         _linear(
-            theirs.attention.linear[1], torch.cat([c.w_k.weight, c.w_v.weight]), torch.cat([c.w_k.bias, c.w_v.bias])
+            layer_spec.attention.linear[1], torch.cat([c.w_k.weight, c.w_v.weight]), torch.cat([c.w_k.bias, c.w_v.bias])
         )
-        _linear(theirs.attention.linear[2], c.w_o.weight, c.w_o.bias)
-        _norm(theirs.attention.layer_norm, ours.cross_residual.norm)
-        _linear(theirs.ffn.linear_0, ours.feed_forward.w_1.weight, ours.feed_forward.w_1.bias)
-        _linear(theirs.ffn.linear_1, ours.feed_forward.w_2.weight, ours.feed_forward.w_2.bias)
-        _norm(theirs.ffn.layer_norm, ours.ffn_residual.norm)
+        _linear(layer_spec.attention.linear[2], c.w_o.weight, c.w_o.bias)
+        _norm(layer_spec.attention.layer_norm, layer.cross_residual.norm)
+        _linear(layer_spec.ffn.linear_0, layer.feed_forward.w_1.weight, layer.feed_forward.w_1.bias)
+        _linear(layer_spec.ffn.linear_1, layer.feed_forward.w_2.weight, layer.feed_forward.w_2.bias)
+        _norm(layer_spec.ffn.layer_norm, layer.ffn_residual.norm)
     vocabulary = checkpoint.tokenizer.pieces(list(range(config.vocab_size)))
     spec.register_source_vocabulary(vocabulary)
     spec.register_target_vocabulary(vocabulary)
@@ -124,18 +133,18 @@ def ctranslate2_spec(checkpoint):
     return spec
 
 
-def convert_ctranslate2(checkpoint, out: Path, quantization: str = "float32") -> Path:
+def convert_ctranslate2(checkpoint: Checkpoint, out: Path, quantization: str = "float32") -> Path:
     import ctranslate2
 
     class _Converter(ctranslate2.converters.Converter):
-        def _load(self):
+        def _load(self) -> Any:
             return ctranslate2_spec(checkpoint)
 
     _Converter().convert(str(out), quantization=quantization, force=True)
     return out
 
 
-def marian_model(checkpoint):
+def marian_model(checkpoint: Checkpoint) -> Any:
     """A transformers MarianMTModel with the checkpoint's weights (and our position table)."""
     import torch
     from transformers import MarianConfig, MarianMTModel
@@ -227,7 +236,7 @@ def _sentences(n: int) -> list[str]:
     return list(load_multi30k("test2016").source[:n])
 
 
-def _ct2_system(folder: Path, quantization: str, threads: int):
+def _ct2_system(folder: Path, quantization: str, threads: int) -> System:
     """CTranslate2 from the prepared folder; imports neither torch nor explorer."""
     import ctranslate2
     import sentencepiece as spm
@@ -239,7 +248,7 @@ def _ct2_system(folder: Path, quantization: str, threads: int):
     )
     eos, max_len = meta["eos"], meta["max_len"]
 
-    def run_ct2(s, beam, batch):
+    def run_ct2(s: list[str], beam: int, batch: int) -> list[str]:
         # As explorer's encode_sources: pieces cut to max_len - 1, then </s>.
         pieces = [p[: max_len - 1] + [eos] for p in sp.encode(list(s), out_type=str)]
         out = []
@@ -258,7 +267,7 @@ def _ct2_system(folder: Path, quantization: str, threads: int):
     return run_ct2
 
 
-def _system(name: str, threads: int, folder: Path | None = None):
+def _system(name: str, threads: int, folder: Path | None = None) -> System:
     """(translate(list of sentences, beam, batch) -> list of output strings) for `name`."""
     if name.startswith("ctranslate2"):
         if folder is None:  # a caller without a prepared folder (the test): prepare one
@@ -289,7 +298,7 @@ def _system(name: str, threads: int, folder: Path | None = None):
     marian = marian_model(c)
 
     @torch.inference_mode()
-    def run_marian(s, beam, batch):
+    def run_marian(s: list[str], beam: int, batch: int) -> list[str]:
         ids, _ = encode_sources(tokenizer, s, config.max_len, config.eos_id)
         out = []
         for start in range(0, len(ids), batch):
@@ -329,7 +338,7 @@ def child(name: str, threads: int, folder: str, out: str) -> None:
         for sentence in one:
             translate([sentence], beam, 1)
         figures[cell] = (time.perf_counter() - start) / len(one) * 1e3
-    result = {"figures": figures, "greedy": outputs[CELLS[0]], "beam": outputs[CELLS[1]]}
+    result: dict[str, Any] = {"figures": figures, "greedy": outputs[CELLS[0]], "beam": outputs[CELLS[1]]}
     result["torch_loaded"] = "torch" in sys.modules
     Path(out).write_text(json.dumps(result))
 
@@ -349,7 +358,7 @@ def settings_of(name: str, threads: tuple[int, ...]) -> list[tuple[str, int, dic
     return [(f"{t}t {label}".strip(), t, env) for t in threads for label, env in variants]
 
 
-def _run_child(name: str, threads: int, folder: Path, extra: dict[str, str] | None = None) -> dict | None:
+def _run_child(name: str, threads: int, folder: Path, extra: dict[str, str] | None = None) -> dict[str, Any] | None:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out.json"
         env = {**os.environ, "OMP_NUM_THREADS": str(threads), "EXPLORER_RUNTIME": "as-given", **(extra or {})}
@@ -367,7 +376,7 @@ def _run_child(name: str, threads: int, folder: Path, extra: dict[str, str] | No
         return json.loads(out.read_text())
 
 
-def _best(runs: dict[str, list[dict]], cell: str) -> tuple[float, str]:
+def _best(runs: dict[str, list[dict[str, Any]]], cell: str) -> tuple[float, str]:
     """(median over rounds at the best setting for this cell, that setting); ms cells: lower is better."""
     medians = {label: statistics.median(r["figures"][cell] for r in rs) for label, rs in runs.items() if rs}
     pick = min if cell.endswith("(ms)") else max
@@ -394,7 +403,7 @@ def main(rounds: int = 3, n: int = 1000) -> int:
     except ValueError as error:
         print(error, file=sys.stderr)
         return 2
-    results: dict[str, dict[str, list[dict]]] = {
+    results: dict[str, dict[str, list[dict[str, Any]]]] = {
         name: {label: [] for label, _, _ in settings_of(name, settings)} for name in systems
     }
     loads = []

@@ -21,6 +21,7 @@ import contextlib
 import statistics
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from benchmarks import command_line_runtime
 
@@ -40,7 +41,9 @@ from explorer.model import Transformer
 from explorer.training.schedule import make_optimizer
 
 # SDPA kernels: torch's own choice among all of them (cuDNN's first on Hopper), and the engine's.
-EVERY_KERNEL = [b for b in SDPBackend.__members__.values() if b not in (SDPBackend.ERROR, SDPBackend.OVERRIDEABLE)]
+EVERY_KERNEL: list[SDPBackend] = [
+    b for b in SDPBackend.__members__.values() if b not in (SDPBackend.ERROR, SDPBackend.OVERRIDEABLE)
+]
 ENGINE_KERNELS = list(attention.CUDA_SDPA_BACKENDS)
 
 
@@ -50,7 +53,7 @@ def bool_causal_mask() -> Iterator[None]:
     (`causal=False`) instead of taking `is_causal`. A probe-only patch, undone on exit."""
     original = attention.MultiHeadAttention.forward
 
-    def forward(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+    def forward(self: attention.MultiHeadAttention, *args: Any, **kwargs: Any) -> Any:
         kwargs["causal"] = False
         return original(self, *args, **kwargs)
 

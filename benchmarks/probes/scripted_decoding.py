@@ -19,6 +19,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
 
 from benchmarks import command_line_runtime
 
@@ -32,6 +33,9 @@ from explorer.checkpoint import load_checkpoint
 from explorer.decoding.search import beam_search, greedy_search
 from explorer.inference import encode_sources, pad, scorer_for
 from explorer.model.scripted_decoding import VARIABLE, scripted
+
+if TYPE_CHECKING:
+    from explorer.decoding.search import BeamResult, Hypothesis
 
 BATCH = 32
 
@@ -54,17 +58,17 @@ def main(rounds: int = 5, n: int = 100) -> int:
 
     batches = [pad(ids[i : i + BATCH], config.pad_id, torch.device("cpu")) for i in range(0, len(ids), BATCH)]
 
-    def greedy_batches(src: torch.Tensor) -> list:
+    def greedy_batches(src: torch.Tensor) -> list[Hypothesis]:
         return greedy_search(scorer_for(model, src), src.shape[0], config.bos_id, config.eos_id, src.shape[1] + 50)
 
-    def beam_batches(src: torch.Tensor) -> list:
+    def beam_batches(src: torch.Tensor) -> list[BeamResult]:
         return beam_search(scorer_for(model, src), src.shape[0], 4, config.bos_id, config.eos_id, src.shape[1] + 50)
 
     def decode(search: Callable[[torch.Tensor], object], scripted: bool) -> list[object]:
         """Each sentence's hypothesis (or beam result), decoded one at a time or in batches."""
         os.environ[VARIABLE] = "1" if scripted else "0"
         if search in (greedy_batches, beam_batches):
-            return [found for src in batches for found in search(src)]  # type: ignore[attr-defined]
+            return [found for src in batches for found in cast(list[object], search(src))]
         return [search(src) for src in sources]
 
     if scripted() is None:

@@ -22,6 +22,7 @@ import sys
 import time
 from collections.abc import Callable
 from functools import partial
+from typing import Any
 from unittest.mock import patch
 
 from benchmarks import command_line_runtime
@@ -56,7 +57,7 @@ def _median_us(call: Callable[[], object], repeats: int = 200) -> float:
     return statistics.median(times)
 
 
-def _order(ways: dict, round_index: int) -> list[str]:
+def _order(ways: dict[str, Any], round_index: int) -> list[str]:
     """The ways in one order on even rounds and the other on odd ones, so that neither always goes first."""
     return list(ways) if round_index % 2 == 0 else list(ways)[::-1]
 

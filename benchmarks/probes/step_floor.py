@@ -25,6 +25,8 @@ from __future__ import annotations
 import statistics
 import sys
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from benchmarks import command_line_runtime
 
@@ -39,8 +41,13 @@ from explorer.inference import PackedScorer, encode_sources, scorer_for
 from explorer.model import scripted_decoding
 from explorer.model.linear_kernels import ONEDNN, onednn_usable
 
+if TYPE_CHECKING:
+    from explorer.model.packed_decoding import PackedCache
 
-def _products(flat: list[torch.Tensor], folded: list[torch.Tensor], few_rows: list[int]):
+Pair = tuple[torch.Tensor, torch.Tensor]  # (bias, weight) of one product
+
+
+def _products(flat: list[torch.Tensor], folded: list[torch.Tensor], few_rows: list[int]) -> list[Pair]:
     """Per layer the (bias, weight) pairs a one-row step multiplies by, in its order, as
     `scripted_decoding.decoder_layers` picks them (W_2 in the layout MklFeedForward uses for one row)."""
     second = scripted_decoding.second_ffn_weight(1, few_rows)
@@ -58,7 +65,7 @@ def _products(flat: list[torch.Tensor], folded: list[torch.Tensor], few_rows: li
     return pairs
 
 
-def _run_products(pairs, output: torch.Tensor, rows: list[torch.Tensor], steps: int) -> None:
+def _run_products(pairs: list[Pair], output: torch.Tensor, rows: list[torch.Tensor], steps: int) -> None:
     """The products of `steps` steps; rows[i] is a one-row input of pair i's width, the last one the output
     projection's (their values do not matter)."""
     for _ in range(steps):
@@ -70,7 +77,11 @@ def _run_products(pairs, output: torch.Tensor, rows: list[torch.Tensor], steps: 
 PRODUCT_NAMES = ("W^QKV", "W^O", "folded scores", "folded values", "W_1", "W_2")
 
 
-def _one_by_one(work, lengths: list[int], output_product) -> list[float]:
+def _one_by_one(
+    work: list[tuple[list[Pair], list[torch.Tensor]]],
+    lengths: list[int],
+    output_product: Callable[[torch.Tensor], object],
+) -> list[float]:
     """µs a call of each product in a step's order (each timed alone, in the same sequence as a step makes them,
     so that each reads its weight from where the step finds it), the output projection last, made by
     `output_product(row)`."""
@@ -95,16 +106,16 @@ def main(rounds: int = 5, n: int = 100) -> int:
     config, model = loaded.config, loaded.model
     ids, _ = encode_sources(loaded.tokenizer, sample_sentences(n), config.max_len, config.eos_id)
     with torch.inference_mode():
-        scorers = [scorer_for(model, torch.tensor([s])) for s in ids]
-        if not all(isinstance(s, PackedScorer) for s in scorers):
+        scorers = [s for s in (scorer_for(model, torch.tensor([s])) for s in ids) if isinstance(s, PackedScorer)]
+        if len(scorers) < len(ids):
             print("the shipped model does not take the packed path here: nothing to measure")
             return 1
-        decoder = scorers[0].decoder  # type: ignore[union-attr]
+        decoder = scorers[0].decoder
         weights = decoder.scripted_weights
         if weights is None or scripted_decoding.scripted() is None:
             print("the scripted greedy loop does not apply here (module doc of explorer/model/scripted_decoding.py)")
             return 1
-        caches = [s.cache for s in scorers]  # type: ignore[union-attr]
+        caches = [s.cache for s in scorers]
         limits = [len(s) + 50 for s in ids]
         output = decoder.output[0]  # (d_model, vocab), MKL's (in, out) copy
         work = []  # per sentence: its (bias, weight) pairs and a one-row input for each, the output's last
@@ -117,7 +128,7 @@ def main(rounds: int = 5, n: int = 100) -> int:
         logits = torch.randn(1, output.shape[1])
         step_bytes = 4 * sum(w.numel() for _, w in work[0][0]) + 4 * output.numel()
 
-        def greedy(cache, limit: int) -> list[int]:
+        def greedy(cache: PackedCache, limit: int) -> list[int]:
             found = scripted_decoding.greedy(decoder, cache, config.bos_id, config.eos_id, limit)
             assert found is not None
             return found[0]

@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from benchmarks.probes import add_rounds, add_sentences, child_command, parser
 
@@ -36,7 +37,7 @@ CELLS = (  # (cell, beam, sentences a call)
 )
 
 
-def child(tree: str, n: int) -> dict:
+def child(tree: str, n: int) -> dict[str, Any]:
     """Translate the first `n` test2016 sentences in every cell with the `explorer` of `tree`."""
     os.chdir(tree)
     sys.path.insert(0, tree)
@@ -73,7 +74,7 @@ def child(tree: str, n: int) -> dict:
     return {"seconds": seconds, "outputs": outputs}
 
 
-def _run_child(tree: Path, n: int, data: Path) -> dict:
+def _run_child(tree: Path, n: int, data: Path) -> dict[str, Any]:
     env = {**os.environ, "EXPLORER_RUNTIME": "as-given", "OMP_NUM_THREADS": "2", "PYTHONPATH": str(tree)}
     env["EXPLORER_MULTI30K"] = str(data)  # the old worktree would look for ../shared beside itself
     done = subprocess.run(
@@ -99,7 +100,7 @@ def main(commit: str, rounds: int = 4, n: int = 300) -> int:
         old = Path(tmp) / "old"
         subprocess.run(["git", "worktree", "add", "--detach", str(old), commit], cwd=REPO_ROOT, check=True)
         try:
-            runs: dict[str, list[dict]] = {"old": [], "new": []}
+            runs: dict[str, list[dict[str, Any]]] = {"old": [], "new": []}
             for r in range(rounds):
                 for version in ("old", "new") if r % 2 == 0 else ("new", "old"):
                     runs[version].append(_run_child(old if version == "old" else REPO_ROOT, n, data))
