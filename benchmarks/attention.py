@@ -18,6 +18,7 @@ from benchmarks.common import (
     Options,
     Result,
     apply_threads,
+    collate_pairs,
     every_round,
     interleaved,
     multi30k_available,
@@ -30,7 +31,7 @@ from benchmarks.common import (
 )
 from benchmarks.decoding import load_model
 from benchmarks.memory import memory_rows
-from explorer.data.batching import Batch, collate
+from explorer.data.batching import Batch
 from explorer.model import Transformer
 
 NAME = "attention"
@@ -69,15 +70,7 @@ def setup(opts: Options, batch_size: int | None = None) -> AttentionSetup:
     batches, lengths = [], []
     for start in range(0, len(order), size):
         chunk = order[start : start + size]
-        batches.append(
-            collate(
-                [src[i] + [config.eos_id] for i in chunk],
-                [tgt[i] for i in chunk],
-                pad_id=config.pad_id,
-                bos_id=config.bos_id,
-                eos_id=config.eos_id,
-            ).to(opts.device)
-        )
+        batches.append(collate_pairs(src, tgt, chunk, config, opts.device))
         lengths.append([(len(src[i]) + 1, len(tgt[i]) + 1) for i in chunk])
     return AttentionSetup(model, batches, lengths, label, f"{len(src)} {data} in batches of {size}, sorted by length")
 

@@ -28,6 +28,8 @@ import torch
 
 if TYPE_CHECKING:
     from explorer.checkpoint import Checkpoint
+    from explorer.config import ModelConfig
+    from explorer.data.batching import Batch
     from explorer.tokenizer import Tokenizer
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -351,6 +353,17 @@ def parallel_ids(
     src = synthetic_ids(synthetic_lengths(n, seed), vocab_size, seed)
     tgt = synthetic_ids(synthetic_lengths(n, seed + 1, mean=15.0), vocab_size, seed + 2)
     return src, tgt, f"synthetic pairs of caption-like lengths ({n} pairs)"
+
+
+def collate_pairs(
+    src: list[list[int]], tgt: list[list[int]], rows: Sequence[int], config: ModelConfig, device: str
+) -> Batch:
+    """The batch of pairs `rows` on `device`: each source ends with EOS (as the encoder reads it), each target
+    gets BOS and EOS from `collate`, as the trainer's batches do."""
+    from explorer.data.batching import collate
+
+    ids = {"pad_id": config.pad_id, "bos_id": config.bos_id, "eos_id": config.eos_id}
+    return collate([src[i] + [config.eos_id] for i in rows], [tgt[i] for i in rows], **ids).to(device)
 
 
 @contextlib.contextmanager

@@ -21,6 +21,7 @@ from benchmarks.common import (
     apply_threads,
     autocast_for,
     benchmark_tokenizer,
+    collate_pairs,
     interleaved,
     matmul_peak,
     paired_ratio,
@@ -34,7 +35,7 @@ from benchmarks.common import (
 from benchmarks.memory import memory_rows
 from benchmarks.models import TorchTransformer, copy_weights, training_flops
 from explorer.config import ModelConfig, preset
-from explorer.data.batching import Batch, collate, padding_fraction, token_budget_batches
+from explorer.data.batching import Batch, padding_fraction, token_budget_batches
 from explorer.model import Transformer
 from explorer.training.loss import label_smoothed_loss
 from explorer.training.schedule import make_optimizer
@@ -95,16 +96,7 @@ def setup(opts: Options, n_batches: int) -> Setup:
     # a run sees each shape many times, so repeated shapes are its steady state too.
     chosen = [order[i % len(order)] for i in range(n_batches)]
     padding = padding_fraction(chosen, src_len, tgt_len)
-    batches = [
-        collate(
-            [src[i] + [config.eos_id] for i in b],
-            [tgt[i] for i in b],
-            pad_id=config.pad_id,
-            bos_id=config.bos_id,
-            eos_id=config.eos_id,
-        ).to(opts.device)
-        for b in chosen
-    ]
+    batches = [collate_pairs(src, tgt, b, config, opts.device) for b in chosen]
     return Setup(
         config, batches, f"{data}; batches of ≤{budget} padded tokens per side", padding, opts.device, preset_name
     )

@@ -29,6 +29,19 @@ def add_sentences(p: argparse.ArgumentParser, default: int) -> None:
     )
 
 
+def rounds_and_sentences(
+    module: str, doc: str | None, rounds: int, sentences: int, child: tuple[str, ...] = ()
+) -> argparse.Namespace:
+    """The common command line: `[ROUNDS] [SENTENCES]` with these defaults, and for a probe that starts
+    children of its own a hidden `--child` taking the names in `child`."""
+    command = parser(module, doc)
+    add_rounds(command, rounds)
+    add_sentences(command, sentences)
+    if child:
+        command.add_argument("--child", nargs=len(child), metavar=child, help=argparse.SUPPRESS)
+    return command.parse_args()
+
+
 def child_command(module: str, *arguments: str) -> list[str]:
     """A probe's own child process: the same module with `--child` (run from the repository root)."""
     return [sys.executable, "-m", module, "--child", *arguments]

@@ -13,7 +13,6 @@ over rounds of off's time ÷ on's. Both children set nothing else (EXPLORER_RUNT
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
@@ -24,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.probes import add_rounds, add_sentences, child_command, parser
+from benchmarks.probes import child_command, rounds_and_sentences
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CHECKPOINT = REPO_ROOT / "checkpoints" / "multi30k-en-de"
@@ -109,11 +108,7 @@ def main(rounds: int = 3, n: int = 300) -> int:
 
 
 if __name__ == "__main__":
-    command = parser("benchmarks.probes.allocator", __doc__)
-    add_rounds(command, 3)
-    add_sentences(command, 300)
-    command.add_argument("--child", nargs=2, metavar=("SETTING", "SENTENCES"), help=argparse.SUPPRESS)
-    args = command.parse_args()
+    args = rounds_and_sentences("benchmarks.probes.allocator", __doc__, 3, 300, child=("SETTING", "SENTENCES"))
     if args.child:
         print(json.dumps(child(args.child[0], int(args.child[1]))))
     else:

@@ -17,7 +17,6 @@ Settings alternate round by round; each figure is the median over rounds.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -29,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.probes import add_rounds, add_sentences, child_command, parser, peers
+from benchmarks.probes import child_command, peers, rounds_and_sentences
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SETTINGS: tuple[tuple[str, dict[str, str]], ...] = (  # (label, environment of the child)
@@ -148,12 +147,8 @@ def main(rounds: int = 3, n: int = 100) -> int:
 
 
 if __name__ == "__main__":
-    command = parser("benchmarks.probes.peer_steps", __doc__)
-    add_rounds(command, 3)
-    add_sentences(command, 100)
-    command.add_argument("--child", nargs=3, metavar=("SYSTEM", "FOLDER", "OUT"), help=argparse.SUPPRESS)
-    args = command.parse_args()
+    args = rounds_and_sentences("benchmarks.probes.peer_steps", __doc__, 3, 100, child=("SYSTEM", "FOLDER", "OUT"))
     if args.child:
         child(*args.child)
-        sys.exit(0)
-    sys.exit(main(args.rounds, args.sentences))
+    else:
+        sys.exit(main(args.rounds, args.sentences))

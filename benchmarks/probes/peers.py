@@ -31,7 +31,6 @@ against this project's outputs.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -43,7 +42,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchmarks.probes import add_rounds, add_sentences, child_command, parser
+from benchmarks.probes import child_command, rounds_and_sentences
 
 if TYPE_CHECKING:
     import torch
@@ -74,6 +73,22 @@ def _norm(spec: Any, module: Any) -> None:
     spec.beta = module.bias.detach().float().numpy()
 
 
+def _self_attention(spec: Any, attention: Any, norm: Any) -> None:
+    """CTranslate2 fuses W^Q, W^K and W^V into one linear."""
+    import torch
+
+    weight = torch.cat([attention.w_q.weight, attention.w_k.weight, attention.w_v.weight])
+    _linear(spec.linear[0], weight, torch.cat([attention.w_q.bias, attention.w_k.bias, attention.w_v.bias]))
+    _linear(spec.linear[1], attention.w_o.weight, attention.w_o.bias)
+    _norm(spec.layer_norm, norm)
+
+
+def _feed_forward(spec: Any, ffn: Any, norm: Any) -> None:
+    _linear(spec.linear_0, ffn.w_1.weight, ffn.w_1.bias)
+    _linear(spec.linear_1, ffn.w_2.weight, ffn.w_2.bias)
+    _norm(spec.layer_norm, norm)
+
+
 def ctranslate2_spec(checkpoint: Checkpoint) -> Any:
     """A CTranslate2 TransformerSpec holding exactly the checkpoint's weights."""
     import torch
@@ -95,35 +110,18 @@ def ctranslate2_spec(checkpoint: Checkpoint) -> Any:
     spec.decoder.projection.weight = embedding
     spec.decoder.projection.bias = torch.zeros(config.vocab_size).numpy()
     for ours, theirs in zip(model.encoder_layers, spec.encoder.layer, strict=False):
-        a = ours.self_attention
-        _linear(
-            theirs.self_attention.linear[0],
-            torch.cat([a.w_q.weight, a.w_k.weight, a.w_v.weight]),
-            torch.cat([a.w_q.bias, a.w_k.bias, a.w_v.bias]),
-        )
-        _linear(theirs.self_attention.linear[1], a.w_o.weight, a.w_o.bias)
-        _norm(theirs.self_attention.layer_norm, ours.attention_residual.norm)
-        _linear(theirs.ffn.linear_0, ours.feed_forward.w_1.weight, ours.feed_forward.w_1.bias)
-        _linear(theirs.ffn.linear_1, ours.feed_forward.w_2.weight, ours.feed_forward.w_2.bias)
-        _norm(theirs.ffn.layer_norm, ours.ffn_residual.norm)
+        _self_attention(theirs.self_attention, ours.self_attention, ours.attention_residual.norm)
+        _feed_forward(theirs.ffn, ours.feed_forward, ours.ffn_residual.norm)
     for layer, layer_spec in zip(model.decoder_layers, spec.decoder.layer, strict=False):
-        s, c = layer.self_attention, layer.cross_attention
-        _linear(
-            layer_spec.self_attention.linear[0],
-            torch.cat([s.w_q.weight, s.w_k.weight, s.w_v.weight]),
-            torch.cat([s.w_q.bias, s.w_k.bias, s.w_v.bias]),
-        )
-        _linear(layer_spec.self_attention.linear[1], s.w_o.weight, s.w_o.bias)
-        _norm(layer_spec.self_attention.layer_norm, layer.self_residual.norm)
+        c = layer.cross_attention
+        _self_attention(layer_spec.self_attention, layer.self_attention, layer.self_residual.norm)
         _linear(layer_spec.attention.linear[0], c.w_q.weight, c.w_q.bias)
         _linear(
             layer_spec.attention.linear[1], torch.cat([c.w_k.weight, c.w_v.weight]), torch.cat([c.w_k.bias, c.w_v.bias])
         )
         _linear(layer_spec.attention.linear[2], c.w_o.weight, c.w_o.bias)
         _norm(layer_spec.attention.layer_norm, layer.cross_residual.norm)
-        _linear(layer_spec.ffn.linear_0, layer.feed_forward.w_1.weight, layer.feed_forward.w_1.bias)
-        _linear(layer_spec.ffn.linear_1, layer.feed_forward.w_2.weight, layer.feed_forward.w_2.bias)
-        _norm(layer_spec.ffn.layer_norm, layer.ffn_residual.norm)
+        _feed_forward(layer_spec.ffn, layer.feed_forward, layer.ffn_residual.norm)
     vocabulary = checkpoint.tokenizer.pieces(list(range(config.vocab_size)))
     spec.register_source_vocabulary(vocabulary)
     spec.register_target_vocabulary(vocabulary)
@@ -454,13 +452,11 @@ def main(rounds: int = 3, n: int = 1000) -> int:
 
 
 if __name__ == "__main__":
-    command = parser("benchmarks.probes.peers", __doc__)
-    add_rounds(command, 3)
-    add_sentences(command, 1000)
-    command.add_argument("--child", nargs=4, metavar=("SYSTEM", "THREADS", "FOLDER", "OUT"), help=argparse.SUPPRESS)
-    args = command.parse_args()
+    args = rounds_and_sentences(
+        "benchmarks.probes.peers", __doc__, 3, 1000, child=("SYSTEM", "THREADS", "FOLDER", "OUT")
+    )
     if args.child:
         system, threads, folder, out = args.child
         child(system, int(threads), folder, out)
-        sys.exit(0)
-    sys.exit(main(args.rounds, args.sentences))
+    else:
+        sys.exit(main(args.rounds, args.sentences))

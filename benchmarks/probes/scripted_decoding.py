@@ -28,7 +28,7 @@ command_line_runtime(__name__)
 import torch
 
 from benchmarks.common import SHIPPED_CHECKPOINT, sample_sentences
-from benchmarks.probes import add_rounds, add_sentences, parser
+from benchmarks.probes import rounds_and_sentences
 from explorer.checkpoint import load_checkpoint
 from explorer.decoding.search import beam_search, greedy_search
 from explorer.inference import encode_sources, pad, scorer_for
@@ -120,8 +120,5 @@ def _list(values: list[float], digits: int = 2) -> str:
 
 
 if __name__ == "__main__":
-    command = parser("benchmarks.probes.scripted_decoding", __doc__)
-    add_rounds(command, 5)
-    add_sentences(command, 100)
-    args = command.parse_args()
+    args = rounds_and_sentences("benchmarks.probes.scripted_decoding", __doc__, rounds=5, sentences=100)
     sys.exit(main(args.rounds, args.sentences))

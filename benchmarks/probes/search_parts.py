@@ -34,7 +34,7 @@ import torch
 import explorer.decoding.search as search
 import explorer.model.packed_decoding as packed_decoding
 from benchmarks.common import SHIPPED_CHECKPOINT, sample_sentences
-from benchmarks.probes import add_rounds, add_sentences, parser
+from benchmarks.probes import rounds_and_sentences
 from explorer.checkpoint import load_checkpoint
 from explorer.decoding.top_k import row_top_k
 from explorer.inference import translate
@@ -123,8 +123,5 @@ def main(rounds: int = 3, count: int = 100) -> int:
 
 
 if __name__ == "__main__":
-    command = parser("benchmarks.probes.search_parts", __doc__)
-    add_rounds(command, 3)
-    add_sentences(command, 100)
-    args = command.parse_args()
+    args = rounds_and_sentences("benchmarks.probes.search_parts", __doc__, rounds=3, sentences=100)
     sys.exit(main(args.rounds, args.sentences))

@@ -35,7 +35,7 @@ command_line_runtime(__name__)
 import torch
 
 from benchmarks.common import SHIPPED_CHECKPOINT, sample_sentences
-from benchmarks.probes import add_rounds, add_sentences, parser
+from benchmarks.probes import rounds_and_sentences
 from explorer.checkpoint import load_checkpoint
 from explorer.inference import PackedScorer, encode_sources, scorer_for
 from explorer.model import scripted_decoding
@@ -210,8 +210,5 @@ def _list(values: list[float]) -> str:
 
 
 if __name__ == "__main__":
-    command = parser("benchmarks.probes.step_floor", __doc__)
-    add_rounds(command, 5)
-    add_sentences(command, 100)
-    args = command.parse_args()
+    args = rounds_and_sentences("benchmarks.probes.step_floor", __doc__, rounds=5, sentences=100)
     sys.exit(main(args.rounds, args.sentences))
