@@ -42,7 +42,7 @@ from explorer.model import scripted_decoding
 from explorer.model.linear_kernels import ONEDNN, onednn_usable
 
 if TYPE_CHECKING:
-    from explorer.model.packed_decoding import PackedCache
+    from explorer.inference import PackedCache  # the cache a PackedScorer holds
 
 Pair = tuple[torch.Tensor, torch.Tensor]  # (bias, weight) of one product
 
