@@ -73,7 +73,7 @@ def run(opts: Options) -> Result:
         result.skipped = "CPU only"
         return result
     fns, label = _variants(opts)
-    (out,) = cast(list[Translation], fns["greedy + attention"]())
+    (out,) = cast("list[Translation]", fns["greedy + attention"]())
     print(f"  model: {label}", flush=True)
     print(
         f"  sentence ({len(SENTENCE.split()) - 1} words + '.'): {SENTENCE!r} -> {len(out.output_ids)} output pieces; "
