@@ -126,7 +126,7 @@ def test_beam_search_stops_faulting_pages_with_the_entry_points_allocator():
     sentences varies with how much of it that growth is. A factor of 2.5 holds in every pair measured and fails
     where the thresholds do not apply (a ratio near 1). Same translations either way; each setting in its own
     process."""
-    from benchmarks.allocator import CHECKPOINT, run_child
+    from benchmarks.probes.allocator import CHECKPOINT, run_child
     from explorer.data import multi30k_available
 
     if not multi30k_available():
