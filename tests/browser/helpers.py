@@ -2,7 +2,7 @@
 Streamlit page to settle, and measuring a page the way a projector sees it (where the first figure starts,
 what is wider than the window, which requests leave the machine).
 
-Used by tests/browser/test_pages.py, tests/browser/test_projector.py and docs/screenshots/take.py.
+Used by the browser tests' shared fixtures (tests/browser/conftest.py) and docs/screenshots/take.py.
 """
 
 from __future__ import annotations
@@ -195,9 +195,14 @@ def free_port() -> int:
 
 
 def start_server(
-    log: Path, *, checkpoint_root: Path | None = None, runs: Path | None = None, extra: tuple[str, ...] = ()
+    log: Path,
+    *,
+    checkpoint_root: Path | None = None,
+    runs: Path | None = None,
+    extra: tuple[str, ...] = (),
+    script: Path = APP_SCRIPT,
 ) -> tuple[subprocess.Popen, App]:
-    """`streamlit run frame/app.py` on a free port, waited for until healthy."""
+    """`streamlit run frame/app.py` (or another `script`) on a free port, waited for until healthy."""
     port = free_port()
     env = dict(os.environ)
     if checkpoint_root is not None:
@@ -211,7 +216,7 @@ def start_server(
                 "-m",
                 "streamlit",
                 "run",
-                str(APP_SCRIPT),
+                str(script),
                 "--server.port",
                 str(port),
                 "--server.headless",
