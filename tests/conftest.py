@@ -10,24 +10,24 @@ from pathlib import Path
 import pytest
 import torch
 
+from tests.fixture_models import COMMITTED
 from tests.tiny_task import TinyTask
 from tests.tiny_task import tiny_task as make_tiny_task
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MULTI30K = REPO_ROOT.parent / "shared" / "data" / "multi30k"
-# Written by `python -m tests.fixture_models --out tests/data/checkpoints` (see tests/fixture_models.py).
-FIXTURE_CHECKPOINTS = REPO_ROOT / "tests" / "data" / "checkpoints"
 
 
 @pytest.fixture(scope="session")
 def checkpoint_root(tmp_path_factory) -> Path:
     """A checkpoints/ folder holding `reverse-fixture` and `words-fixture`; the app is pointed at it.
 
-    A copy of the committed fixtures, so a test that writes into it cannot change them.
+    A copy of the committed fixtures (tests/data/checkpoints, written by tests/fixture_models.py), so a test
+    that writes into it cannot change them.
     """
     root = tmp_path_factory.mktemp("checkpoints")
     for name in ("reverse-fixture", "words-fixture"):
-        shutil.copytree(FIXTURE_CHECKPOINTS / name, root / name)
+        shutil.copytree(COMMITTED / name, root / name)
     previous = os.environ.get("EXPLORER_CHECKPOINTS")
     os.environ["EXPLORER_CHECKPOINTS"] = str(root)
     yield root

@@ -29,6 +29,8 @@ from explorer.data import ParallelCorpus, make_splits
 from explorer.tokenizer import Tokenizer
 from explorer.training.trainer import TrainConfig, Trainer
 
+# Where the tests read them from (tests/conftest.py copies them into each session's checkpoints folder).
+COMMITTED = Path(__file__).resolve().parent / "data" / "checkpoints"
 LEXICON = {
     "a": "ein",
     "the": "der",

@@ -9,13 +9,12 @@ import pytest
 
 from explorer.checkpoint import load_checkpoint
 from explorer.inference import translate
-from tests.conftest import FIXTURE_CHECKPOINTS
-from tests.fixture_models import KINDS, write_fixtures
+from tests.fixture_models import COMMITTED, KINDS, write_fixtures
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_the_committed_fixture_is_a_small_checkpoint_of_its_kind(kind):
-    folder = FIXTURE_CHECKPOINTS / f"{kind}-fixture"
+    folder = COMMITTED / f"{kind}-fixture"
     assert sum(f.stat().st_size for f in folder.iterdir()) < 1_000_000
     committed = load_checkpoint(folder)
     assert committed.metadata["fixture"] == kind and committed.training is not None
@@ -25,7 +24,7 @@ def test_the_committed_fixture_is_a_small_checkpoint_of_its_kind(kind):
 @pytest.mark.parametrize("kind", KINDS)
 def test_the_recipe_still_writes_a_loadable_model_of_the_committed_config(kind, tmp_path):
     (written,) = write_fixtures(tmp_path, (kind,))
-    committed_folder = FIXTURE_CHECKPOINTS / written.name
+    committed_folder = COMMITTED / written.name
     assert sorted(f.name for f in written.iterdir()) == sorted(f.name for f in committed_folder.iterdir())
     fresh, committed = load_checkpoint(written), load_checkpoint(committed_folder)
     assert fresh.config == committed.config and fresh.metadata == committed.metadata
