@@ -1,4 +1,4 @@
-"""Synchronized heads in a real browser (issue 15.6): on the Compare page, pointing at a cell of one head
+"""Synchronized heads in a real browser: on the Compare page, pointing at a cell of one head
 highlights the same query row in every other head (full strength and outlined, the other rows dimmed), all in
 the browser, with no request to any host but the app's own; the chart fits the first screen, its text is
 14 px or more, and nothing of it is cut by its column, at 1280x720 (light) and 1024x768 (dark, Korean).

@@ -1,4 +1,4 @@
-"""Nothing cut on the Beam, Positional, Step-by-step, Heads and Complexity pages (issue 15.2 and 15.3), in a real
+"""Nothing cut on the Beam, Positional, Step-by-step, Heads and Complexity pages, in a real
 browser at 1024x768, 1280x720 and 1920x1080, light and dark, English and Korean, on one `python app.py`
 server and one headless Chromium.
 

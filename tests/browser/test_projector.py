@@ -1,4 +1,4 @@
-"""Ready for the projector (issue 15): every page in a real browser at 1024x768, 1280x720 and 1920x1080, light
+"""Ready for the projector: every page in a real browser at 1024x768, 1280x720 and 1920x1080, light
 and dark, English and Korean, on one `python app.py` server and one headless Chromium.
 
 Each page is loaded once per (theme, language) and measured at every size by resizing the window (Streamlit

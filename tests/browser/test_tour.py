@@ -1,4 +1,4 @@
-"""The tour on a projector (issues 15 and 17): every stop, in English and in Korean, in a real browser at
+"""The tour on a projector: every stop, in English and in Korean, in a real browser at
 1024x768 and 1280x720, on one `python app.py` server and one headless Chromium.
 
 Each stop is opened by its link (`/tour?stop=N&lang=..`) in the same browser tab and measured at both sizes
