@@ -1,18 +1,14 @@
 """Benchmarks of the engine: scripts that print tables and ratios, not timed pass/fail tests.
 
 `python -m benchmarks` runs them all (see benchmarks/__main__.py); each module has `run(Options) -> Result`
-and `memory_setup(Options, variant)` for its peak-memory probes.
+and `memory_setup(Options, variant)` for its peak-memory probes. Standalone investigations are in
+`benchmarks/probes/`. Importing the package sets nothing: each command chooses its runtime settings itself.
 """
 
 from __future__ import annotations
 
 import importlib
 from types import ModuleType
-
-from explorer.runtime import configure_for
-
-# Before torch loads: the benchmarks run with the command line's measured settings (benchmarks/threads.py).
-configure_for("cli")
 
 # Run order of `python -m benchmarks`.
 BENCHMARKS = {
@@ -26,6 +22,15 @@ BENCHMARKS = {
     "while_training": "benchmarks.while_training",
     "gpu": "benchmarks.gpu",
 }
+
+
+def command_line_runtime(module_name: str) -> None:
+    """Run as a command (`module_name == "__main__"`), a benchmark gets the command line's measured runtime settings
+    (`explorer.runtime.configure_for("cli")`), as `python -m benchmarks` does; imported (by a test), nothing."""
+    if module_name == "__main__":
+        from explorer.runtime import configure_for
+
+        configure_for("cli")
 
 
 def load(name: str) -> ModuleType:

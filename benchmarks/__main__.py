@@ -1,7 +1,7 @@
 """`python -m benchmarks`: run every benchmark, print tables and ratios, optionally write a markdown report.
 
 python -m benchmarks                              # all of them, full size (minutes)
-python -m benchmarks --out benchmarks/RESULTS.md  # … and write the markdown table
+python -m benchmarks --out benchmarks/RESULTS.md  # … and write the table between RESULTS.md's generated markers
 python -m benchmarks --quick                      # tiny sizes, seconds (the smoke test)
 python -m benchmarks --only training decoding     # a subset
 python -m benchmarks --profile training           # torch.profiler tables instead of benchmarks
@@ -18,8 +18,14 @@ import time
 import traceback
 from pathlib import Path
 
-from benchmarks import BENCHMARKS, load
-from benchmarks.common import Options, Result, apply_threads, machine_description, markdown_report, measure_memory
+from benchmarks import BENCHMARKS, command_line_runtime, load
+
+# Before torch loads: the benchmarks run with the command line's measured settings (benchmarks/threads.py).
+command_line_runtime(__name__)
+
+from benchmarks.common import Options, Result, apply_threads  # noqa: E402
+from benchmarks.memory import measure_memory  # noqa: E402
+from benchmarks.report import HandWrittenFile, machine_description, markdown_report, write_report  # noqa: E402
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -28,7 +34,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--only", nargs="+", choices=list(BENCHMARKS), default=None, help="run only these benchmarks")
     p.add_argument("--quick", action="store_true", help="tiny sizes: checks that everything runs, in seconds")
-    p.add_argument("--out", default=None, help="write the results as a markdown table here")
+    p.add_argument(
+        "--out",
+        default=None,
+        help="write the markdown table between this file's generated markers (a new file: the table alone); "
+        "a file without them is left as it is",
+    )
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     p.add_argument("--rounds", type=int, default=None, help="timed rounds per variant (default: per benchmark)")
     p.add_argument("--warmup", type=int, default=None, help="untimed warm-up rounds (default: per benchmark)")
@@ -60,7 +71,7 @@ def _parser() -> argparse.ArgumentParser:
         default="cpu",
         help="device for --profile (the benchmarks run on the CPU; the 'gpu' one on CUDA)",
     )
-    # Internal: one memory probe in a fresh process (see benchmarks.common.memory_in_subprocess).
+    # Internal: one memory probe in a fresh process (see benchmarks.memory.memory_in_subprocess).
     p.add_argument("--memory-child", nargs=2, metavar=("BENCHMARK", "VARIANT"), help=argparse.SUPPRESS)
     p.add_argument("--child-options", help=argparse.SUPPRESS)
     p.add_argument("--child-out", help=argparse.SUPPRESS)
@@ -94,11 +105,11 @@ def main(argv: list[str] | None = None) -> int:
         fields["checkpoint"] = args.checkpoint
     opts = Options(**fields)
     if args.profile:
-        from benchmarks import profile
+        from benchmarks import profiling
 
         opts = dataclasses.replace(opts, device=args.device)
         for name in args.profile:
-            profile.run(name, opts)
+            profiling.run(name, opts)
         return 0
 
     apply_threads(opts)
@@ -133,10 +144,12 @@ def main(argv: list[str] | None = None) -> int:
     machine[load_key] += f" at start, {machine_description('cpu')[load_key]} at end"
     if args.out:
         command = "python -m benchmarks " + " ".join(argv if argv is not None else sys.argv[1:])
-        out = Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(markdown_report(results, machine, command.strip()), encoding="utf-8")
-        print(f"\nwrote {out}")
+        try:
+            write_report(Path(args.out), markdown_report(results, machine, command.strip()))
+        except HandWrittenFile as error:
+            print(f"\n{error}", file=sys.stderr)
+            return 2
+        print(f"\nwrote the generated block of {args.out}")
     return 1 if failed else 0
 
 

@@ -1,19 +1,16 @@
 """One fresh app-like process: the Translate page's call, timed per sentence (run by benchmarks/threads.py).
 
-    python benchmarks/app_entry.py OUT.json N_SENTENCES BEAM
+    python -m benchmarks.app_entry OUT.json N_SENTENCES BEAM
 
-Started by path, not as `-m benchmarks.…`, so that nothing but the app's own start-up line
-(`configure_for("app")`, as app.py runs it before torch loads) decides the runtime settings.
+Nothing but the app's own start-up line (`configure_for("app")`, as app.py runs it before torch loads) decides
+the runtime settings: importing the `benchmarks` package sets none.
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
 
-# Run by path, Python put benchmarks/ first on the path, where profile.py would shadow the standard library's.
-sys.path = [p for p in sys.path if not p.rstrip("/").endswith("benchmarks")]
-
-from explorer.runtime import configure_for  # noqa: E402
+from explorer.runtime import configure_for
 
 configure_for("app")
 
@@ -49,4 +46,9 @@ def main(out: str, n_sentences: int, beam: int) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))
+    command = argparse.ArgumentParser(prog="python -m benchmarks.app_entry", description=__doc__)
+    command.add_argument("out", help="JSON file for the per-sentence times")
+    command.add_argument("sentences", type=int, help="timed Multi30k test2016 sentences")
+    command.add_argument("beam", type=int, help="beam width")
+    args = command.parse_args()
+    main(args.out, args.sentences, args.beam)

@@ -18,8 +18,9 @@ from benchmarks.common import (
     Options,
     Result,
     apply_threads,
+    collate_pairs,
+    every_round,
     interleaved,
-    memory_rows,
     multi30k_available,
     paired_ratio,
     print_table,
@@ -29,7 +30,8 @@ from benchmarks.common import (
     synthetic_lengths,
 )
 from benchmarks.decoding import load_model
-from explorer.data.batching import collate
+from benchmarks.memory import memory_rows
+from explorer.data.batching import Batch
 from explorer.model import Transformer
 
 NAME = "attention"
@@ -41,7 +43,7 @@ MEMORY_VARIANTS = ("fused (no maps)", "maps (need_weights=True)")
 @dataclass
 class AttentionSetup:
     model: Transformer
-    batches: list  # explorer.data.batching.Batch
+    batches: list[Batch]
     lengths: list[list[tuple[int, int]]]  # per batch: (source, target) length of each row
     model_label: str
     data_label: str
@@ -52,7 +54,7 @@ def setup(opts: Options, batch_size: int | None = None) -> AttentionSetup:
     model, tokenizer, label, _ = load_model(opts)
     config = model.config
     n = 16 if opts.quick else 128
-    if tokenizer is not None and multi30k_available():
+    if multi30k_available():
         en = read_lines(MULTI30K / "test2016.en")[:n]
         de = read_lines(MULTI30K / "test2016.de")[:n]
         src, tgt = tokenizer.encode_batch(en), tokenizer.encode_batch(de)
@@ -68,15 +70,7 @@ def setup(opts: Options, batch_size: int | None = None) -> AttentionSetup:
     batches, lengths = [], []
     for start in range(0, len(order), size):
         chunk = order[start : start + size]
-        batches.append(
-            collate(
-                [src[i] + [config.eos_id] for i in chunk],
-                [tgt[i] for i in chunk],
-                pad_id=config.pad_id,
-                bos_id=config.bos_id,
-                eos_id=config.eos_id,
-            ).to(opts.device)
-        )
+        batches.append(collate_pairs(src, tgt, chunk, config, opts.device))
         lengths.append([(len(src[i]) + 1, len(tgt[i]) + 1) for i in chunk])
     return AttentionSetup(model, batches, lengths, label, f"{len(src)} {data} in batches of {size}, sorted by length")
 
@@ -103,7 +97,7 @@ def run(opts: Options) -> Result:
         print(f"  {label}: {a.data_label}", flush=True)
         fns = {name: _variant(a, name) for name in VARIANTS}
         times = interleaved(
-            {n: (lambda r, fn=fn: fn()) for n, fn in fns.items()},
+            every_round(fns),
             rounds=rounds,
             warmup=opts.n_warmup(1, 1),
             device=opts.device,

@@ -1,4 +1,5 @@
-"""Shared helpers of the benchmarks: options, the machine, interleaved timing, peak memory, data, tables.
+"""Shared helpers of the benchmarks: options, results, interleaved timing, data, tables (the machine and the
+report are in benchmarks/report.py, peak memory in benchmarks/memory.py).
 
 Every comparison is measured *within one process*, A and B interleaved round by round (ABAB…, then BABA…
 so a slow drift in background load hits both alike), and reported as a ratio: the median of the per-round
@@ -9,25 +10,27 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import datetime as _dt
-import gc
 import json
 import math
 import os
-import platform
 import random
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
+
+if TYPE_CHECKING:
+    from explorer.checkpoint import Checkpoint
+    from explorer.config import ModelConfig
+    from explorer.data.batching import Batch
+    from explorer.tokenizer import Tokenizer
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHIPPED_CHECKPOINT = REPO_ROOT / "checkpoints" / "multi30k-en-de"
@@ -118,65 +121,6 @@ class Result:
         return cls(data["name"], data["title"], rows, list(data.get("notes", [])), data.get("skipped"))
 
 
-# ---- the machine ------------------------------------------------------------------------------------------
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.lower().startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown CPU"
-
-
-def cpu_details() -> str:
-    """Vector ISA torch uses and the CPU family/model numbers (a bare "AMD EPYC" says little)."""
-    parts = []
-    with contextlib.suppress(Exception):  # older torch has no get_cpu_capability
-        parts.append(f"torch kernels: {torch.backends.cpu.get_cpu_capability()}")
-    try:
-        fields = {}
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = line.partition(":")
-            fields.setdefault(key.strip(), value.strip())
-        if "cpu family" in fields:
-            parts.append(f"family {fields['cpu family']} model {fields.get('model', '?')}")
-        if fields.get("cpu MHz"):
-            parts.append(f"{float(fields['cpu MHz']):.0f} MHz")
-    except (OSError, ValueError):
-        pass
-    return ", ".join(parts)
-
-
-def load_average() -> str:
-    try:
-        return " / ".join(f"{x:.2f}" for x in os.getloadavg())
-    except OSError:
-        return "n/a"
-
-
-def machine_description(device: str = "cpu") -> dict[str, str]:
-    info = {
-        "date": _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
-        "cpu": cpu_model() + (f" ({cpu_details()})" if cpu_details() else ""),
-        "cores": f"{os.cpu_count()} logical, torch uses {threads_text()}",
-        "torch": torch.__version__,
-        "python": platform.python_version(),
-        "device": device,
-        "load average (1/5/15 min)": load_average(),
-        "OpenMP wait policy": os.environ.get("OMP_WAIT_POLICY") or "runtime default",
-    }
-    if device.startswith("cuda") and torch.cuda.is_available():
-        props = torch.cuda.get_device_properties(0)
-        info["device"] = (
-            f"{props.name} ({props.total_memory / 2**30:.0f} GiB, {props.multi_processor_count} SMs) for the GPU "
-            "benchmark; the others run on the CPU"
-        )
-    elif device.startswith("cuda"):
-        info["device"] = "cpu (CUDA was asked for and is not available: the GPU benchmark is skipped)"
-    return info
-
-
 # ---- timing -----------------------------------------------------------------------------------------------
 def synchronize(device: str) -> None:
     if device.startswith("cuda"):
@@ -201,7 +145,7 @@ def timed(fn: Callable[[], Any], device: str = "cpu", clock: str = "wall") -> tu
 
 
 def interleaved(
-    variants: dict[str, Callable[[int], Any]],
+    variants: Mapping[str, Callable[[int], object]],
     rounds: int,
     warmup: int = 1,
     device: str = "cpu",
@@ -220,7 +164,7 @@ def interleaved(
     for r in range(rounds):
         order = names if r % 2 == 0 else names[::-1]
         for name in order:
-            seconds, _ = timed(lambda name=name, r=r: variants[name](warmup + r), device, clock)
+            seconds, _ = timed(partial(variants[name], warmup + r), device, clock)
             times[name].append(seconds)
         if progress:
             print(
@@ -228,6 +172,15 @@ def interleaved(
                 flush=True,
             )
     return times
+
+
+def every_round(fns: Mapping[str, Callable[[], object]]) -> dict[str, Callable[[int], object]]:
+    """Variants for `interleaved` that do the same work whatever the round."""
+    return {name: _ignoring_round(fn) for name, fn in fns.items()}
+
+
+def _ignoring_round(fn: Callable[[], object]) -> Callable[[int], object]:
+    return lambda _round: fn()
 
 
 def paired_ratio(numerator: Sequence[float], denominator: Sequence[float]) -> float:
@@ -288,139 +241,8 @@ def print_table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
     sys.stdout.flush()
 
 
-def markdown_report(results: Sequence[Result], machine: dict[str, str], command: str) -> str:
-    lines = ["# Benchmark results", "", f"`{command}`", "", "| Machine | |", "|---|---|"]
-    lines += [f"| {k} | {v} |" for k, v in machine.items()]
-    lines += [
-        "",
-        "Ratios are measured within one process, the two sides interleaved round by round; "
-        "absolute rates depend on the machine and its load.",
-        "",
-        "| Benchmark | Measure | Value | Goal | Met |",
-        "|---|---|---|---|---|",
-    ]
-    for result in results:
-        if result.skipped:
-            lines.append(f"| {result.title} | skipped | {result.skipped} | | |")
-            continue
-        for row in result.rows:
-            lines.append(f"| {result.title} | {row.measure} | {row.value} | {row.goal} | {row.verdict} |")
-    notes = [(r.title, n) for r in results for n in r.notes]
-    if notes:
-        lines += ["", "## Notes", ""] + [f"- **{title}**: {text}" for title, text in notes]
-    return "\n".join(lines) + "\n"
-
-
-# ---- peak memory ------------------------------------------------------------------------------------------
-def max_rss_bytes() -> int:
-    """This process's peak resident set size (Linux reports KiB, macOS bytes).
-
-    Caveat on Linux: getrusage's maxrss survives fork+exec, so a child started from a big parent begins
-    with the parent's peak; `_proc_status` (VmHWM, per address space) does not.
-    """
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak if sys.platform == "darwin" else peak * 1024
-
-
-def _proc_status(field_name: str) -> int | None:
-    """A size field of /proc/self/status (VmRSS, VmHWM) in bytes, or None off Linux."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith(field_name + ":"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
-def _reset_peak_rss() -> bool:
-    """Reset VmHWM to the current RSS (Linux >= 4.0: write 5 to /proc/self/clear_refs)."""
-    try:
-        Path("/proc/self/clear_refs").write_text("5")
-        return True
-    except OSError:
-        return False
-
-
-def measure_memory(setup: Callable[[], Callable[[], Any]], device: str, repeats: int = 3) -> dict[str, float]:
-    """Run in a fresh process: `setup()` builds the workload and returns it; the workload runs `repeats` times.
-
-    CPU: the process's peak RSS while the workload runs and its growth over the RSS after setup (model and
-    data loaded). On Linux the peak is VmHWM, reset after setup so setup's transients do not mask it;
-    elsewhere getrusage's maxrss (a high-water mark for the whole process). CUDA: torch's peak allocation.
-    """
-    work = setup()
-    gc.collect()
-    if device.startswith("cuda"):
-        synchronize(device)
-        torch.cuda.reset_peak_memory_stats()
-        base = torch.cuda.memory_allocated()
-        for _ in range(repeats):
-            work()
-        synchronize(device)
-        peak = torch.cuda.max_memory_allocated()
-        return {"peak_bytes": float(peak), "delta_bytes": float(peak - base)}
-    if _reset_peak_rss() and _proc_status("VmRSS") is not None:
-        base = _proc_status("VmRSS") or 0
-        for _ in range(repeats):
-            work()
-        peak = _proc_status("VmHWM") or 0
-    else:
-        base = max_rss_bytes()
-        for _ in range(repeats):
-            work()
-        peak = max_rss_bytes()
-    return {"peak_bytes": float(peak), "delta_bytes": float(max(peak - base, 0))}
-
-
-def memory_in_subprocess(benchmark: str, variant: str, opts: Options, timeout: float = 600) -> dict[str, float] | None:
-    """Peak memory of one variant of one benchmark, measured in a fresh `python -m benchmarks` child."""
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "memory.json"
-        command = [
-            sys.executable,
-            "-m",
-            "benchmarks",
-            "--memory-child",
-            benchmark,
-            variant,
-            "--child-options",
-            opts.to_json(),
-            "--child-out",
-            str(out),
-        ]
-        try:
-            done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            print(f"    memory probe {benchmark}/{variant} timed out after {timeout:.0f} s", flush=True)
-            return None
-        if done.returncode != 0 or not out.is_file():
-            tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-            print(f"    memory probe {benchmark}/{variant} failed: {' | '.join(tail)}", flush=True)
-            return None
-        return json.loads(out.read_text())
-
-
-def memory_rows(
-    result: Result, benchmark: str, variants: Sequence[str], opts: Options, labels: dict[str, str] | None = None
-) -> None:
-    """Add one 'peak memory' row per variant (each probed in its own process)."""
-    for variant in variants:
-        measured = memory_in_subprocess(benchmark, variant, opts)
-        label = (labels or {}).get(variant, variant)
-        if measured is None:
-            result.add(f"peak memory, {label}", "n/a (probe failed)")
-            continue
-        kind = "GPU peak allocated" if opts.device.startswith("cuda") else "peak RSS"
-        value = (
-            f"{measured['peak_bytes'] / 2**20:.0f} MiB {kind} (+{measured['delta_bytes'] / 2**20:.0f} MiB over setup)"
-        )
-        result.add(f"peak memory, {label}", value)
-        print(f"    peak memory, {label}: {value}", flush=True)
-
-
 # ---- models and data --------------------------------------------------------------------------------------
-def shipped_checkpoint(opts: Options):
+def shipped_checkpoint(opts: Options) -> Checkpoint | None:
     """The shipped checkpoint (explorer.checkpoint.Checkpoint) or None when it is absent or unreadable."""
     from explorer.checkpoint import CheckpointError, is_checkpoint, load_checkpoint
 
@@ -461,7 +283,7 @@ def read_lines(path: Path) -> list[str]:
     return [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-def benchmark_tokenizer(vocab_size: int = 8000, *, quick: bool = False, required: bool = False):
+def benchmark_tokenizer(vocab_size: int = 8000, *, quick: bool = False, required: bool = False) -> Tokenizer | None:
     """A joint SentencePiece vocabulary trained on Multi30k train, cached on disk between runs.
 
     quick: trained on the first 3000 captions per side (about a second). Without Multi30k: None, or with
@@ -515,13 +337,13 @@ def synthetic_ids(lengths: Sequence[int], vocab: int, seed: int) -> list[list[in
 
 
 def parallel_ids(
-    n_pairs: int | None, vocab_size: int, seed: int, tokenizer=None, split: str = "train"
+    n_pairs: int | None, vocab_size: int, seed: int, tokenizer: Tokenizer | None = None, split: str = "train"
 ) -> tuple[list[list[int]], list[list[int]], str]:
     """(source ids, target ids, description) without BOS/EOS: Multi30k tokenized, else synthetic pairs."""
     if tokenizer is not None and multi30k_available():
-        src = read_lines(MULTI30K / f"{split}.en")
-        tgt = read_lines(MULTI30K / f"{split}.de")
-        pairs = [(s, t) for s, t in zip(src, tgt, strict=False) if s and t and t != "@@"]
+        en = read_lines(MULTI30K / f"{split}.en")
+        de = read_lines(MULTI30K / f"{split}.de")
+        pairs = [(s, t) for s, t in zip(en, de, strict=False) if s and t and t != "@@"]
         if n_pairs is not None:
             pairs = random.Random(seed).sample(pairs, min(n_pairs, len(pairs)))
         src_ids = tokenizer.encode_batch([s for s, _ in pairs])
@@ -533,8 +355,19 @@ def parallel_ids(
     return src, tgt, f"synthetic pairs of caption-like lengths ({n} pairs)"
 
 
+def collate_pairs(
+    src: list[list[int]], tgt: list[list[int]], rows: Sequence[int], config: ModelConfig, device: str
+) -> Batch:
+    """The batch of pairs `rows` on `device`: each source ends with EOS (as the encoder reads it), each target
+    gets BOS and EOS from `collate`, as the trainer's batches do."""
+    from explorer.data.batching import collate
+
+    ids = {"pad_id": config.pad_id, "bos_id": config.bos_id, "eos_id": config.eos_id}
+    return collate([src[i] + [config.eos_id] for i in rows], [tgt[i] for i in rows], **ids).to(device)
+
+
 @contextlib.contextmanager
-def autocast_for(device: str):
+def autocast_for(device: str) -> Iterator[None]:
     """bf16 autocast on CUDA (as the trainer does), nothing on CPU."""
     if device.startswith("cuda"):
         with torch.autocast("cuda", dtype=torch.bfloat16):

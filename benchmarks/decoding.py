@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -20,8 +21,8 @@ from benchmarks.common import (
     Result,
     apply_threads,
     benchmark_tokenizer,
+    every_round,
     interleaved,
-    memory_rows,
     multi30k_available,
     paired_ratio,
     print_table,
@@ -33,10 +34,14 @@ from benchmarks.common import (
     synthetic_lengths,
     threads_text,
 )
+from benchmarks.memory import memory_rows
 from explorer.config import preset
 from explorer.decoding.search import beam_search, greedy_search
 from explorer.inference import EXTRA_OUTPUT_TOKENS, ModelScorer, encode_sources, pad
 from explorer.model import EncoderOutput, Transformer
+
+if TYPE_CHECKING:
+    from explorer.tokenizer import Tokenizer
 
 NAME = "decoding"
 TITLE = "Decoding (cache vs recompute)"
@@ -78,13 +83,14 @@ class DecodeSetup:
     batch_size: int = 32
 
 
-def load_model(opts: Options) -> tuple[Transformer, object | None, str, int]:
-    """(model, tokenizer or None, label, extra output tokens): the shipped checkpoint or an untrained "small"."""
+def load_model(opts: Options) -> tuple[Transformer, Tokenizer, str, int]:
+    """(model, tokenizer, label, extra output tokens): the shipped checkpoint or an untrained "small"."""
     checkpoint = shipped_checkpoint(opts)
     if checkpoint is not None:
         label = f"shipped checkpoint {repo_relative(opts.checkpoint)}"
         return checkpoint.model, checkpoint.tokenizer, label, EXTRA_OUTPUT_TOKENS
     tokenizer = benchmark_tokenizer(1000 if opts.quick else 8000, quick=opts.quick, required=True)
+    assert tokenizer is not None, "required=True always gives a vocabulary"
     torch.manual_seed(opts.seed)
     if opts.quick:
         config = preset("tiny", vocab_size=tokenizer.vocab_size, max_len=128)
@@ -157,7 +163,7 @@ def run(opts: Options) -> Result:
     outputs = {name: fn() for name, fn in fns.items()}  # also the warm-up
     rounds = opts.n_rounds(3, 2)
     times = interleaved(
-        {name: (lambda r, fn=fn: fn()) for name, fn in fns.items()},
+        every_round(fns),
         rounds=rounds,
         warmup=0,
         device=opts.device,

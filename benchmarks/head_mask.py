@@ -28,6 +28,7 @@ from benchmarks.common import (
     read_lines,
 )
 from benchmarks.decoding import load_model
+from explorer.config import ModelConfig
 from explorer.inference import translate
 from explorer.model import HeadMask
 
@@ -46,7 +47,7 @@ def _sentences(opts: Options) -> list[str]:
     return list(FALLBACK)[:n]
 
 
-def _mask(config) -> HeadMask:
+def _mask(config: ModelConfig) -> HeadMask:
     names = [
         n
         for n in HEADS
@@ -71,7 +72,7 @@ def _variants(opts: Options, beam: int) -> tuple[dict[str, Callable[[int], objec
         for s in sentences:
             translate(model, tokenizer, [s], beam_size=beam, head_mask=mask)
 
-    variants = {"no mask": plain, f"{', '.join(mask.off())} off": masked}
+    variants: dict[str, Callable[[int], object]] = {"no mask": plain, f"{', '.join(mask.off())} off": masked}
     if "head_mask" in inspect.signature(translate).parameters:
         # An empty mask object goes wherever a mask goes, with nothing gated: the difference to "no mask" is
         # what carrying a mask costs, the difference to the masked variant is the gating itself.
@@ -125,7 +126,7 @@ def run(opts: Options) -> Result:
     return result
 
 
-def memory_setup(opts: Options, variant: str) -> Callable[[], None]:
+def memory_setup(opts: Options, variant: str) -> Callable[[], object]:
     variants, _ = _variants(opts, 1)
     fn = variants[variant] if variant in variants else next(iter(variants.values()))
     return lambda: fn(0)

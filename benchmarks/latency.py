@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
 
 import torch
 
@@ -14,8 +15,8 @@ from benchmarks.common import (
     Options,
     Result,
     apply_threads,
+    every_round,
     interleaved,
-    memory_rows,
     paired_ratio,
     percentile,
     print_table,
@@ -23,7 +24,11 @@ from benchmarks.common import (
     threads_text,
 )
 from benchmarks.decoding import load_model
+from benchmarks.memory import memory_rows
 from explorer.inference import translate
+
+if TYPE_CHECKING:
+    from explorer.inference import Translation
 
 NAME = "latency"
 TITLE = "Latency, one sentence"
@@ -68,7 +73,7 @@ def run(opts: Options) -> Result:
         result.skipped = "CPU only"
         return result
     fns, label = _variants(opts)
-    out = fns["greedy + attention"]()[0]
+    (out,) = cast("list[Translation]", fns["greedy + attention"]())
     print(f"  model: {label}", flush=True)
     print(
         f"  sentence ({len(SENTENCE.split()) - 1} words + '.'): {SENTENCE!r} -> {len(out.output_ids)} output pieces; "
@@ -77,7 +82,7 @@ def run(opts: Options) -> Result:
     )
     rounds = opts.n_rounds(60, 5)
     times = interleaved(
-        {n: (lambda r, fn=fn: fn()) for n, fn in fns.items()},
+        every_round(fns),
         rounds=rounds,
         warmup=opts.n_warmup(3, 1),
         device=opts.device,

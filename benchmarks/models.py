@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import Any
 
 import torch
 from torch import nn
@@ -21,6 +22,8 @@ class TorchTransformer(nn.Module):
     final LayerNorm to the encoder and the decoder; post-LN (the paper, and explorer) has none, so those are
     removed. Padded source keys are masked; target padding needs no mask under the causal mask.
     """
+
+    sinusoids: torch.Tensor  # (max_len, d_model), a buffer
 
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
@@ -84,17 +87,18 @@ def copy_weights(source: Transformer, target: TorchTransformer) -> None:
     the same function; used to check that the comparison is like for like."""
     target.embedding.weight.copy_(source.embedding.weight)
 
-    def attention(ours, theirs: nn.MultiheadAttention) -> None:
+    # Submodules reached by attribute are typed `Tensor | Module` by torch: these copy by name.
+    def attention(ours: Any, theirs: Any) -> None:
         theirs.in_proj_weight.copy_(torch.cat([ours.w_q.weight, ours.w_k.weight, ours.w_v.weight]))
         theirs.in_proj_bias.copy_(torch.cat([ours.w_q.bias, ours.w_k.bias, ours.w_v.bias]))
         theirs.out_proj.weight.copy_(ours.w_o.weight)
         theirs.out_proj.bias.copy_(ours.w_o.bias)
 
-    def norm(ours: nn.LayerNorm, theirs: nn.LayerNorm) -> None:
+    def norm(ours: Any, theirs: Any) -> None:
         theirs.weight.copy_(ours.weight)
         theirs.bias.copy_(ours.bias)
 
-    def ffn(ours, theirs) -> None:
+    def ffn(ours: Any, theirs: Any) -> None:
         theirs.linear1.weight.copy_(ours.w_1.weight)
         theirs.linear1.bias.copy_(ours.w_1.bias)
         theirs.linear2.weight.copy_(ours.w_2.weight)
@@ -105,13 +109,13 @@ def copy_weights(source: Transformer, target: TorchTransformer) -> None:
         ffn(ours.feed_forward, theirs)
         norm(ours.attention_residual.norm, theirs.norm1)
         norm(ours.ffn_residual.norm, theirs.norm2)
-    for ours, theirs in zip(source.decoder_layers, target.transformer.decoder.layers, strict=False):
-        attention(ours.self_attention, theirs.self_attn)
-        attention(ours.cross_attention, theirs.multihead_attn)
-        ffn(ours.feed_forward, theirs)
-        norm(ours.self_residual.norm, theirs.norm1)
-        norm(ours.cross_residual.norm, theirs.norm2)
-        norm(ours.ffn_residual.norm, theirs.norm3)
+    for mine, reference in zip(source.decoder_layers, target.transformer.decoder.layers, strict=False):
+        attention(mine.self_attention, reference.self_attn)
+        attention(mine.cross_attention, reference.multihead_attn)
+        ffn(mine.feed_forward, reference)
+        norm(mine.self_residual.norm, reference.norm1)
+        norm(mine.cross_residual.norm, reference.norm2)
+        norm(mine.ffn_residual.norm, reference.norm3)
     if source.config.norm_position == "pre":
         norm(source.encoder_norm, target.transformer.encoder.norm)
         norm(source.decoder_norm, target.transformer.decoder.norm)

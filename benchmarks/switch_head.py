@@ -1,4 +1,4 @@
-"""Switch head (issue 15.7): how long the Translate page takes to show another head, model already loaded.
+"""Switch head: how long the Translate page takes to show another head, model already loaded.
 
 Two rows: the page's rerun after a click on another head, driven by Streamlit's AppTest on the shipped
 checkpoint (AppTest reruns the whole script, so this is an upper bound of the fragment's rerun in a browser,
@@ -6,7 +6,7 @@ which skips the sentence box and the translation card), and the fragment's own w
 built, themed and serialised as the browser receives it. Neither re-runs the model: the translation with its
 attention comes from ui/result_cache.py.
 
-    python -m benchmarks.switch_head [--quick]
+    python -m benchmarks --only switch_head [--quick]
 """
 
 from __future__ import annotations
@@ -17,8 +17,12 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from benchmarks.common import REPO_ROOT, Options, Result
+
+if TYPE_CHECKING:
+    from streamlit.testing.v1 import AppTest
 
 NAME = "switch_head"
 TITLE = "Switch head on the Translate page (ms)"
@@ -31,7 +35,7 @@ def _summary(times_ms: list[float]) -> str:
     return f"median {statistics.median(ordered):.0f}, p95 {p95:.0f} ({len(ordered)} switches)"
 
 
-def _page(checkpoint: Path):
+def _page(checkpoint: Path) -> AppTest:
     """The Translate page on `checkpoint`, run once (the translation is computed and cached here)."""
     from streamlit.testing.v1 import AppTest
 
@@ -102,8 +106,3 @@ def run(opts: Options) -> Result:
 def memory_setup(opts: Options, variant: str) -> Callable[[], None]:
     one = _figure_work(Path(opts.checkpoint))
     return lambda: one(0)
-
-
-if __name__ == "__main__":
-    for row in run(Options(quick="--quick" in sys.argv)).rows:
-        print(f"{row.measure}: {row.value}")

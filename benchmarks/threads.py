@@ -1,14 +1,12 @@
 """Entry points under each OpenMP/thread setting: `explorer translate` and the app's translate call.
 
-Why the old version of this benchmark saw no difference between wait policies: its children ran
-`python -m benchmarks …`, and `benchmarks/__init__.py` imported `explorer` first, whose `__init__` then set
-OMP_WAIT_POLICY=PASSIVE whenever it was unset, so the "OpenMP default" child ran with PASSIVE too; and it timed
-one sentence inside the benchmark harness, not the commands users run. Here every configuration runs the real
-entry point in a fresh process whose environment is the configuration and nothing else:
+Every configuration runs the real entry point in a fresh process whose environment is the configuration and
+nothing else (a child that imported a package setting OMP_WAIT_POLICY on import would measure that package's
+choice, not the configuration's):
 
 - cli: `explorer translate -c checkpoints/multi30k-en-de --beam K` on Multi30k test2016 (stdin), the whole
   process timed (start-up and loading included, as a user waits for it); greedy and beam 4;
-- app: `benchmarks/app_entry.py`, which starts as app.py does (`configure_for("app")` before torch) and times
+- app: `python -m benchmarks.app_entry`, which starts as app.py does (`configure_for("app")` before torch) and times
   the Translate page's call (one sentence, all attention maps, greedy as the page opens) per sentence.
 
 "OpenMP default" sets EXPLORER_RUNTIME=as-given, so the entry point sets nothing; "as shipped" sets nothing at
@@ -26,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.common import MULTI30K, REPO_ROOT, Options, Result, paired_ratio, print_table, ratio_text
@@ -79,7 +78,7 @@ def _app_seconds(config: str, n_sentences: int) -> float | None:
     """Median seconds per Translate-page call (one sentence, all maps, greedy) in one fresh process."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "times.json"
-        command = [sys.executable, str(REPO_ROOT / "benchmarks" / "app_entry.py"), str(out), str(n_sentences), "1"]
+        command = [sys.executable, "-m", "benchmarks.app_entry", str(out), str(n_sentences), "1"]
         done = subprocess.run(command, env=_env(config), cwd=REPO_ROOT, capture_output=True, text=True, timeout=900)
         if done.returncode != 0 or not out.is_file():
             print(f"    app / {config} failed: {done.stderr.strip()[-300:]}", flush=True)
@@ -140,5 +139,7 @@ def run(opts: Options) -> Result:
     return result
 
 
-def memory_setup(opts: Options, variant: str):  # no memory probes: the children are the measurement
+def memory_setup(
+    opts: Options, variant: str
+) -> Callable[[], object]:  # no memory probes: the children are the measurement
     raise NotImplementedError

@@ -21,9 +21,9 @@ from benchmarks.common import (
     apply_threads,
     autocast_for,
     benchmark_tokenizer,
+    collate_pairs,
     interleaved,
     matmul_peak,
-    memory_rows,
     paired_ratio,
     parallel_ids,
     print_table,
@@ -32,9 +32,10 @@ from benchmarks.common import (
     synchronize,
     threads_text,
 )
+from benchmarks.memory import memory_rows
 from benchmarks.models import TorchTransformer, copy_weights, training_flops
 from explorer.config import ModelConfig, preset
-from explorer.data.batching import Batch, collate, padding_fraction, token_budget_batches
+from explorer.data.batching import Batch, padding_fraction, token_budget_batches
 from explorer.model import Transformer
 from explorer.training.loss import label_smoothed_loss
 from explorer.training.schedule import make_optimizer
@@ -95,16 +96,7 @@ def setup(opts: Options, n_batches: int) -> Setup:
     # a run sees each shape many times, so repeated shapes are its steady state too.
     chosen = [order[i % len(order)] for i in range(n_batches)]
     padding = padding_fraction(chosen, src_len, tgt_len)
-    batches = [
-        collate(
-            [src[i] + [config.eos_id] for i in b],
-            [tgt[i] for i in b],
-            pad_id=config.pad_id,
-            bos_id=config.bos_id,
-            eos_id=config.eos_id,
-        ).to(opts.device)
-        for b in chosen
-    ]
+    batches = [collate_pairs(src, tgt, b, config, opts.device) for b in chosen]
     return Setup(
         config, batches, f"{data}; batches of ≤{budget} padded tokens per side", padding, opts.device, preset_name
     )
@@ -160,10 +152,15 @@ def step_functions(
     return steps
 
 
+def _on_round_batch(step: Callable[[Batch], object], batches: list[Batch]) -> Callable[[int], object]:
+    """The variant of round r trains on batch r: every model sees the same batches in the same order."""
+    return lambda r: step(batches[r])
+
+
 def run(opts: Options) -> Result:
     result = Result(NAME, TITLE if not opts.device.startswith("cuda") else f"{TITLE} (CUDA, bf16)")
-    # On CUDA the first step of each new batch shape loads kernels and grows the allocator's pool (the first
-    # loan timed 2 steps after 1 warm-up and measured that, 3.3%); a run's steady state comes after a few
+    # On CUDA the first step of each new batch shape loads kernels and grows the allocator's pool (2 steps timed
+    # after 1 warm-up measured mostly that: 3.3% of the peak); a run's steady state comes after a few
     # shapes, so CUDA warms up on 8 batches of other shapes first.
     cuda = opts.device.startswith("cuda")
     rounds, warmup = opts.n_rounds(12, 3), opts.n_warmup(8 if cuda else 2, 1)
@@ -178,7 +175,7 @@ def run(opts: Options) -> Result:
     print(f"  data: {s.data}; padding {s.padding:.1%}", flush=True)
     steps = step_functions(s, opts.seed, opts.compile)
 
-    compile_seconds = None
+    compile_seconds = 0.0
     if "explorer+compile" in steps:
         # The first calls compile (once for the first shape; dynamic=True covers the others).
         start = time.perf_counter()
@@ -194,8 +191,8 @@ def run(opts: Options) -> Result:
     peaks = [matmul_peak(s.device, peak_dtype, peak_size, clock=opts.clock)]
     a = torch.randn(peak_size, peak_size, device=s.device, dtype=peak_dtype)
     mm_repeats = 3
-    variants = {name: (lambda r, fn=fn: fn(s.batches[r])) for name, fn in steps.items()}
-    variants[PEAK] = lambda r: [torch.mm(a, a) for _ in range(mm_repeats)]
+    variants: dict[str, Callable[[int], object]] = {name: _on_round_batch(fn, s.batches) for name, fn in steps.items()}
+    variants[PEAK] = lambda _round: [torch.mm(a, a) for _ in range(mm_repeats)]
     times = interleaved(variants, rounds=rounds, warmup=warmup, device=s.device, clock=opts.clock)
     round_peaks = [mm_repeats * 2.0 * peak_size**3 / t for t in times.pop(PEAK)]
     peaks.append(matmul_peak(s.device, peak_dtype, peak_size, clock=opts.clock))

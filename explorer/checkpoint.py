@@ -47,7 +47,7 @@ class CheckpointError(ValueError):
     """A checkpoint that cannot be loaded; the message says which file and why."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Checkpoint:
     path: Path
     config: ModelConfig

@@ -1,19 +1,36 @@
-"""Small checkpoints trained at test time, so app and engine tests do not depend on shipped weights.
+"""The recipe of the fixture checkpoints committed under tests/data/checkpoints, so app and engine tests do not
+depend on shipped weights:
 
 - reverse: the synthetic reverse task, whole-symbol vocabulary (crisp anti-diagonal cross-attention).
 - words: a templated mini "English→German" task with a subword vocabulary, so words split into pieces.
+
+The tests read the committed copies and never train these: a model this small and this briefly trained
+translates differently when trained on another CPU (the reduction order differs), so weights trained at test
+time made the suite's expected outputs depend on the machine. To write them again (after a change of the
+checkpoint format or of the model), run
+
+    python -m tests.fixture_models --out tests/data/checkpoints
+
+and commit the result; tests/engine/test_fixture_recipe.py checks that the recipe still gives a loadable model
+of the committed configuration.
 """
 
 from __future__ import annotations
 
+import argparse
 import random
+import shutil
 from pathlib import Path
+
+import torch
 
 from explorer.config import ModelConfig
 from explorer.data import ParallelCorpus, make_splits
 from explorer.tokenizer import Tokenizer
 from explorer.training.trainer import TrainConfig, Trainer
 
+# Where the tests read them from (tests/conftest.py copies them into each session's checkpoints folder).
+COMMITTED = Path(__file__).resolve().parent / "data" / "checkpoints"
 LEXICON = {
     "a": "ein",
     "the": "der",
@@ -82,3 +99,39 @@ def train_fixture(kind: str, out: Path, steps: int = 250) -> Path:
     final = out / f"{kind}-fixture"
     (out / f".run-{kind}" / "latest").rename(final)
     return final
+
+
+KINDS = ("reverse", "words")
+
+
+def write_fixtures(out: Path, kinds: tuple[str, ...] = KINDS) -> list[Path]:
+    """Train each fixture into `out`/<kind>-fixture on one thread from seed 0 and keep only what a shipped
+    checkpoint has (no optimizer state: nothing resumes a fixture)."""
+    out.mkdir(parents=True, exist_ok=True)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the weights depend on the thread count (reduction order)
+    written = []
+    try:
+        for kind in kinds:
+            shutil.rmtree(out / f"{kind}-fixture", ignore_errors=True)
+            torch.manual_seed(0)
+            final = train_fixture(kind, out)
+            (final / "optimizer.safetensors").unlink(missing_ok=True)
+            shutil.rmtree(out / f".run-{kind}")
+            written.append(final)
+    finally:
+        torch.set_num_threads(threads)
+    return written
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m tests.fixture_models", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, required=True, help="folder to write reverse-fixture/ and words-fixture/")
+    parser.add_argument("--kind", choices=KINDS, action="append", help="only this fixture (repeatable)")
+    args = parser.parse_args(argv)
+    for path in write_fixtures(args.out, tuple(args.kind or KINDS)):
+        print(path)
+
+
+if __name__ == "__main__":
+    main()

@@ -74,7 +74,7 @@ class PruningStep:
     bleu: float
 
 
-@dataclass
+@dataclass(frozen=True)
 class ImportanceTable:
     checkpoint_hash: str
     settings: ImportanceSettings

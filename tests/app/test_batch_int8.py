@@ -1,4 +1,4 @@
-"""The Translate page's batch upload with the int8 switch (issue 13.3): the file is translated by the one shared
+"""The Translate page's batch upload with the int8 switch: the file is translated by the one shared
 int8 copy of the model, the table and its download say which model translated, and the result cache never hands
 a float result to an int8 request or the other way round."""
 

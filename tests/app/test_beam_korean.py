@@ -1,4 +1,4 @@
-"""The beam page in Korean (issue 15.9): why the search stopped is said in Korean, in the tree's title and in the
+"""The beam page in Korean: why the search stopped is said in Korean, in the tree's title and in the
 caption under the step table, never as the engine's English constant."""
 
 from __future__ import annotations

@@ -161,7 +161,7 @@ def test_same_head_on_two_sentences_and_empty_input(checkpoint_root, reverse_che
     assert any("Type both sentences" in i.value for i in at.info)
 
 
-# --- synchronized heads (issue 15.6): the linked Altair chart is the page's default view -------------------------
+# --- synchronized heads: the linked Altair chart is the page's default view -------------------------
 
 
 def test_linked_chart_shows_the_heads_compared_on_one_scale(checkpoint_root, words_checkpoint):

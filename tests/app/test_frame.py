@@ -57,7 +57,7 @@ def test_main_script_folder_has_no_pages_folder():
     assert (REPO / "pages" / "translate.py").is_file()
 
 
-# --- 12 §2.1 and §2.2: uploads ----------------------------------------------------------------------------------
+# --- uploads ----------------------------------------------------------------------------------
 
 
 def test_uploaded_checkpoint_is_selected_without_an_exception(checkpoint_root, words_checkpoint):
@@ -125,7 +125,7 @@ def test_stale_upload_folders_of_dead_servers_are_removed(tmp_path):
     assert not stale.exists() and mine.exists() and other.exists()
 
 
-# --- 12 §2.3: a checkpoint that disappears -----------------------------------------------------------------------
+# --- a checkpoint that disappears -----------------------------------------------------------------------
 
 
 def test_vanished_checkpoint_is_named_and_the_replacement_said(
@@ -145,7 +145,7 @@ def test_vanished_checkpoint_is_named_and_the_replacement_said(
     assert at.sidebar.selectbox(key="model").value == "reverse-fixture"
 
 
-# --- 12 §2.6: links validated --------------------------------------------------------------------------------------
+# --- links validated --------------------------------------------------------------------------------------
 
 
 def test_a_100_kb_link_text_is_cut_with_a_visible_message(checkpoint_root):
@@ -181,7 +181,7 @@ def test_unknown_link_values_fall_back_with_a_note(checkpoint_root):
     assert at.select_slider(key="beam").value == 1
 
 
-# --- 12 §2.4: beam against greedy by the search's own score -------------------------------------------------------
+# --- beam against greedy by the search's own score -------------------------------------------------------
 
 
 def test_beam_page_compares_by_the_normalised_score_at_the_alpha_on_screen(checkpoint_root, words_checkpoint):
@@ -204,7 +204,7 @@ def test_beam_page_compares_by_the_normalised_score_at_the_alpha_on_screen(check
         assert ("ranks higher" in caption) and (("Beam search found" in caption) == (beam.score >= greedy_score))
 
 
-# --- 12 §2.7: results bounded by memory ---------------------------------------------------------------------------
+# --- results bounded by memory ---------------------------------------------------------------------------
 
 
 def test_result_cache_never_exceeds_its_budget():
@@ -245,7 +245,7 @@ def test_cached_translations_stay_under_256_mb(checkpoint_root, words_checkpoint
     assert len(cache) == cache.budget_bytes // per_entry
 
 
-# --- 12 §2.8: eight sessions at once --------------------------------------------------------------------------------
+# --- eight sessions at once --------------------------------------------------------------------------------
 
 
 def test_eight_sessions_starting_at_once_import_the_libraries_once(tmp_path):

@@ -133,7 +133,7 @@ def test_replay_plays_the_snapshots_with_the_step_marked(checkpoint_root, one_to
         (folder / SNAPSHOT_JSON).unlink()
 
 
-# --- numbering (issue 15): the page counts layers and heads from 1 like every other page --------------------------
+# --- numbering: the page counts layers and heads from 1 like every other page --------------------------
 
 
 def test_the_grid_and_the_figure_count_layers_and_heads_from_one(checkpoint_root, one_torch_thread):

@@ -1,4 +1,4 @@
-"""Figure text in Korean on the Positional encoding and Step-by-step pages (issue 15.9): every title, axis title,
+"""Figure text in Korean on the Positional encoding and Step-by-step pages: every title, axis title,
 legend entry, subplot title and colour-bar title that is English prose on the English page is Korean on the
 Korean page, and so are the row labels that name things ("head 1", "output", "dim 0"). Formulas (q = x W^Q,
 softmax, d_model) may stay as they are, as the glossary says.

@@ -87,6 +87,7 @@ def texts(at) -> str:
     )
 
 
+@pytest.mark.slow  # starts a training process
 def test_train_reverse_from_the_page_and_use_the_model(folders):
     runs, checkpoints = folders
     at = open_app()
@@ -132,6 +133,7 @@ def test_train_reverse_from_the_page_and_use_the_model(folders):
     assert (runs / "page-reverse" / "latest").is_dir()
 
 
+@pytest.mark.slow  # starts a training process
 def test_reruns_page_switches_and_a_second_session_keep_one_job(folders):
     at = open_app()
     start_from_page(at, "page-long", steps=1_000_000)
@@ -172,6 +174,7 @@ def test_reruns_page_switches_and_a_second_session_keep_one_job(folders):
             jobs.wait(name, 120)
 
 
+@pytest.mark.slow  # starts a training process
 def test_a_crashed_run_is_shown_with_its_log_and_can_be_resumed(folders):
     at = open_app()
     start_from_page(at, "page-crash", steps=1_000_000)

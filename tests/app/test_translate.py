@@ -108,7 +108,7 @@ def test_beam_translation_equals_engine(checkpoint_root, words_checkpoint):
 
 
 def test_grid_has_one_heatmap_per_layer_and_head(checkpoint_root, words_checkpoint):
-    """The grid is the linked Altair chart (issue 15.6): one facet per layer and head, one hover selection."""
+    """The grid is the linked Altair chart: one facet per layer and head, one hover selection."""
     from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
     at = open_page(PAGE, model="words-fixture", sentence=WORDS_SENTENCE, mode="grid", family="encoder_self")
@@ -236,7 +236,7 @@ def test_upload_translates_a_batch(checkpoint_root, reverse_checkpoint):
     assert charts(at, "translate_head")
 
 
-# --- decoding settings stored with the model, several sentences, repeated phrases (issue 16, items 3-5) -------
+# --- decoding settings stored with the model, several sentences, repeated phrases -------
 
 THREE = "a man rides a bicycle . the dog walks in the park . a small child sees the red dog ."
 THREE_PARTS = ["a man rides a bicycle .", "the dog walks in the park .", "a small child sees the red dog ."]

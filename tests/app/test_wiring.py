@@ -1,5 +1,5 @@
 """Engine work wired into the Translate page: the checkpoint's own example sentences, figure text in the page
-theme's colour and the session's language, and switching heads off below the main figure (issues 15, 18.2)."""
+theme's colour and the session's language, and switching heads off below the main figure."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""benchmarks/linear_kernels.py runs on the shipped decoder's weights and prints one row per row count, with a
+"""benchmarks/probes/linear_kernels.py runs on the shipped decoder's weights and prints one row per row count, with a
 ratio (not timed: the speed is judged by running it on a quiet machine)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import re
 import pytest
 import torch
 
-from benchmarks import linear_kernels
+from benchmarks.probes import linear_kernels
 
 
 @pytest.mark.skipif(not torch.backends.mkldnn.is_available(), reason="this torch build has no oneDNN")

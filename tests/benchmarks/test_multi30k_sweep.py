@@ -1,4 +1,4 @@
-"""The recipe sweep's driver (benchmarks/multi30k_sweep.py): its runs stop through their stop files at the
+"""The recipe sweep's driver (checkpoints/recipes/multi30k_sweep.py): its runs stop through their stop files at the
 deadline and also when the driver itself is ended (a `timeout` once left eight training runs orphaned, holding
 both cores for 40 minutes); a row that fails is started again once, without evaluations; a run stopped before
 its first step-N save is still scored from latest/."""
@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from benchmarks import multi30k_sweep as sweep
+from checkpoints.recipes import multi30k_sweep as sweep
 
 REPO = Path(__file__).resolve().parents[2]
 

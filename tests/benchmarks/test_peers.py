@@ -1,4 +1,4 @@
-"""benchmarks/peers.py converts the shipped checkpoint exactly: greedy outputs of CTranslate2 and of the
+"""benchmarks/probes/peers.py converts the shipped checkpoint exactly: greedy outputs of CTranslate2 and of the
 Hugging Face Marian model equal ours (the extra `[peers]` installs them; skipped without it)."""
 
 from __future__ import annotations
@@ -9,20 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.probes import peer_steps, peers, versions
+
 REPO = Path(__file__).resolve().parents[2]
 SHIPPED = REPO / "checkpoints" / "multi30k-en-de"
-
-
-def _script(name: str):
-    """benchmarks/`name`.py, a script run by path, loaded as a module."""
-    spec = importlib.util.spec_from_file_location(f"{name}_benchmark", REPO / "benchmarks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _peers():
-    return _script("peers")
 
 
 @pytest.mark.slow
@@ -32,7 +22,6 @@ def test_converted_peer_gives_our_greedy_outputs(system, needs, multi30k_root, o
         pytest.skip(f"{needs} is not installed (pip install -e '.[peers]')")
     if not (SHIPPED / "model.safetensors").is_file():
         pytest.skip("the shipped checkpoint checkpoints/multi30k-en-de is absent")
-    peers = _peers()
     sentences = peers._sentences(24)
     ours = peers._system("explorer", 1)(sentences, 1, 8)
     theirs = peers._system(system, 1)(sentences, 1, 8)
@@ -42,7 +31,6 @@ def test_converted_peer_gives_our_greedy_outputs(system, needs, multi30k_root, o
 def test_ctranslate2_runs_on_each_of_its_cpu_backends_at_each_thread_count():
     """CTranslate2's MKL backend at 2 threads was 6.7x slower than its oneDNN backend on an Intel Xeon (62 vs
     9.3 ms a sentence): the benchmark must measure both and report its best, not the default."""
-    peers = _peers()
     ct2 = peers.settings_of("ctranslate2 float32", (1, 2))
     assert [(label, threads) for label, threads, _ in ct2] == [
         ("1t mkl", 1),
@@ -57,7 +45,6 @@ def test_ctranslate2_runs_on_each_of_its_cpu_backends_at_each_thread_count():
 
 
 def test_peers_systems_picks_a_head_to_head_and_always_keeps_the_reference(monkeypatch, capsys):
-    peers = _peers()
     assert peers.chosen_systems(None) == peers.SYSTEMS
     assert peers.chosen_systems("explorer") == ("explorer", "ctranslate2 float32")
     assert peers.chosen_systems(" hf marian ,explorer,") == ("explorer", "ctranslate2 float32", "hf marian")
@@ -71,7 +58,7 @@ def test_peers_systems_picks_a_head_to_head_and_always_keeps_the_reference(monke
 def test_peer_steps_splits_a_greedy_sentence_into_encoder_and_steps(
     label, needs, tmp_path, one_torch_thread, monkeypatch
 ):
-    """benchmarks/peer_steps.py, the child of one system on three sentences: the output capped at one piece
+    """benchmarks/probes/peer_steps.py, the child of one system on three sentences: the output capped at one piece
     takes less than a whole sentence, a further step is positive, and the step count is a whole translation's."""
     if importlib.util.find_spec(needs) is None:
         pytest.skip(f"{needs} is not installed (pip install -e '.[peers]')")
@@ -80,7 +67,6 @@ def test_peer_steps_splits_a_greedy_sentence_into_encoder_and_steps(
     import explorer.runtime
 
     monkeypatch.setattr(explorer.runtime, "configure_allocator", lambda: None)  # a process-wide setting: not here
-    steps = _script("peer_steps")
     sentences = ["A man is riding a bike.", "Two dogs play in the snow.", "A girl in a red dress sings on a stage."]
     if label == "explorer":
         from explorer.checkpoint import load_checkpoint
@@ -89,11 +75,11 @@ def test_peer_steps_splits_a_greedy_sentence_into_encoder_and_steps(
         meta = {"max_len": c.config.max_len, "eos": c.tokenizer.id_to_piece(c.config.eos_id), "sentences": sentences}
         (tmp_path / "work.json").write_text(json.dumps(meta))
     else:
-        folder = _peers().prepare(tmp_path, 0)
+        folder = peers.prepare(tmp_path, 0)
         meta = json.loads((folder / "work.json").read_text())
         (folder / "work.json").write_text(json.dumps({**meta, "sentences": sentences}))
     out = tmp_path / "out.json"
-    steps.child(label, str(tmp_path), str(out))
+    peer_steps.child(label, str(tmp_path), str(out))
     figures = json.loads(out.read_text())
     assert 0 < figures["encoder + first step (ms)"] < figures["sentence (ms)"]
     assert figures["a further step (ms)"] > 0 and figures["a further step, whole sentences (ms)"] > 0
@@ -102,12 +88,11 @@ def test_peer_steps_splits_a_greedy_sentence_into_encoder_and_steps(
 
 @pytest.mark.slow
 def test_versions_times_an_old_commit_against_this_checkout(multi30k_root, capsys):
-    """benchmarks/versions.py against HEAD itself: both children decode, from their own worktrees, and agree."""
+    """benchmarks/probes/versions.py against HEAD itself: both children decode, from their own worktrees, and agree."""
     if not (SHIPPED / "model.safetensors").is_file():
         pytest.skip("the shipped checkpoint checkpoints/multi30k-en-de is absent")
     if not (REPO / ".git").exists():
         pytest.skip("not a git checkout: versions.py checks the old commit out with git worktree")
-    versions = _script("versions")
     assert versions.main("HEAD", 1, 6) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ") and "|---" not in line]
     cells = [row.split(" | ")[0].removeprefix("| ") for row in rows[1:]]

@@ -1,5 +1,6 @@
-"""benchmarks/scripted_decoding.py measures the four cells both ways on the shipped checkpoint and counts identical
-hypotheses (not timed: speed is judged by running it on a quiet machine); it leaves EXPLORER_SCRIPTED as it was."""
+"""benchmarks/probes/scripted_decoding.py measures the four cells both ways on the shipped checkpoint and counts
+identical hypotheses (not timed: speed is judged by running it on a quiet machine); it leaves EXPLORER_SCRIPTED as
+it was."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import re
 
 import pytest
 
-from benchmarks import scripted_decoding
+from benchmarks.probes import scripted_decoding
 from explorer.fastpath.scripted_decoding import VARIABLE
 
 pytestmark = pytest.mark.usefixtures("torch_threads_restored")

@@ -1,4 +1,4 @@
-"""benchmarks/search_parts.py runs both comparisons on the shipped checkpoint and prints a ratio per row and the
+"""benchmarks/probes/search_parts.py runs both comparisons on the shipped checkpoint and prints a ratio per row and the
 identical-output counts (not timed: speed is judged by running it on a quiet machine)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from benchmarks import search_parts
+from benchmarks.probes import search_parts
 
 pytestmark = pytest.mark.usefixtures("torch_threads_restored")
 

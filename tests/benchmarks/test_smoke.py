@@ -19,9 +19,10 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.flop_counter import FlopCounterMode
 
 from benchmarks import BENCHMARKS, load
-from benchmarks.common import Options, Result, cpu_model, markdown_report, paired_ratio, percentile
+from benchmarks.common import Options, Result, paired_ratio, percentile
 from benchmarks.decoding import RecomputeScorer
 from benchmarks.models import TorchTransformer, copy_weights, forward_flops, training_flops
+from benchmarks.report import cpu_model, markdown_report
 from explorer.config import ModelConfig
 from explorer.decoding.search import beam_search
 from explorer.inference import ModelScorer
@@ -222,14 +223,11 @@ def test_gpu_training_probe_runs_every_lever_and_restores_the_kernels(monkeypatc
     """The GPU training probe (run on a lent GPU) at a tiny size on the CPU: a row per lever, and the kernel
     choice it overrides per row comes back as the engine had it."""
     import explorer.model.attention as attention
-    from benchmarks import profile_gpu_training as probe
+    from benchmarks.probes import profile_gpu_training as probe
 
     before = list(attention.CUDA_SDPA_BACKENDS)
     assert SDPBackend.CUDNN_ATTENTION not in before, "cuDNN builds a plan per new shape; the engine leaves it out"
-    monkeypatch.setattr(
-        sys, "argv", ["probe", "--cpu-smoke", "--no-compile", "--steps", "2", "--warmup", "1", "--budget", "400"]
-    )
-    probe.main()
+    probe.main(["--cpu-smoke", "--no-compile", "--steps", "2", "--warmup", "1", "--budget", "400"])
     out = capsys.readouterr().out
     table = [line for line in out.splitlines() if line.startswith("| ") and "variant" not in line]
     assert len(table) == 7, out

@@ -1,4 +1,4 @@
-"""benchmarks/step_floor.py splits a greedy step of the shipped model into its weight products, the output's
+"""benchmarks/probes/step_floor.py splits a greedy step of the shipped model into its weight products, the output's
 log-softmax and maximum, and the rest (not timed: the figures are read on a quiet machine, RESULTS.md)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import re
 import pytest
 import torch
 
-from benchmarks import step_floor
+from benchmarks.probes import step_floor
 
 pytestmark = pytest.mark.usefixtures("torch_threads_restored")
 

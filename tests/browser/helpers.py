@@ -2,7 +2,7 @@
 Streamlit page to settle, and measuring a page the way a projector sees it (where the first figure starts,
 what is wider than the window, which requests leave the machine).
 
-Used by tests/browser/test_pages.py, tests/browser/test_projector.py and docs/screenshots/take.py.
+Used by the browser tests' shared fixtures (tests/browser/conftest.py) and docs/screenshots/take.py.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 # What users run (README): app.py hands over to `streamlit run main_script/frame.py` in the same process.
 SERVER_COMMAND = (sys.executable, str(REPO / "app.py"))
+APP_SCRIPT = REPO / "main_script" / "frame.py"  # what SERVER_COMMAND serves; other scripts run by `streamlit run`
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -196,9 +197,14 @@ def free_port() -> int:
 
 
 def start_server(
-    log: Path, *, checkpoint_root: Path | None = None, runs: Path | None = None, extra: tuple[str, ...] = ()
+    log: Path,
+    *,
+    checkpoint_root: Path | None = None,
+    runs: Path | None = None,
+    extra: tuple[str, ...] = (),
+    script: Path = APP_SCRIPT,
 ) -> tuple[subprocess.Popen, App]:
-    """The app (`python app.py`) on a free port, waited for until healthy."""
+    """The app on a free port (`python app.py`, or `streamlit run` of another `script`), waited for until healthy."""
     port = free_port()
     env = dict(os.environ)
     if checkpoint_root is not None:
@@ -208,7 +214,7 @@ def start_server(
     with open(log, "wb") as out:
         server = subprocess.Popen(
             [
-                *SERVER_COMMAND,
+                *(SERVER_COMMAND if script == APP_SCRIPT else (sys.executable, "-m", "streamlit", "run", str(script))),
                 "--server.port",
                 str(port),
                 "--server.headless",

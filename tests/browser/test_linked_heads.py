@@ -1,4 +1,4 @@
-"""Synchronized heads in a real browser (issue 15.6): on the Compare page, pointing at a cell of one head
+"""Synchronized heads in a real browser: on the Compare page, pointing at a cell of one head
 highlights the same query row in every other head (full strength and outlined, the other rows dimmed), all in
 the browser, with no request to any host but the app's own; the chart fits the first screen, its text is
 14 px or more, and nothing of it is cut by its column, at 1280x720 (light) and 1024x768 (dark, Korean).
@@ -20,13 +20,9 @@ from tests.browser.helpers import (
     assert_no_exception,
     first_figure_box,
     query,
-    start_server,
-    stop_server,
     wait_for_figure,
     wait_idle,
 )
-
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 CHART = '[data-testid="stVegaLiteChart"]'
 HOVERED = 3  # the query row pointed at
@@ -39,14 +35,6 @@ _CELLS_JS = """() => [...document.querySelectorAll('[data-testid="stVegaLiteChar
     return {query: match ? Number(match[1]) : null, opacity: Number(p.getAttribute('opacity') ?? 1),
             outlined: !!p.getAttribute('stroke') && p.getAttribute('stroke') !== 'none'};
   }))"""
-
-
-@pytest.fixture(scope="module")
-def app(checkpoint_root, tmp_path_factory):
-    logs = tmp_path_factory.mktemp("linked")
-    server, running = start_server(logs / "server.log", checkpoint_root=checkpoint_root, runs=logs / "runs")
-    yield running
-    stop_server(server)
 
 
 def cells(page) -> list[list[dict]]:
@@ -136,16 +124,9 @@ def test_hover_in_one_head_highlights_the_query_in_every_head(app, browser, them
 
 
 @pytest.fixture(scope="module")
-def grid_app(tmp_path_factory):
-    """tests/browser/linked_grid_app.py served on its own (start_server runs browser_helpers.APP_SCRIPT)."""
-    import tests.browser.helpers as helpers
-
-    logs = tmp_path_factory.mktemp("linked-grid")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(helpers, "APP_SCRIPT", Path(__file__).with_name("linked_grid_app.py"))
-        server, running = start_server(logs / "server.log")
-    yield running
-    stop_server(server)
+def grid_app(servers):
+    """tests/browser/linked_grid_app.py served on its own."""
+    return servers.get("linked-grid", script=Path(__file__).with_name("linked_grid_app.py"))
 
 
 def test_hover_in_the_layer_by_head_grid_highlights_every_head(grid_app, browser):

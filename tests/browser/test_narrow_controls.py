@@ -25,25 +25,19 @@ from tests.browser.helpers import (
     first_figure_box,
     overflowing,
     query,
-    start_server,
-    stop_server,
     wait_for_figure,
     wait_idle,
 )
-
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 SHIPPED = Path(__file__).resolve().parents[2] / "checkpoints"
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory):
+def app(servers):
+    """The app on the shipped checkpoints (the Multi30k model's long pieces and real beam trees)."""
     if not (SHIPPED / "multi30k-en-de" / "model.safetensors").is_file():
         pytest.skip("the shipped checkpoint checkpoints/multi30k-en-de is absent")
-    logs = tmp_path_factory.mktemp("narrow_controls")
-    server, running = start_server(logs / "server.log", checkpoint_root=SHIPPED, runs=logs / "runs")
-    yield running
-    stop_server(server)
+    return servers.get("shipped", checkpoint_root=SHIPPED)
 
 
 @contextmanager

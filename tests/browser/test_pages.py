@@ -9,12 +9,7 @@ a plain view (it must render without an exception).
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import time
-import urllib.parse
-import urllib.request
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,30 +17,19 @@ from pathlib import Path
 import pytest
 
 from tests.browser.helpers import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     FIGURE_SELECTOR,
     RENDER_TIMEOUT_MS,
-    SERVER_COMMAND,
+    App,
     assert_no_exception,
-    free_port,
-    stop_server,
+    query,
     wait_for_relayout,
     wait_idle,
 )
 from ui.pages import PAGES
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / "test-artifacts" / "screenshots"
 VIEWPORT = {"width": 1600, "height": 1000}
-
-
-@dataclass
-class App:
-    url: str
-    checkpoint_root: Path
 
 
 @dataclass(frozen=True)
@@ -151,10 +135,6 @@ def train_mid_run(page, app: App) -> None:
     page.get_by_role("button", name="Resume").wait_for(timeout=RENDER_TIMEOUT_MS)
 
 
-def query(**params: str) -> str:
-    return urllib.parse.urlencode(params)
-
-
 VIEWS: list[View] = [
     View("translate", query(model="words-fixture"), act=translate_types_a_sentence),
     View(
@@ -192,90 +172,17 @@ VIEWS += [View(spec.url_path) for spec in PAGES if spec.url_path not in {v.url_p
 # --- fixtures -----------------------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def playwright_browser():
-    if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
-        pytest.skip(f"Chromium not found at {CHROMIUM}: install it (apt-get install chromium) to run browser tests")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("Playwright for Python is not installed (pip install playwright)")
-    executable = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
-        yield browser
-        browser.close()
+DARK = ("--theme.base", "dark")  # frame/.streamlit/config.toml's light theme ignores prefers-color-scheme
 
 
-class Servers:
-    """`python app.py` processes, started on first use: one per theme (or per fresh-server test)
-    ("light" uses the app's own
-    theme; "dark" adds --theme.base dark, because main_script/.streamlit/config.toml defines a custom light theme
-    that the browser's prefers-color-scheme does not switch)."""
-
-    def __init__(self, checkpoint_root: Path, browser, logs: Path) -> None:
-        self.checkpoint_root, self.browser, self.logs = checkpoint_root, browser, logs
-        self.running: dict[str, tuple[subprocess.Popen, App]] = {}
-
-    def get(self, theme: str) -> App:
-        if theme not in self.running:
-            self.running[theme] = self._start(theme)
-        return self.running[theme][1]
-
-    def _start(self, theme: str) -> tuple[subprocess.Popen, App]:
-        port = free_port()
-        log = self.logs / f"server-{theme}.log"
-        env = {
-            **os.environ,
-            "EXPLORER_CHECKPOINTS": str(self.checkpoint_root),
-            "EXPLORER_RUNS": str(self.logs / f"runs-{theme}"),
-        }  # the train page's run folders, not runs/app
-        extra = ["--theme.base", "dark"] if theme == "dark" else []
-        with open(log, "wb") as out:
-            server = subprocess.Popen(
-                [
-                    *SERVER_COMMAND,
-                    "--server.port",
-                    str(port),
-                    "--server.headless",
-                    "true",
-                    "--browser.gatherUsageStats",
-                    "false",
-                    *extra,
-                ],
-                cwd=REPO,
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
-        app = App(f"http://127.0.0.1:{port}", self.checkpoint_root)
-        try:
-            deadline = time.monotonic() + 90
-            while True:
-                try:
-                    with urllib.request.urlopen(f"{app.url}/_stcore/health", timeout=2) as response:
-                        if response.status == 200:
-                            break
-                except OSError:
-                    pass
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(f"streamlit did not start:\n{log.read_text()[-3000:]}")
-                time.sleep(0.5)
-        except BaseException:
-            stop_server(server)
-            raise
-        return server, app
-
-    def close(self) -> None:
-        for server, _ in self.running.values():
-            stop_server(server)
-
-
-@pytest.fixture(scope="module")
-def servers(checkpoint_root, playwright_browser, tmp_path_factory):
-    started = Servers(checkpoint_root, playwright_browser, tmp_path_factory.mktemp("streamlit"))
-    yield started
-    started.close()
+def server_for(view: View, app: App, servers) -> App:
+    """The shared server for most views; the dark theme's own; and one for the run the train view leaves behind
+    (so the shared server's train page still opens on its form)."""
+    if view.dark:
+        return servers.get("dark", checkpoint_root=app.checkpoint_root, extra=DARK)
+    if view.act is train_mid_run:
+        return servers.get("train-run", checkpoint_root=app.checkpoint_root)
+    return app
 
 
 def view_url(app: App, view: View) -> str:
@@ -292,9 +199,9 @@ def test_every_page_in_the_page_list_has_a_view():
 
 
 @pytest.mark.parametrize("view", VIEWS, ids=lambda v: v.name)
-def test_page_in_browser(servers, playwright_browser, view: View):
-    app = servers.get("dark" if view.dark else "light")
-    context = playwright_browser.new_context(viewport=VIEWPORT, color_scheme="dark" if view.dark else "light")
+def test_page_in_browser(app, servers, browser, view: View):
+    app = server_for(view, app, servers)
+    context = browser.new_context(viewport=VIEWPORT, color_scheme="dark" if view.dark else "light")
     context.set_default_timeout(RENDER_TIMEOUT_MS)  # a shared 2-core machine can take more than 30 s
     page = context.new_page()
     try:
@@ -314,11 +221,11 @@ def _main_text(page) -> str:
     return page.locator('[data-testid="stMain"]').inner_text()
 
 
-def test_deep_links_open_their_page_on_a_fresh_server(servers, playwright_browser):
+def test_deep_links_open_their_page_on_a_fresh_server(checkpoint_root, servers, browser):
     """The very first request to a new server is a deep link with state: it opens that page inside the frame
     (the sidebar's page list and model picker), with the state from the URL. Then every other page by its path."""
-    app = servers.get("fresh-deep-links")
-    context = playwright_browser.new_context(viewport=VIEWPORT)
+    app = servers.get("fresh-deep-links", checkpoint_root=checkpoint_root)
+    context = browser.new_context(viewport=VIEWPORT)
     context.set_default_timeout(RENDER_TIMEOUT_MS)
     page = context.new_page()
     try:
@@ -347,9 +254,8 @@ def test_deep_links_open_their_page_on_a_fresh_server(servers, playwright_browse
         context.close()
 
 
-def test_a_100_kb_link_is_cut_with_a_message_in_the_browser(servers, playwright_browser):
-    app = servers.get("light")
-    context = playwright_browser.new_context(viewport=VIEWPORT)
+def test_a_100_kb_link_is_cut_with_a_message_in_the_browser(app, browser):
+    context = browser.new_context(viewport=VIEWPORT)
     context.set_default_timeout(RENDER_TIMEOUT_MS)
     page = context.new_page()
     try:
@@ -359,15 +265,20 @@ def test_a_100_kb_link_is_cut_with_a_message_in_the_browser(servers, playwright_
         # The model may still be loading when the page first goes idle; the note comes with the page's content.
         page.get_by_text("100,000 characters long").first.wait_for(timeout=RENDER_TIMEOUT_MS)
         assert_no_exception(page)
-        assert len(page.get_by_role("textbox", name="Sentence").input_value()) == 1000
+        # The box may be filled after the note is shown (a busy machine once read it still empty).
+        from playwright.sync_api import expect
+
+        expect(page.get_by_role("textbox", name="Sentence")).to_have_value(
+            re.compile(r"^[\s\S]{1000}$"), timeout=RENDER_TIMEOUT_MS
+        )
     finally:
         context.close()
 
 
-def test_eight_sessions_open_at_once_on_a_fresh_server(servers, playwright_browser):
+def test_eight_sessions_open_at_once_on_a_fresh_server(checkpoint_root, servers, browser):
     """A class opening the link together: eight sessions start on a new server before any has finished."""
-    app = servers.get("fresh-eight-sessions")
-    context = playwright_browser.new_context(viewport=VIEWPORT)
+    app = servers.get("fresh-eight-sessions", checkpoint_root=checkpoint_root)
+    context = browser.new_context(viewport=VIEWPORT)
     context.set_default_timeout(RENDER_TIMEOUT_MS)
     try:
         pages = [context.new_page() for _ in range(8)]

@@ -1,4 +1,4 @@
-"""Nothing cut on the Beam, Positional, Step-by-step, Heads and Complexity pages (issue 15.2 and 15.3), in a real
+"""Nothing cut on the Beam, Positional, Step-by-step, Heads and Complexity pages, in a real
 browser at 1024x768, 1280x720 and 1920x1080, light and dark, English and Korean, on one `python app.py`
 server and one headless Chromium.
 
@@ -22,15 +22,11 @@ from tests.browser.helpers import (
     first_figure_box,
     overflowing,
     query,
-    start_server,
-    stop_server,
     wait_for_figure,
     wait_for_relayout,
     wait_idle,
 )
 from ui.pages import PAGES as APP_PAGES
-
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 SIZES = ((1024, 768), (1280, 720), (1920, 1080))
 SENTENCE = "a small child sees the red dog ."
@@ -47,14 +43,6 @@ FIGURE_TEXT_SIZES_JS = """() => Array.from(document.querySelectorAll(
     '[data-testid="stMain"] [data-testid="stPlotlyChart"] .main-svg text'))
     .filter(e => e.textContent.trim() && e.getBoundingClientRect().width > 0 && e.checkVisibility())
     .map(e => [parseFloat(getComputedStyle(e).fontSize), e.textContent.trim().slice(0, 30)])"""
-
-
-@pytest.fixture(scope="module")
-def app(checkpoint_root, tmp_path_factory):
-    logs = tmp_path_factory.mktemp("pages_cut")
-    server, running = start_server(logs / "server.log", checkpoint_root=checkpoint_root, runs=logs / "runs")
-    yield running
-    stop_server(server)
 
 
 @pytest.mark.parametrize("theme, lang", [("light", "en"), ("dark", "ko"), ("light", "ko"), ("dark", "en")])

@@ -1,4 +1,4 @@
-"""Ready for the projector (issue 15): every page in a real browser at 1024x768, 1280x720 and 1920x1080, light
+"""Ready for the projector: every page in a real browser at 1024x768, 1280x720 and 1920x1080, light
 and dark, English and Korean, on one `python app.py` server and one headless Chromium.
 
 Each page is loaded once per (theme, language) and measured at every size by resizing the window (Streamlit
@@ -23,15 +23,11 @@ from tests.browser.helpers import (
     first_figure_box,
     overflowing,
     query,
-    start_server,
-    stop_server,
     wait_for_figure,
     wait_for_relayout,
     wait_idle,
 )
 from ui.pages import PAGES
-
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 SIZES = ((1280, 720), (1024, 768), (1920, 1080))
 SENTENCE = "a small child sees the red dog ."
@@ -51,14 +47,6 @@ PAGE_QUERY = {
 
 def page_url(app, url_path: str, **extra: str) -> str:
     return f"{app.url}/{url_path}?" + query(model="words-fixture", **PAGE_QUERY.get(url_path, {}), **extra)
-
-
-@pytest.fixture(scope="module")
-def app(checkpoint_root, tmp_path_factory):
-    logs = tmp_path_factory.mktemp("projector")
-    server, running = start_server(logs / "server.log", checkpoint_root=checkpoint_root, runs=logs / "runs")
-    yield running
-    stop_server(server)
 
 
 def open_page(context, url: str):

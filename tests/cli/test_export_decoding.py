@@ -1,5 +1,5 @@
 """`explorer export --beam/--alpha`: the decoding settings chosen on validation are stored with the model
-(issue 16, item 3) and then used by `explorer translate`/`evaluate` by default."""
+and then used by `explorer translate`/`evaluate` by default."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`explorer train` refuses data and flags it cannot use, naming the file and line, before any tokenizer or
-model is built (issue 12, section 3, item 4)."""
+model is built."""
 
 from __future__ import annotations
 

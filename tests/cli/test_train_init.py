@@ -1,5 +1,5 @@
 """`explorer train --init-from`: a new run that starts from a checkpoint's weights, shape and tokenizer (how the
-shipped Multi30k model was continued from its first average, issue 16), with a fresh optimizer and step 0."""
+shipped Multi30k model was continued from its first average), with a fresh optimizer and step 0."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""`explorer translate` on real input: line count kept, any bytes refused in one line, streaming batches
-(issue 12, section 3, items 1-3), the checkpoint's own decoding defaults, lines of several sentences and
-repeated phrases (issue 16, items 4 and 5)."""
+"""`explorer translate` on real input: line count kept, any bytes refused in one line, streaming batches,
+the checkpoint's own decoding defaults, lines of several sentences and
+repeated phrases."""
 
 from __future__ import annotations
 
@@ -197,7 +197,7 @@ def test_decoding_defaults_come_from_the_checkpoint(reverse_checkpoint, tmp_path
     assert code == 0 and json.loads(out)["decoding"] == {"beam": 2, "alpha": 1.25, "from": "checkpoint"}
 
 
-# --- lines of several sentences (issue 16, item 4) ----------------------------------------------------------
+# --- lines of several sentences ----------------------------------------------------------
 
 THREE = [
     "a man rides a bicycle . the dog walks in the park . a small child sees the red dog .",
@@ -249,7 +249,7 @@ def test_json_of_a_three_sentence_line_has_one_row_per_sentence(words_checkpoint
     assert single["sentences"] == [{k: v for k, v in single.items() if k != "sentences"}]
 
 
-# --- repeated phrases (issue 16, item 5) --------------------------------------------------------------------
+# --- repeated phrases --------------------------------------------------------------------
 
 
 def test_json_marks_repeated_outputs(reverse_checkpoint, words_checkpoint, capsys, monkeypatch):

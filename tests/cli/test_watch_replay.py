@@ -1,6 +1,6 @@
 """`explorer train --watch` snapshots chosen sentences' cross-attention at every evaluation, and `explorer export`
-ships those snapshots and the loss curve with the model, so the Heads page can replay a shipped model's training
-(issue 18, item 6; issue 16, item 7)."""
+ships those snapshots and the loss curve with the model, so the Heads page can replay a shipped model's
+training."""
 
 from __future__ import annotations
 

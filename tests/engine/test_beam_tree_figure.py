@@ -112,7 +112,7 @@ def test_highlight_marks_one_path(trace: BeamTrace) -> None:
     assert not [t for t in beam_tree_figure(trace, LABELS).data if t.name == "highlight"]
 
 
-# --- what a projector and a Korean reader see (issue 15) -------------------------------------------------------
+# --- what a projector and a Korean reader see -------------------------------------------------------
 
 
 def wide_search() -> tuple[BeamTrace, tuple[int, ...]]:

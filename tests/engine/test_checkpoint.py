@@ -149,7 +149,7 @@ def test_averaging_weights(reverse_checkpoint, tmp_path):
         assert torch.allclose(p, q + 0.5, atol=1e-5), name
 
 
-# ------------------------------------------------------------------ crafted configs (issue 12, section 3.5)
+# ------------------------------------------------------------------ crafted configs
 def _tensors_must_not_be_read(monkeypatch):
     """Make reading model.safetensors' tensors fail loudly: a refusal must come before it."""
     import explorer.checkpoint as module

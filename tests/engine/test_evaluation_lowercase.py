@@ -1,4 +1,4 @@
-"""Lower-cased BLEU beside the cased score (issue 16, item 1: both printed with their sacreBLEU signatures)."""
+"""Lower-cased BLEU beside the cased score."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Figures readable on a projector and in Korean (issue 15, items 2, 3 and 9; issue 14.6 theme vs export).
+"""Figures readable on a projector and in Korean.
 
 Every figure builder is checked with small made-up inputs: text sizes, text contrast on the light and the
 dark page, greyscale-safe colour scales, cell numbers only where they fit, Korean labels, and no remote

@@ -1,4 +1,4 @@
-"""Titles that fit a 1024 px window (issue 15.2): `wrap_words` breaks a long title into lines that fit, at a
+"""Titles that fit a 1024 px window: `wrap_words` breaks a long title into lines that fit, at a
 separator where it can, and `apply_theme` gives every extra line its own room above the plot."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Synchronized heads (issue 15.6): the Vega-Lite specs of explorer/figures/linked_heads.py, without a browser.
+"""Synchronized heads: the Vega-Lite specs of explorer/figures/linked_heads.py, without a browser.
 
 What makes the heads linked is in the spec: one point selection on the `query` field, declared in every head's
 view, that every head's opacity and outline test; one colour scale with one domain. The browser side (hovering

@@ -279,7 +279,7 @@ def test_trace_is_none_unless_asked() -> None:
     assert result.trace is None
 
 
-# --- the no-repeat-n-gram constraint (issue 16, item 5) -------------------------------------------------------
+# --- the no-repeat-n-gram constraint -------------------------------------------------------
 
 
 def looping_scorer(batch_size: int = 1) -> PrefixScorer:

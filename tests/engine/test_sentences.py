@@ -1,4 +1,4 @@
-"""Splitting a line into sentences before translating (issue 16, item 4): abbreviations and a missing final
+"""Splitting a line into sentences before translating: abbreviations and a missing final
 period must not split wrongly, and lines regroup in order."""
 
 from __future__ import annotations

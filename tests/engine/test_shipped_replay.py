@@ -1,6 +1,6 @@
 """The shipped toy-reverse model carries the attention snapshots and loss curve of its whole training, from
-random weights to the anti-diagonal, so the Heads page replays attention forming at first look (issue 18,
-item 6), small enough to ship."""
+random weights to the anti-diagonal, so the Heads page replays attention forming at first look,
+small enough to ship."""
 
 from __future__ import annotations
 

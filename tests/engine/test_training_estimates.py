@@ -9,7 +9,6 @@ import math
 
 import pytest
 
-from explorer.config import ModelConfig
 from explorer.data import make_splits
 from explorer.data.batching import Batch
 from explorer.training.batches import encode_pairs, epoch_batches
@@ -20,6 +19,7 @@ from explorer.training.estimate.measure import estimate_run, measure_run
 from explorer.training.estimate.plan import LOAD_CHANGED, RunEstimate, timing_plan
 from explorer.training.train_config import TrainConfig
 from explorer.training.trainer import Trainer
+from tests.tiny_task import tiny_config
 
 BATCH_TOKENS = 256
 REAL_MAKE_BATCH = Trainer.make_batch
@@ -41,19 +41,6 @@ def tokenizer():
     # One vocabulary for both corpora (the same 20 symbols), so only the lengths differ.
     train, _ = corpus_of(4, 24)
     return train_tokenizer(train, 64, synthetic=True)
-
-
-def tiny_config(vocab_size: int) -> ModelConfig:
-    return ModelConfig(
-        vocab_size=vocab_size,
-        d_model=16,
-        n_heads=2,
-        d_ff=32,
-        n_encoder_layers=1,
-        n_decoder_layers=1,
-        dropout=0.0,
-        max_len=32,
-    )
 
 
 def plan(**changes) -> TrainConfig:

@@ -121,12 +121,12 @@ def test_beam_search_stops_faulting_pages_with_the_entry_points_allocator():
     """Beam 4 over batches of 32 freed a 12-25 MiB self-attention cache every step, and glibc handed the top of
     its heap back to the system and faulted it in again. With the thresholds `configure_allocator` fixes, the
     shipped 10,000-piece model faults 29-61 times a sentence on these 96 sentences against 206-428 without
-    (ratios 3.9-9.5 over ten pairs of runs, 2026-11-26). The configured faults are first touches while the heap
+    (ratios 3.9-9.5 over ten pairs of runs). The configured faults are first touches while the heap
     grows to its peak: 1,764, then 73, then 7 in three successive batches of 32 in one process, so a run of 96
     sentences varies with how much of it that growth is. A factor of 2.5 holds in every pair measured and fails
     where the thresholds do not apply (a ratio near 1). Same translations either way; each setting in its own
     process."""
-    from benchmarks.allocator import CHECKPOINT, run_child
+    from benchmarks.probes.allocator import CHECKPOINT, run_child
     from explorer.data import multi30k_available
 
     if not multi30k_available():

@@ -1,6 +1,6 @@
 """The fast decoding path gives the outputs the search gave before it: outputs stay identical.
 
-`tests/data/search_reference_test2016.json` was written by `python -m benchmarks.search_reference` with the
+`tests/data/search_reference_test2016.json` was written by `python -m tests.data.make_search_reference` with the
 search and model as they were before the speed work: the first 200 Multi30k test2016 sentences through the
 shipped checkpoint, greedy and beam 4, batches of 32. Each time the shipped weights were replaced, the search
 first reproduced the old file exactly on the old weights, and the file was then rewritten on the new weights

@@ -9,11 +9,8 @@ import time
 import pytest
 
 from explorer.cli import runs
-from explorer.config import ModelConfig
-from explorer.data import make_splits
-from explorer.training.datasets import train_tokenizer
 from explorer.training.launcher import RunManager
-from explorer.training.trainer import TrainConfig
+from tests.tiny_task import tiny_train_config
 
 
 def cli(*argv: str) -> int:
@@ -25,37 +22,11 @@ def cli(*argv: str) -> int:
     return args.run(args)
 
 
-def test_runs_lists_and_stop_stops_a_run_started_elsewhere(tmp_path, capsys):
-    train, val = make_splits("reverse", 600, 40, seed=0, max_len=6)
-    tokenizer = train_tokenizer(train, 64, synthetic=True)
-    config = ModelConfig(
-        vocab_size=tokenizer.vocab_size,
-        d_model=16,
-        n_heads=2,
-        d_ff=32,
-        n_encoder_layers=1,
-        n_decoder_layers=1,
-        dropout=0.0,
-        max_len=32,
-    )
+def test_runs_lists_and_stop_stops_a_run_started_elsewhere(tmp_path, capsys, tiny_task):
+    train, val, tokenizer, config = tiny_task
     app = RunManager(tmp_path)  # the app's server started it
     app.start_new(
-        "lecture",
-        model_config=config,
-        tokenizer=tokenizer,
-        train=train,
-        val=val,
-        train_config=TrainConfig(
-            steps=1_000_000,
-            batch_tokens=256,
-            warmup_steps=20,
-            eval_every=0,
-            save_every=0,
-            log_every=1,
-            bleu_sentences=0,
-            device="cpu",
-            max_len=32,
-        ),
+        "lecture", model_config=config, tokenizer=tokenizer, train=train, val=val, train_config=tiny_train_config()
     )
     deadline = time.monotonic() + 180
     while app.snapshot("lecture").step < 3:
@@ -82,18 +53,11 @@ def test_stop_names_an_unknown_run(tmp_path):
 COMMAND_LINE_RUN = """
 import sys
 from pathlib import Path
-from explorer.config import ModelConfig
-from explorer.data import make_splits
-from explorer.training.datasets import train_tokenizer
-from explorer.training.trainer import TrainConfig, Trainer
+from explorer.training.trainer import Trainer
 from explorer.training.worker import run_here
-train, val = make_splits("reverse", 600, 40, seed=0, max_len=6)
-tokenizer = train_tokenizer(train, 64, synthetic=True)
-config = ModelConfig(vocab_size=tokenizer.vocab_size, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1,
-                     n_decoder_layers=1, dropout=0.0, max_len=32)
-trainer = Trainer(config, TrainConfig(steps=1_000_000, batch_tokens=256, warmup_steps=20, eval_every=0, save_every=0,
-                                      log_every=1, bleu_sentences=0, device="cpu", max_len=32),
-                  tokenizer, train, val, Path(sys.argv[1]))
+from tests.tiny_task import tiny_task, tiny_train_config
+train, val, tokenizer, config = tiny_task()
+trainer = Trainer(config, tiny_train_config(), tokenizer, train, val, Path(sys.argv[1]))
 print(run_here(trainer).step)
 """
 

@@ -15,54 +15,21 @@ from pathlib import Path
 import pytest
 
 from explorer.checkpoint import load_checkpoint
-from explorer.config import ModelConfig
-from explorer.data import make_splits
-from explorer.training.datasets import train_tokenizer
 from explorer.training.launcher import RunManager
 from explorer.training.run_folder import list_runs
-from explorer.training.trainer import TrainConfig
+from tests.tiny_task import tiny_train_config
 
 REPO = Path(__file__).resolve().parents[2]
-LONG = 1_000_000
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
-@pytest.fixture(scope="module")
-def task():
-    train, val = make_splits("reverse", 600, 40, seed=0, max_len=6)
-    tokenizer = train_tokenizer(train, 64, synthetic=True)
-    config = ModelConfig(
-        vocab_size=tokenizer.vocab_size,
-        d_model=16,
-        n_heads=2,
-        d_ff=32,
-        n_encoder_layers=1,
-        n_decoder_layers=1,
-        dropout=0.0,
-        max_len=32,
-    )
-    return train, val, tokenizer, config
-
-
 def start(manager: RunManager, name: str, task, **overrides) -> str:
     train, val, tokenizer, config = task
-    options = dict(
-        steps=LONG,
-        batch_tokens=256,
-        warmup_steps=20,
-        eval_every=7,
-        save_every=3,
-        log_every=1,
-        bleu_sentences=0,
-        device="cpu",
-        max_len=32,
-        keep_last=1,
-        sample_sentences=(val.source[0],),
-    )
+    options = dict(eval_every=7, save_every=3, keep_last=1, sample_sentences=(val.source[0],))
     options.update(overrides)
     return manager.start_new(
-        name, model_config=config, train_config=TrainConfig(**options), tokenizer=tokenizer, train=train, val=val
+        name, model_config=config, train_config=tiny_train_config(**options), tokenizer=tokenizer, train=train, val=val
     )
 
 
@@ -78,9 +45,9 @@ def kill(manager: RunManager, name: str) -> None:
     wait_for(lambda: manager.status(name).status == "crashed", 30, "the listing to see the crash")
 
 
-def test_kill_9_during_a_step_keeps_everything_written_and_resumes(tmp_path, task):
+def test_kill_9_during_a_step_keeps_everything_written_and_resumes(tmp_path, tiny_task):
     manager = RunManager(tmp_path)
-    start(manager, "killed", task)
+    start(manager, "killed", tiny_task)
     wait_for(lambda: manager.snapshot("killed").step >= 30, what="step 30")
     kill(manager, "killed")
 
@@ -101,9 +68,9 @@ def test_kill_9_during_a_step_keeps_everything_written_and_resumes(tmp_path, tas
     assert [s.step for s in resumed.attention][:3] == [0, 7, 14]  # snapshots written before the kill
 
 
-def test_kill_9_before_the_first_checkpoint_is_listed_and_can_start_again(tmp_path, task):
+def test_kill_9_before_the_first_checkpoint_is_listed_and_can_start_again(tmp_path, tiny_task):
     manager = RunManager(tmp_path)
-    start(manager, "early", task, save_every=0, eval_every=0)
+    start(manager, "early", tiny_task, save_every=0, eval_every=0)
     wait_for(lambda: manager.snapshot("early").step >= 2, what="step 2")
     kill(manager, "early")
     (run,) = RunManager(tmp_path).runs()
@@ -135,11 +102,11 @@ sys.exit(main())
 """
 
 
-def test_kill_9_during_a_checkpoint_write_keeps_the_previous_checkpoint(tmp_path, task):
+def test_kill_9_during_a_checkpoint_write_keeps_the_previous_checkpoint(tmp_path, tiny_task):
     script = tmp_path / "faulty_worker.py"
     script.write_text(textwrap.dedent(FAULTY_WORKER))
     manager = RunManager(tmp_path / "runs", worker=(sys.executable, str(script)))
-    start(manager, "torn", task, save_every=5)
+    start(manager, "torn", tiny_task, save_every=5)
     wait_for(lambda: manager.status("torn").status == "crashed", what="the worker to die mid-write")
     run_dir = tmp_path / "runs" / "torn"
     assert not (run_dir / "latest").exists(), "the fault must hit between the two renames"
@@ -154,18 +121,11 @@ def test_kill_9_during_a_checkpoint_write_keeps_the_previous_checkpoint(tmp_path
 SERVER = """
 import sys
 from pathlib import Path
-from explorer.config import ModelConfig
-from explorer.data import make_splits
-from explorer.training.datasets import train_tokenizer
 from explorer.training.launcher import RunManager
-from explorer.training.trainer import TrainConfig
-train, val = make_splits("reverse", 600, 40, seed=0, max_len=6)
-tokenizer = train_tokenizer(train, 64, synthetic=True)
-config = ModelConfig(vocab_size=tokenizer.vocab_size, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1,
-                     n_decoder_layers=1, dropout=0.0, max_len=32)
+from tests.tiny_task import tiny_task, tiny_train_config
+train, val, tokenizer, config = tiny_task()
 RunManager(Path(sys.argv[1])).start_new("survivor", model_config=config, tokenizer=tokenizer, train=train, val=val,
-    train_config=TrainConfig(steps=1_000_000, batch_tokens=256, warmup_steps=20, eval_every=0, save_every=4,
-                             log_every=1, bleu_sentences=0, device="cpu", max_len=32))
+                                        train_config=tiny_train_config(save_every=4))
 """
 
 

@@ -16,10 +16,7 @@ import numpy as np
 import pytest
 
 from explorer.checkpoint import is_checkpoint, load_checkpoint
-from explorer.config import ModelConfig
-from explorer.data import make_splits
 from explorer.training.callbacks import SampleTranslation
-from explorer.training.datasets import train_tokenizer
 from explorer.training.estimate.plan import planned_schedule
 from explorer.training.launcher import JobError, RunManager
 from explorer.training.run_folder import list_runs, validate_run_name
@@ -34,26 +31,9 @@ from explorer.training.snapshots import (
     thin_snapshots,
 )
 from explorer.training.trainer import TrainConfig
+from tests.tiny_task import LONG, tiny_train_config
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
-LONG = 1_000_000  # steps of a run that only ends when stopped
-
-
-@pytest.fixture(scope="module")
-def task():
-    train, val = make_splits("reverse", 600, 40, seed=0, max_len=6)
-    tokenizer = train_tokenizer(train, 64, synthetic=True)
-    config = ModelConfig(
-        vocab_size=tokenizer.vocab_size,
-        d_model=16,
-        n_heads=2,
-        d_ff=32,
-        n_encoder_layers=1,
-        n_decoder_layers=1,
-        dropout=0.0,
-        max_len=32,
-    )
-    return train, val, tokenizer, config
 
 
 def start(
@@ -62,14 +42,9 @@ def start(
     train, val, tokenizer, config = task
     options = dict(
         steps=steps,
-        batch_tokens=256,
-        warmup_steps=20,
         eval_every=10,
         save_every=10,
-        log_every=1,
         bleu_sentences=5,
-        device="cpu",
-        max_len=32,
         keep_last=1,
         sample_sentences=tuple(val.source[:2]),
     )
@@ -77,7 +52,7 @@ def start(
     return manager.start_new(
         name,
         model_config=config,
-        train_config=TrainConfig(**options),
+        train_config=tiny_train_config(**options),
         tokenizer=tokenizer,
         train=train,
         val=val,
@@ -122,10 +97,10 @@ def test_run_names_are_folder_names():
             validate_run_name(bad)
 
 
-def test_finished_run_saves_checkpoint_with_snapshots(tmp_path, task):
+def test_finished_run_saves_checkpoint_with_snapshots(tmp_path, tiny_task):
     manager = RunManager(tmp_path / "runs")
     target = tmp_path / "checkpoints" / "done"
-    start(manager, "done", task, steps=30, save_to=target)
+    start(manager, "done", tiny_task, steps=30, save_to=target)
     snap = manager.wait("done", 180)
     assert snap.status == "finished", (snap.error, snap.log)
     assert snap.step == 30 and snap.history["step"][-1] == 30 and len(snap.history["loss"]) == 30
@@ -147,7 +122,7 @@ def test_finished_run_saves_checkpoint_with_snapshots(tmp_path, task):
     assert (run.name, run.status, run.checkpoint_step, run.resumable) == ("done", "finished", 30, False)
 
 
-def test_names_are_taken_atomically_and_runs_are_bounded(tmp_path, task):
+def test_names_are_taken_atomically_and_runs_are_bounded(tmp_path, tiny_task):
     """Two starts at the same moment get two runs; a taken name is refused and its folder left alone."""
     manager = RunManager(tmp_path, max_jobs=2)
     try:
@@ -155,7 +130,7 @@ def test_names_are_taken_atomically_and_runs_are_bounded(tmp_path, task):
         threads = [
             threading.Thread(
                 target=lambda: names.append(
-                    start(manager, "same", task, steps=LONG, eval_every=0, save_every=0, unique=True)
+                    start(manager, "same", tiny_task, steps=LONG, eval_every=0, save_every=0, unique=True)
                 )
             )
             for _ in range(2)
@@ -167,10 +142,10 @@ def test_names_are_taken_atomically_and_runs_are_bounded(tmp_path, task):
         assert sorted(names) == ["same", "same-2"]
         before = (tmp_path / "same" / "data" / "train.src").read_bytes()
         with pytest.raises(JobError, match="already"):
-            start(manager, "same", task, steps=10)  # a typed name that is taken: refused, never overwritten
+            start(manager, "same", tiny_task, steps=10)  # a typed name that is taken: refused, never overwritten
         assert (tmp_path / "same" / "data" / "train.src").read_bytes() == before
         with pytest.raises(JobError, match="at most 2 run at once"):
-            start(manager, "third", task, steps=10)
+            start(manager, "third", tiny_task, steps=10)
         assert not (tmp_path / "third").exists(), "a refused run must leave no folder behind"
         assert sorted(manager.live_names()) == ["same", "same-2"]
     finally:
@@ -178,23 +153,23 @@ def test_names_are_taken_atomically_and_runs_are_bounded(tmp_path, task):
     assert {manager.snapshot(n).status for n in ("same", "same-2")} == {"stopped"}
 
 
-def test_a_start_never_deletes_a_folder_it_did_not_make(tmp_path, task):
+def test_a_start_never_deletes_a_folder_it_did_not_make(tmp_path, tiny_task):
     """Old `start_new` wrote into a folder that another start was still preparing, and deleted it on refusal."""
     other = tmp_path / "busy"
     (other / "data").mkdir(parents=True)
     (other / "data" / "train.src").write_text("another run's corpus\n")
     manager = RunManager(tmp_path, max_jobs=1)
     with pytest.raises(JobError, match="already exists"):
-        start(manager, "busy", task, steps=10)
+        start(manager, "busy", tiny_task, steps=10)
     assert (other / "data" / "train.src").read_text() == "another run's corpus\n"
 
 
-def test_stop_from_another_manager_then_resume(tmp_path, task, monkeypatch):
+def test_stop_from_another_manager_then_resume(tmp_path, tiny_task, monkeypatch):
     """Stop works from any session (a second manager over the same folder) within a step; resume continues."""
     # progress.json after every step, so the step read when asking to stop is the step the run was at
     monkeypatch.setenv("EXPLORER_PROGRESS_S", "0")
     manager = RunManager(tmp_path)
-    start(manager, "resumable", task, steps=LONG, save_every=1000)
+    start(manager, "resumable", tiny_task, steps=LONG, save_every=1000)
     wait_for_step(manager, "resumable", 25)
     other = RunManager(tmp_path)  # another browser session, or `explorer stop`
     assert other.stop("resumable")
@@ -215,9 +190,9 @@ def test_stop_from_another_manager_then_resume(tmp_path, task, monkeypatch):
         manager.resume("resumable")
 
 
-def test_a_save_asked_for_after_stop_is_not_lost(tmp_path, task):
+def test_a_save_asked_for_after_stop_is_not_lost(tmp_path, tiny_task):
     manager = RunManager(tmp_path / "runs")
-    start(manager, "saver", task, steps=LONG, save_every=0, eval_every=0)
+    start(manager, "saver", tiny_task, steps=LONG, save_every=0, eval_every=0)
     wait_for_step(manager, "saver", 3)
     assert manager.save("saver", tmp_path / "copy") == "queued"
     manager.stop("saver")
@@ -234,8 +209,8 @@ def test_a_save_asked_for_after_stop_is_not_lost(tmp_path, task):
     assert load_checkpoint(tmp_path / "later").metadata["step"] == stopped.step
 
 
-def test_a_failing_run_says_why(tmp_path, task):
-    train, val, tokenizer, config = task
+def test_a_failing_run_says_why(tmp_path, tiny_task):
+    train, val, tokenizer, config = tiny_task
     manager = RunManager(tmp_path)
     manager.start_new(
         "broken",

@@ -1,5 +1,5 @@
-"""The training worker yields the CPU to the server even though it runs in a session of its own (issue 12:
-"a training run never slows other users"). On Linux with scheduler autogroups, niceness only orders
+"""The training worker yields the CPU to the server even though it runs in a session of its own
+(a training run never slows other users). On Linux with scheduler autogroups, niceness only orders
 processes inside one session; the worker must lower its session group's weight as well."""
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from torch.profiler import ProfilerActivity, profile
 from benchmarks.common import Options, synchronize
 
 
-def _report(prof, wall: float, title: str, rows: int = 25, on_gpu: bool = False) -> None:
+def _report(prof: profile, wall: float, title: str, rows: int = 25, on_gpu: bool = False) -> None:
     events = prof.key_averages()
     sort = "self_device_time_total" if on_gpu else "self_cpu_time_total"
     print(f"\n-- {title} --")

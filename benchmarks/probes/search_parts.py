@@ -1,6 +1,6 @@
 """Two parts of the search, each against what it replaced, in one process, interleaved round by round.
 
-    python -m benchmarks.search_parts [ROUNDS] [SENTENCES]
+    python -m benchmarks.probes.search_parts [ROUNDS] [SENTENCES]
 
 1. `row_top_k` ÷ `torch.topk` on (rows, 8,000) log-probabilities, k = 8 (beam 4 keeps 2k per row): rows 4
    (beam 4, one sentence), 32 and 128 (beam 4 over a batch of 32 sentences); microseconds per call.
@@ -22,13 +22,19 @@ import sys
 import time
 from collections.abc import Callable
 from functools import partial
+from typing import Any
 from unittest.mock import patch
+
+from benchmarks import command_line_runtime
+
+command_line_runtime(__name__)
 
 import torch
 
 import explorer.decoding.candidates as search
 import explorer.fastpath.packed_decoding as packed_decoding
 from benchmarks.common import SHIPPED_CHECKPOINT, sample_sentences
+from benchmarks.probes import rounds_and_sentences
 from explorer.checkpoint import load_checkpoint
 from explorer.decoding.top_k import row_top_k
 from explorer.fastpath.folded_cross import worth_folding
@@ -51,7 +57,7 @@ def _median_us(call: Callable[[], object], repeats: int = 200) -> float:
     return statistics.median(times)
 
 
-def _order(ways: dict, round_index: int) -> list[str]:
+def _order(ways: dict[str, Any], round_index: int) -> list[str]:
     """The ways in one order on even rounds and the other on odd ones, so that neither always goes first."""
     return list(ways) if round_index % 2 == 0 else list(ways)[::-1]
 
@@ -111,10 +117,11 @@ def main(rounds: int = 3, count: int = 100) -> int:
     print(f"| beam 4, batches of 32, sent/s (row_top_k) | {old:.1f} | {new:.1f} | {new / old:.2f}× |")
     for part, a, b in (("fold", "unfolded", "folded"), ("few", "tensors", "python"), ("batch", "topk", "row_top_k")):
         for key in [k for k in outputs if k[0] == part and k[-1] == a]:
-            same = sum(x == y for x, y in zip(outputs[key], outputs[(*key[:-1], b)], strict=True))
+            same = sum(x == y for x, y in zip(outputs[key], outputs[key[:-1] + (b,)], strict=True))
             print(f"identical outputs, {' '.join(key[:-1])}: {same}/{len(sentences)}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(*(int(a) for a in sys.argv[1:3])))
+    args = rounds_and_sentences("benchmarks.probes.search_parts", __doc__, rounds=3, sentences=100)
+    sys.exit(main(args.rounds, args.sentences))

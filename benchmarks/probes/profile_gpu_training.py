@@ -1,9 +1,9 @@
 """Where a CUDA training step of the `base` model goes, and what each lever buys, measured side by side.
 
-    python -m benchmarks.profile_gpu_training [--steps N] [--warmup N] [--no-compile]
+    python -m benchmarks.probes.profile_gpu_training [--steps N] [--warmup N] [--no-compile]
 
-The issue's goal is model FLOP/s ≥ 40% of the measured bf16 matmul peak for `base` in bf16 autocast. The
-first loan measured 3.3% with two timed steps after one warm-up step; this probe answers why:
+The goal is model FLOP/s ≥ 40% of the measured bf16 matmul peak for `base` in bf16 autocast. Two timed
+steps after one warm-up step measured 3.3%; this probe answers why:
 1. new shapes against repeated ones: every variant is warmed on `--warmup` batches of other shapes, then
    timed twice over the same batches, the first time on shapes it has not seen (a kernel that prepares
    itself per shape, as cuDNN's attention does, pays then);
@@ -17,11 +17,15 @@ Needs CUDA; prints one line and exits 0 without it.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import statistics
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
+
+from benchmarks import command_line_runtime
+
+command_line_runtime(__name__)
 
 import torch
 from torch.nn.attention import SDPBackend
@@ -29,6 +33,7 @@ from torch.nn.attention import SDPBackend
 import explorer.model.attention as attention
 from benchmarks.common import matmul_peak, parallel_ids, si, synchronize
 from benchmarks.models import training_flops
+from benchmarks.probes import parser
 from benchmarks.training import train_step_fn
 from explorer.config import ModelConfig, preset
 from explorer.data.batching import Batch, collate, token_budget_batches
@@ -36,17 +41,19 @@ from explorer.model import Transformer
 from explorer.training.schedule import make_optimizer
 
 # SDPA kernels: torch's own choice among all of them (cuDNN's first on Hopper), and the engine's.
-EVERY_KERNEL = [b for b in SDPBackend.__members__.values() if b not in (SDPBackend.ERROR, SDPBackend.OVERRIDEABLE)]
+EVERY_KERNEL: list[SDPBackend] = [
+    b for b in SDPBackend.__members__.values() if b not in (SDPBackend.ERROR, SDPBackend.OVERRIDEABLE)
+]
 ENGINE_KERNELS = list(attention.CUDA_SDPA_BACKENDS)
 
 
 @contextlib.contextmanager
 def bool_causal_mask() -> Iterator[None]:
-    """The decoder's self-attention as the first loan ran it: SDPA reads an explicit bool causal mask
+    """The decoder's self-attention as it once ran: SDPA reads an explicit bool causal mask
     (`causal=False`) instead of taking `is_causal`. A probe-only patch, undone on exit."""
     original = attention.MultiHeadAttention.forward
 
-    def forward(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+    def forward(self: attention.MultiHeadAttention, *args: Any, **kwargs: Any) -> Any:
         kwargs["causal"] = False
         return original(self, *args, **kwargs)
 
@@ -73,8 +80,8 @@ def batches_of(config: ModelConfig, budget: int, n: int, device: str, seed: int 
     src, tgt, _ = parallel_ids(29000, config.vocab_size, seed)
     src_len, tgt_len = [len(s) + 1 for s in src], [len(t) + 1 for t in tgt]
     order = token_budget_batches(src_len, tgt_len, budget, shuffle=True, seed=seed)
-    # Cycled: 29,000 caption pairs make about 22 batches of 25,000 tokens (11 of 50,000); the first loan's
-    # probe asked for 30 and timed the 12 (and 1) that were left after the warm-up.
+    # Cycled: 29,000 caption pairs make about 22 batches of 25,000 tokens (11 of 50,000), fewer than a run of
+    # warm-up and timed steps asks for.
     order = [order[i % len(order)] for i in range(n)]
     ids = dict(pad_id=config.pad_id, bos_id=config.bos_id, eos_id=config.eos_id)
     return [collate([src[i] + [config.eos_id] for i in b], [tgt[i] for i in b], **ids).to(device) for b in order]
@@ -127,14 +134,14 @@ def profile(step: Callable[[Batch], None], batches: list[Batch], device: str) ->
     print(events.table(sort_by="self_device_time_total", row_limit=18, max_name_column_width=60), flush=True)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--warmup", type=int, default=10)
-    parser.add_argument("--budget", type=int, default=25000)
-    parser.add_argument("--no-compile", action="store_true")
-    parser.add_argument("--cpu-smoke", action="store_true", help="a tiny model on the CPU: checks the script runs")
-    args = parser.parse_args()
+def main(argv: list[str] | None = None) -> None:
+    command = parser("benchmarks.probes.profile_gpu_training", __doc__)
+    command.add_argument("--steps", type=int, default=20)
+    command.add_argument("--warmup", type=int, default=10)
+    command.add_argument("--budget", type=int, default=25000)
+    command.add_argument("--no-compile", action="store_true")
+    command.add_argument("--cpu-smoke", action="store_true", help="a tiny model on the CPU: checks the script runs")
+    args = command.parse_args(argv)
     if args.cpu_smoke:
         device, size = "cpu", 256
         config = ModelConfig(vocab_size=500, d_model=32, n_heads=4, d_ff=64, n_encoder_layers=1, n_decoder_layers=1)

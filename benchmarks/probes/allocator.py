@@ -1,32 +1,34 @@
 """glibc malloc's thresholds as the entry points fix them (`explorer.runtime.configure_allocator`) against its
 defaults: page faults and speed of batch translation, each setting in fresh processes.
 
-    python benchmarks/allocator.py [ROUNDS] [N_SENTENCES]
+    python -m benchmarks.probes.allocator [ROUNDS] [SENTENCES]
 
 A child process translates the first N Multi30k test2016 sentences (beam 4, then greedy, batches of 32, the
 engine's `translate` as `explorer translate` calls it), then the first N/5 one sentence at a time, with the
 allocator configured or left as glibc starts it, and reports its minor page faults and sentences per second per
 cell. Settings alternate round by round
 (on, off, then off, on, ...) so that background load hits both alike; the ratio of each cell is the median
-over rounds of off's time ÷ on's. Both children set nothing else (EXPLORER_RUNTIME=as-given, 2 torch threads).
-Run by path, not `-m`: importing the `benchmarks` package configures the runtime for the command line.
+over rounds of off's time ÷ on's. Both children run with the OpenMP wait policy `explorer translate` would choose
+now (unless the caller set one) and 2 torch threads, and set nothing else (EXPLORER_RUNTIME=as-given): the
+allocator's effect depends on the wait policy (with the OpenMP runtime's default, beam 4 over batches faulted
+about as often configured as not).
 """
 
 from __future__ import annotations
 
+import json
+import os
+import resource
+import statistics
+import subprocess
 import sys
+import time
+from pathlib import Path
+from typing import Any
 
-sys.path = [p for p in sys.path if not p.rstrip("/").endswith("benchmarks")]  # profile.py shadows the stdlib's
+from benchmarks.probes import child_command, rounds_and_sentences
 
-import json  # noqa: E402
-import os  # noqa: E402
-import resource  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 CHECKPOINT = REPO_ROOT / "checkpoints" / "multi30k-en-de"
 # (cell, beam, batch): one sentence at a time over the first fifth of the sentences
 CELLS = (
@@ -37,9 +39,8 @@ CELLS = (
 )
 
 
-def child(setting: str, n: int) -> dict:
+def child(setting: str, n: int) -> dict[str, Any]:
     """Translate the first `n` test2016 sentences per cell; what `main` reads back as JSON."""
-    sys.path.insert(0, str(REPO_ROOT))
     from explorer.runtime import configure_allocator
 
     os.environ.pop("EXPLORER_RUNTIME", None)  # as-given kept anything else from being set when torch loads
@@ -71,10 +72,13 @@ def child(setting: str, n: int) -> dict:
     return {"configured": configured, "cells": cells, "outputs": outputs, "peak_mib": peak_mib}
 
 
-def run_child(setting: str, n: int) -> dict:
-    env = {**os.environ, "EXPLORER_RUNTIME": "as-given", "OMP_NUM_THREADS": "2"}
+def run_child(setting: str, n: int) -> dict[str, Any]:
+    from explorer.runtime import load_per_core, settings_for
+
+    cli = settings_for("cli", load_per_core())  # the wait policy, as the command line sets it where unset
+    env = {**cli, **os.environ, "EXPLORER_RUNTIME": "as-given", "OMP_NUM_THREADS": "2"}
     done = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "child", setting, str(n)],
+        child_command("benchmarks.probes.allocator", setting, str(n)),
         env=env,
         capture_output=True,
         text=True,
@@ -85,7 +89,7 @@ def run_child(setting: str, n: int) -> dict:
 
 
 def main(rounds: int = 3, n: int = 300) -> int:
-    runs: dict[str, list[dict]] = {"on": [], "off": []}
+    runs: dict[str, list[dict[str, Any]]] = {"on": [], "off": []}
     for r in range(rounds):
         for setting in ("on", "off") if r % 2 == 0 else ("off", "on"):
             runs[setting].append(run_child(setting, n))
@@ -110,7 +114,8 @@ def main(rounds: int = 3, n: int = 300) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "child":
-        print(json.dumps(child(sys.argv[2], int(sys.argv[3]))))
+    args = rounds_and_sentences("benchmarks.probes.allocator", __doc__, 3, 300, child=("SETTING", "SENTENCES"))
+    if args.child:
+        print(json.dumps(child(args.child[0], int(args.child[1]))))
     else:
-        sys.exit(main(*(int(a) for a in sys.argv[1:3])))
+        sys.exit(main(args.rounds, args.sentences))

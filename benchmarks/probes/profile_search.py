@@ -1,6 +1,6 @@
 """Where decoding time goes, per cell (greedy / beam 4 × batches of 32 / one sentence), by cProfile.
 
-    python -m benchmarks.profile_search [N_SENTENCES] [--ops]
+    python -m benchmarks.probes.profile_search [N_SENTENCES] [--ops]
 
 Splits the wall time of `explorer.inference.translate` on Multi30k test2016 into: encoder, decoder steps
 (the model), cache reordering, top-k, detokenisation, and the rest (the search's per-step Python, batching,
@@ -18,11 +18,15 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from benchmarks import command_line_runtime
+from benchmarks.probes import add_sentences, parser
+
 if TYPE_CHECKING:
     from explorer.model import Transformer
     from explorer.tokenizer import Tokenizer
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+command_line_runtime(__name__)  # before main() imports torch
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 # part -> (file fragment, function name) whose cumulative time is the part
 PARTS = {
@@ -123,5 +127,8 @@ def main(n: int = 200, ops: bool = False) -> int:
 
 
 if __name__ == "__main__":
-    arguments = [a for a in sys.argv[1:] if a != "--ops"]
-    sys.exit(main(int(arguments[0]) if arguments else 200, ops="--ops" in sys.argv[1:]))
+    command = parser("benchmarks.probes.profile_search", __doc__)
+    add_sentences(command, 200)
+    command.add_argument("--ops", action="store_true", help="also list the torch operators that took the most time")
+    args = command.parse_args()
+    sys.exit(main(args.sentences, ops=args.ops))

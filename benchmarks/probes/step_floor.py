@@ -1,6 +1,6 @@
 """What a greedy decoder step of one sentence spends outside its weight products.
 
-    python -m benchmarks.step_floor [ROUNDS] [SENTENCES]
+    python -m benchmarks.probes.step_floor [ROUNDS] [SENTENCES]
 
 The shipped checkpoint, the first SENTENCES (default 100) of Multi30k test2016 (else the checkpoint's own
 examples), 2 threads. For each sentence the encoder and `PackedDecoder.start` run once (not timed); then, round
@@ -17,7 +17,7 @@ The rest of a step (about 50 small operations: LayerNorms, residual sums, the at
 writing the keys and values, the embedding) is the first minus the other two. A step reads its weights from the
 last-level cache, so the products are timed in the order the step reads them, not one weight repeated (which would
 stay in the core's own cache and read 2-3x faster). CTranslate2's whole step on the same weights comes from
-`python benchmarks/peer_steps.py` (run separately: it needs the `peers` extra).
+`python -m benchmarks.probes.peer_steps` (run separately: it needs the `peers` extra).
 """
 
 from __future__ import annotations
@@ -25,17 +25,29 @@ from __future__ import annotations
 import statistics
 import sys
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from benchmarks import command_line_runtime
+
+command_line_runtime(__name__)
 
 import torch
 
 from benchmarks.common import SHIPPED_CHECKPOINT, sample_sentences
+from benchmarks.probes import rounds_and_sentences
 from explorer.checkpoint import load_checkpoint
 from explorer.fastpath import scripted_decoding
 from explorer.fastpath.linear_kernels import ONEDNN, onednn_usable
 from explorer.inference import PackedScorer, encode_sources, scorer_for
 
+if TYPE_CHECKING:
+    from explorer.inference import PackedCache  # the cache a PackedScorer holds
 
-def _products(flat: list[torch.Tensor], folded: list[torch.Tensor], few_rows: list[int]):
+Pair = tuple[torch.Tensor, torch.Tensor]  # (bias, weight) of one product
+
+
+def _products(flat: list[torch.Tensor], folded: list[torch.Tensor], few_rows: list[int]) -> list[Pair]:
     """Per layer the (bias, weight) pairs a one-row step multiplies by, in its order, as
     `scripted_decoding.decoder_layers` picks them (W_2 in the layout MklFeedForward uses for one row)."""
     second = scripted_decoding.second_ffn_weight(1, few_rows)
@@ -53,7 +65,7 @@ def _products(flat: list[torch.Tensor], folded: list[torch.Tensor], few_rows: li
     return pairs
 
 
-def _run_products(pairs, output: torch.Tensor, rows: list[torch.Tensor], steps: int) -> None:
+def _run_products(pairs: list[Pair], output: torch.Tensor, rows: list[torch.Tensor], steps: int) -> None:
     """The products of `steps` steps; rows[i] is a one-row input of pair i's width, the last one the output
     projection's (their values do not matter)."""
     for _ in range(steps):
@@ -65,7 +77,11 @@ def _run_products(pairs, output: torch.Tensor, rows: list[torch.Tensor], steps: 
 PRODUCT_NAMES = ("W^QKV", "W^O", "folded scores", "folded values", "W_1", "W_2")
 
 
-def _one_by_one(work, lengths: list[int], output_product) -> list[float]:
+def _one_by_one(
+    work: list[tuple[list[Pair], list[torch.Tensor]]],
+    lengths: list[int],
+    output_product: Callable[[torch.Tensor], object],
+) -> list[float]:
     """µs a call of each product in a step's order (each timed alone, in the same sequence as a step makes them,
     so that each reads its weight from where the step finds it), the output projection last, made by
     `output_product(row)`."""
@@ -90,16 +106,16 @@ def main(rounds: int = 5, n: int = 100) -> int:
     config, model = loaded.config, loaded.model
     ids, _ = encode_sources(loaded.tokenizer, sample_sentences(n), config.max_len, config.eos_id)
     with torch.inference_mode():
-        scorers = [scorer_for(model, torch.tensor([s])) for s in ids]
-        if not all(isinstance(s, PackedScorer) for s in scorers):
+        scorers = [s for s in (scorer_for(model, torch.tensor([s])) for s in ids) if isinstance(s, PackedScorer)]
+        if len(scorers) < len(ids):
             print("the shipped model does not take the packed path here: nothing to measure")
             return 1
-        decoder = scorers[0].decoder  # type: ignore[union-attr]
+        decoder = scorers[0].decoder
         weights = decoder.scripted_weights
         if weights is None or scripted_decoding.scripted() is None:
             print("the scripted greedy loop does not apply here (module doc of explorer/fastpath/scripted_decoding.py)")
             return 1
-        caches = [s.cache for s in scorers]  # type: ignore[union-attr]
+        caches = [s.cache for s in scorers]
         limits = [len(s) + 50 for s in ids]
         output = decoder.output[0]  # (d_model, vocab), MKL's (in, out) copy
         work = []  # per sentence: its (bias, weight) pairs and a one-row input for each, the output's last
@@ -112,7 +128,7 @@ def main(rounds: int = 5, n: int = 100) -> int:
         logits = torch.randn(1, output.shape[1])
         step_bytes = 4 * sum(w.numel() for _, w in work[0][0]) + 4 * output.numel()
 
-        def greedy(cache, limit: int) -> list[int]:
+        def greedy(cache: PackedCache, limit: int) -> list[int]:
             found = scripted_decoding.greedy(decoder, cache, config.bos_id, config.eos_id, limit)
             assert found is not None
             return found[0]
@@ -194,4 +210,5 @@ def _list(values: list[float]) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main(*(int(a) for a in sys.argv[1:3])))
+    args = rounds_and_sentences("benchmarks.probes.step_floor", __doc__, rounds=5, sentences=100)
+    sys.exit(main(args.rounds, args.sentences))

@@ -1,7 +1,7 @@
-"""Choose the shipped Multi30k model's recipe on the validation set only (issue 16): which run, how many of its
+"""Choose the shipped Multi30k model's recipe on the validation set only: which run, how many of its
 last saves to average, then which beam width and length penalty α. test2016 is never read here.
 
-    python -m benchmarks.multi30k_recipe /root/ae-runs2/d03 /root/ae-runs2/d01 \\
+    python -m checkpoints.recipes.multi30k_recipe /root/ae-runs2/d03 /root/ae-runs2/d01 \\
         --data ../shared/data/multi30k --averages 1 3 5 8 --beams 4 5 6 --alphas 0.6 0.8 1.0 1.2 1.4
 
 Stage 1 scores every (run, N) with greedy decoding on all 1,014 validation sentences; stage 2 takes the best

@@ -2,9 +2,9 @@
 first decoder step) and each further step.
 
     pip install -e '.[peers]'
-    python benchmarks/peer_steps.py [ROUNDS] [SENTENCES]
+    python -m benchmarks.probes.peer_steps [ROUNDS] [SENTENCES]
 
-The one-sentence greedy cell of `benchmarks/peers.py` is one number; this splits it. Each system, in its own
+The one-sentence greedy cell of `benchmarks/probes/peers.py` is one number; this splits it. Each system, in its own
 process at 2 threads (CTranslate2 on both CPU backends, as peers.py runs it), decodes each of the first N
 Multi30k test2016 sentences greedily three times: with the output capped at 1 and at 2 pieces, and uncapped.
 From the medians over sentences and the mean number of steps:
@@ -13,44 +13,38 @@ From the medians over sentences and the mean number of steps:
 - "sentence": the uncapped time.
 Both start from the source pieces (no tokenization) and stop at output ids, so only the engines are timed.
 Settings alternate round by round; each figure is the median over rounds.
-Run by path, not `-m`: importing the `benchmarks` package configures the runtime for the command line.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import statistics
+import subprocess
 import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
-sys.path = [p for p in sys.path if not p.rstrip("/").endswith("benchmarks")]  # profile.py shadows the stdlib's
+from benchmarks.probes import child_command, peers, rounds_and_sentences
 
-import importlib.util  # noqa: E402
-import json  # noqa: E402
-import os  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Callable  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-SETTINGS = (  # (label, environment of the child)
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SETTINGS: tuple[tuple[str, dict[str, str]], ...] = (  # (label, environment of the child)
     ("explorer", {}),
     ("ctranslate2 float32 (oneDNN)", {"CT2_USE_MKL": "0"}),
     ("ctranslate2 float32 (MKL)", {"CT2_USE_MKL": "1"}),
 )
+# A source as each engine reads it (explorer: piece ids; CTranslate2: pieces), and what decodes one with an
+# output cap, giving the steps it took.
+Source = list[Any]
+Sources = list[Source]
+Decode = Callable[[Source, int | None], int]
 CAPS = (1, 2, None)  # output pieces at most; None: as the search decides (input length + 50)
 
 
-def _peers():
-    """benchmarks/peers.py, a script run by path, as a module (its conversion and prepared folder)."""
-    spec = importlib.util.spec_from_file_location("peers_benchmark", REPO_ROOT / "benchmarks" / "peers.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _explorer(folder: Path) -> tuple[Callable[[list[str], int | None], int], list[list[str]]]:
+def _explorer(folder: Path) -> tuple[Decode, Sources]:
     import torch
 
     from explorer.checkpoint import load_checkpoint
@@ -66,7 +60,7 @@ def _explorer(folder: Path) -> tuple[Callable[[list[str], int | None], int], lis
     ids, _ = encode_sources(c.tokenizer, sentences, config.max_len, config.eos_id)
 
     @torch.inference_mode()
-    def decode(source: list, cap: int | None) -> int:
+    def decode(source: Source, cap: int | None) -> int:
         limit = len(source) + 50 if cap is None else cap
         scorer = scorer_for(model, torch.tensor([source]))
         (found,) = greedy_search(scorer, 1, config.bos_id, config.eos_id, limit)
@@ -75,7 +69,7 @@ def _explorer(folder: Path) -> tuple[Callable[[list[str], int | None], int], lis
     return decode, ids
 
 
-def _ctranslate2(folder: Path) -> tuple[Callable[[list[str], int | None], int], list[list[str]]]:
+def _ctranslate2(folder: Path) -> tuple[Decode, Sources]:
     import ctranslate2
     import sentencepiece as spm
 
@@ -84,7 +78,7 @@ def _ctranslate2(folder: Path) -> tuple[Callable[[list[str], int | None], int], 
     translator = ctranslate2.Translator(str(folder / "ct2-float32"), device="cpu", inter_threads=1, intra_threads=2)
     pieces = [p[: meta["max_len"] - 1] + [meta["eos"]] for p in sp.encode(meta["sentences"], out_type=str)]
 
-    def decode(source: list, cap: int | None) -> int:
+    def decode(source: Source, cap: int | None) -> int:
         limit = len(source) + 50 if cap is None else cap
         (result,) = translator.translate_batch([source], beam_size=1, max_decoding_length=limit, max_batch_size=1)
         return len(result.hypotheses[0]) + 1  # the pieces before </s>, and </s>
@@ -121,8 +115,7 @@ def child(label: str, folder: str, out: str) -> None:
 
 
 def main(rounds: int = 3, n: int = 100) -> int:
-    peers = _peers()
-    results: dict[str, list[dict]] = {label: [] for label, _ in SETTINGS}
+    results: dict[str, list[dict[str, Any]]] = {label: [] for label, _ in SETTINGS}
     with tempfile.TemporaryDirectory(prefix="explorer-peer-steps-") as tmp:
         folder = peers.prepare(Path(tmp), n)
         for r in range(rounds):
@@ -130,7 +123,8 @@ def main(rounds: int = 3, n: int = 100) -> int:
                 out = Path(tmp) / "out.json"
                 env = {**os.environ, "OMP_NUM_THREADS": "2", "EXPLORER_RUNTIME": "as-given", **extra}
                 done = subprocess.run(
-                    [sys.executable, __file__, "--child", label, str(folder), str(out)],
+                    child_command("benchmarks.probes.peer_steps", label, str(folder), str(out)),
+                    cwd=REPO_ROOT,
                     env=env,
                     capture_output=True,
                     text=True,
@@ -153,7 +147,8 @@ def main(rounds: int = 3, n: int = 100) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        child(sys.argv[2], sys.argv[3], sys.argv[4])
-        sys.exit(0)
-    sys.exit(main(*(int(a) for a in sys.argv[1:3])))
+    args = rounds_and_sentences("benchmarks.probes.peer_steps", __doc__, 3, 100, child=("SYSTEM", "FOLDER", "OUT"))
+    if args.child:
+        child(*args.child)
+    else:
+        sys.exit(main(args.rounds, args.sentences))

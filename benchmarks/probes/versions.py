@@ -1,33 +1,33 @@
 """This checkout's engine against an older commit's, on the same weights: is a change faster, measured as users run it?
 
-    python benchmarks/versions.py COMMIT [ROUNDS] [N_SENTENCES]
+    python -m benchmarks.probes.versions COMMIT [ROUNDS] [SENTENCES]
 
 COMMIT is checked out into a temporary git worktree. A child process per version imports that version's
 `explorer` (its folder first on sys.path; the child checks which one it got), configures the allocator as
 `explorer translate` does, loads this checkout's shipped checkpoint (both versions decode the same weights) and
-translates the first N Multi30k test2016 sentences in the four cells of `benchmarks/peers.py`: greedy and beam 4
+translates the first N Multi30k test2016 sentences in the four cells of `benchmarks/probes/peers.py`: greedy and beam 4
 over batches of 32, and greedy and beam 4 one sentence at a time (each sentence its own `translate` call, as a
 page translates a typed sentence). Versions alternate round by round (old, new, then new, old, ...) so that
 background load hits both alike; each cell's speed-up is the median over rounds of old time ÷ new time of the
 same round. Outputs are compared sentence by sentence.
-Run by path, not `-m`: importing the `benchmarks` package configures the runtime for the command line.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
+import statistics
+import subprocess
 import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
 
-sys.path = [p for p in sys.path if not p.rstrip("/").endswith("benchmarks")]  # profile.py shadows the stdlib's
+from benchmarks.probes import add_rounds, add_sentences, child_command, parser
 
-import json  # noqa: E402
-import os  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 CHECKPOINT = REPO_ROOT / "checkpoints" / "multi30k-en-de"
 CELLS = (  # (cell, beam, sentences a call)
     ("greedy, batches of 32", 1, 32),
@@ -37,8 +37,9 @@ CELLS = (  # (cell, beam, sentences a call)
 )
 
 
-def child(tree: str, n: int) -> dict:
+def child(tree: str, n: int) -> dict[str, Any]:
     """Translate the first `n` test2016 sentences in every cell with the `explorer` of `tree`."""
+    os.chdir(tree)
     sys.path.insert(0, tree)
     import explorer
 
@@ -73,15 +74,15 @@ def child(tree: str, n: int) -> dict:
     return {"seconds": seconds, "outputs": outputs}
 
 
-def _run_child(tree: Path, n: int, data: Path) -> dict:
+def _run_child(tree: Path, n: int, data: Path) -> dict[str, Any]:
     env = {**os.environ, "EXPLORER_RUNTIME": "as-given", "OMP_NUM_THREADS": "2", "PYTHONPATH": str(tree)}
     env["EXPLORER_MULTI30K"] = str(data)  # the old worktree would look for ../shared beside itself
     done = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "child", str(tree), str(n)],
+        child_command("benchmarks.probes.versions", str(tree), str(n)),
         env=env,
         capture_output=True,
         text=True,
-        cwd=tree,
+        cwd=REPO_ROOT,  # where this checkout's probe is found; the child then moves to `tree`
     )
     if done.returncode != 0:
         raise RuntimeError(f"the child for {tree} failed:\n{done.stderr[-2000:]}")
@@ -89,7 +90,6 @@ def _run_child(tree: Path, n: int, data: Path) -> dict:
 
 
 def main(commit: str, rounds: int = 4, n: int = 300) -> int:
-    sys.path.insert(0, str(REPO_ROOT))
     from explorer.data.multi30k import default_multi30k_root
 
     data = default_multi30k_root()
@@ -100,7 +100,7 @@ def main(commit: str, rounds: int = 4, n: int = 300) -> int:
         old = Path(tmp) / "old"
         subprocess.run(["git", "worktree", "add", "--detach", str(old), commit], cwd=REPO_ROOT, check=True)
         try:
-            runs: dict[str, list[dict]] = {"old": [], "new": []}
+            runs: dict[str, list[dict[str, Any]]] = {"old": [], "new": []}
             for r in range(rounds):
                 for version in ("old", "new") if r % 2 == 0 else ("new", "old"):
                     runs[version].append(_run_child(old if version == "old" else REPO_ROOT, n, data))
@@ -124,10 +124,15 @@ def main(commit: str, rounds: int = 4, n: int = 300) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "child":
-        print(json.dumps(child(sys.argv[2], int(sys.argv[3]))))
-    elif len(sys.argv) > 1:
-        sys.exit(main(sys.argv[1], *(int(a) for a in sys.argv[2:4])))
+    command = parser("benchmarks.probes.versions", __doc__)
+    command.add_argument("commit", nargs="?", help="the older commit (required unless --child)")
+    add_rounds(command, 4)
+    add_sentences(command, 300)
+    command.add_argument("--child", nargs=2, metavar=("TREE", "SENTENCES"), help=argparse.SUPPRESS)
+    args = command.parse_args()
+    if args.child:
+        print(json.dumps(child(args.child[0], int(args.child[1]))))
+    elif args.commit is None:
+        command.error("COMMIT is required")
     else:
-        print(__doc__)
-        sys.exit(2)
+        sys.exit(main(args.commit, args.rounds, args.sentences))

@@ -1,11 +1,11 @@
-"""The classroom: 40 people press Translate at once (issue 13.4). Run it as the app runs:
+"""The classroom: 40 people press Translate at once. Run it as the app runs:
 
-    python benchmarks/classroom.py [ROUNDS]
+    python -m benchmarks.probes.classroom [ROUNDS]
 
-Started by path so that nothing but the app's own start-up line (`configure_for("app")`, before torch)
-decides the runtime settings. Each request is the Translate page's call: one sentence (a different
-test2016 sentence per request), all attention maps, greedy as the page opens. Three ways, interleaved round
-by round, each request timed from submission to result:
+Nothing but the app's own start-up line (`configure_for("app")`, before torch) decides the runtime settings.
+Each request is the Translate page's call: one sentence (a different test2016 sentence per request), all
+attention maps, greedy as the page opens. Three ways, interleaved round by round,
+each request timed from submission to result:
 
 - sequential: 40 requests one after another (the baseline, and what a single-threaded server does);
 - threads: 40 threads call `explorer.inference.translate` at once (one torch thread each, as the app runs,
@@ -20,28 +20,33 @@ from __future__ import annotations
 
 import sys
 
-sys.path = [p for p in sys.path if not p.rstrip("/").endswith("benchmarks")]  # profile.py shadows the stdlib's
-
-from explorer.runtime import configure_for  # noqa: E402
+from benchmarks.probes import add_rounds, parser
+from explorer.runtime import configure_for
 
 configure_for("app")
 
-import os  # noqa: E402
-import statistics  # noqa: E402
-import threading  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
+import os
+import statistics
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import torch  # noqa: E402
+import torch
 
-from explorer.checkpoint import load_checkpoint  # noqa: E402
-from explorer.data import load_multi30k  # noqa: E402
-from explorer.inference import translate  # noqa: E402
-from explorer.serving import translate_served  # noqa: E402
+from explorer.checkpoint import load_checkpoint
+from explorer.data import load_multi30k
+from explorer.inference import translate
+from explorer.serving import translate_served
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+if TYPE_CHECKING:
+    from explorer.model import Transformer
+    from explorer.tokenizer import Tokenizer
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
 N_REQUESTS = 40
-OPTIONS = dict(beam_size=1, alpha=0.6, with_attention=True)
+OPTIONS: dict[str, Any] = {"beam_size": 1, "alpha": 0.6, "with_attention": True}
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -51,7 +56,7 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
-def sequential(model, tokenizer, sentences) -> tuple[list[float], float]:
+def sequential(model: Transformer, tokenizer: Tokenizer, sentences: list[str]) -> tuple[list[float], float]:
     start = time.perf_counter()
     latencies = []
     for sentence in sentences:
@@ -60,7 +65,9 @@ def sequential(model, tokenizer, sentences) -> tuple[list[float], float]:
     return latencies, time.perf_counter() - start
 
 
-def concurrent(call, model, tokenizer, sentences) -> tuple[list[float], float]:
+def concurrent(
+    call: Callable[..., object], model: Transformer, tokenizer: Tokenizer, sentences: list[str]
+) -> tuple[list[float], float]:
     latencies = [0.0] * len(sentences)
     barrier = threading.Barrier(len(sentences) + 1)
 
@@ -121,4 +128,6 @@ def main(rounds: int = 3) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(*(int(a) for a in sys.argv[1:2])))
+    command = parser("benchmarks.probes.classroom", __doc__)
+    add_rounds(command, 3)
+    sys.exit(main(command.parse_args().rounds))

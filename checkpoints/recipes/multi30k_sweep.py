@@ -1,9 +1,9 @@
-"""The from-scratch recipe sweep for the shipped Multi30k model (issue 16), sized for one short GPU loan:
+"""The from-scratch recipe sweep for the shipped Multi30k model, sized for one short GPU loan:
 train several shapes side by side until a wall-clock deadline, score each run's averaged saves on the
 validation set, choose run, average and decoding on validation only, export the winner with its decoding, and
 only then decode test2016, once.
 
-    python -m benchmarks.multi30k_sweep --data ../shared/data/multi30k --work /tmp/sweep --out sweep-out \\
+    python -m checkpoints.recipes.multi30k_sweep --data ../shared/data/multi30k --work /tmp/sweep --out sweep-out \\
         --minutes 5.5 --device cuda
 
 Training runs are ordinary `explorer train` processes (one per grid row, one CPU thread each): their run
@@ -30,7 +30,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from benchmarks.multi30k_recipe import bleu_of, load_average, saves_of
+from checkpoints.recipes.multi30k_recipe import bleu_of, load_average, saves_of
 
 # One row per shape. All keep the paper's architecture (post-LN, sinusoidal positions, one shared embedding)
 # and label smoothing 0.1; they differ in size, depth, vocabulary and dropout. Every shape fits the 40 MiB
@@ -54,7 +54,7 @@ LR_SCALE = {"d128-L4-v8k-p0.3": "1.0"}
 WARMUP = {"d256-L6-v8k-p0.3": "1600"}
 # The sentences whose attention is snapshotted during training: the shipped model's examples, which the app
 # offers and the Heads page replays.
-EXAMPLES_OF = Path(__file__).resolve().parents[1] / "checkpoints" / "multi30k-en-de"
+EXAMPLES_OF = Path(__file__).resolve().parents[1] / "multi30k-en-de"
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,7 @@ def train_until(names: list[str], args: argparse.Namespace, deadline: float) -> 
         command[command.index("--out") + 1] = str(args.work / folders[name])
         return command
 
-    # SIGTERM (`timeout`, a closing session) ends the sweep through the `finally` below, which stops the runs:
+    # SIGTERM (`timeout`, a closing terminal) ends the sweep through the `finally` below, which stops the runs:
     # otherwise they would train on, orphaned, holding the CPU and the GPU.
     previous = signal.signal(signal.SIGTERM, _exit_on_signal)
     try:

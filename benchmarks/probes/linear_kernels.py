@@ -1,6 +1,6 @@
 """MKL's addmm against oneDNN's prepacked linears on the shipped decoder's weights, as a decoding step uses them.
 
-    python -m benchmarks.linear_kernels [ROUNDS]
+    python -m benchmarks.probes.linear_kernels [ROUNDS]
 
 One "step" multiplies `rows` rows by every linear of the shipped checkpoint's decoder (fused W^Q/W^K/W^V,
 W^O, cross W^Q and W^O, both feed-forward linears, three layers) and by the tied output projection: 19 MB of
@@ -16,14 +16,18 @@ from __future__ import annotations
 import statistics
 import sys
 import time
-from pathlib import Path
+
+from benchmarks import command_line_runtime
+
+command_line_runtime(__name__)
 
 import torch
 
+from benchmarks.common import SHIPPED_CHECKPOINT as CHECKPOINT
+from benchmarks.probes import add_rounds, parser
 from explorer.checkpoint import load_checkpoint
 from explorer.fastpath.linear_kernels import MKL, ONEDNN, Kernels, choose_kernels
 
-CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "multi30k-en-de"
 ROWS = (1, 4, 32, 128)
 
 
@@ -40,7 +44,9 @@ def _weights() -> list[tuple[torch.Tensor, torch.Tensor | None]]:
     return [(w.detach().clone(), None if b is None else b.detach().clone()) for w, b in out]
 
 
-def _step_time(kernels: Kernels, packed: list, rows: int, repeats: int = 100) -> float:
+def _step_time(
+    kernels: Kernels, packed: list[tuple[tuple[torch.Tensor, torch.Tensor | None], int]], rows: int, repeats: int = 100
+) -> float:
     inputs = {width: torch.randn(rows, width) for _, width in packed}
 
     def step() -> None:
@@ -80,4 +86,6 @@ def main(rounds: int = 5) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(*(int(a) for a in sys.argv[1:2])))
+    command = parser("benchmarks.probes.linear_kernels", __doc__)
+    add_rounds(command, 5)
+    sys.exit(main(command.parse_args().rounds))

@@ -1,7 +1,7 @@
 """Peers on the same weights: the shipped checkpoint converted to CTranslate2 and to a Hugging Face Marian model.
 
     pip install -e '.[peers]'
-    python benchmarks/peers.py [ROUNDS] [SENTENCES]
+    python -m benchmarks.probes.peers [ROUNDS] [SENTENCES]
 
 Conversion, weight for weight (no training, no tokenizer of theirs: our SentencePiece pieces are the vocabulary):
 - CTranslate2 (`ctranslate2.specs.TransformerSpec`, post-LN, ReLU): fused Q/K/V and cross K/V as CTranslate2
@@ -31,19 +31,25 @@ against this project's outputs.
 
 from __future__ import annotations
 
+import json
+import os
+import statistics
+import subprocess
 import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-sys.path = [p for p in sys.path if not p.rstrip("/").endswith("benchmarks")]  # profile.py shadows the stdlib's
+from benchmarks.probes import child_command, rounds_and_sentences
 
-import json  # noqa: E402
-import os  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
+if TYPE_CHECKING:
+    import torch
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+    from explorer.checkpoint import Checkpoint
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
 CHECKPOINT = REPO_ROOT / "checkpoints" / "multi30k-en-de"
 SYSTEMS = ("explorer", "explorer int8", "ctranslate2 float32", "ctranslate2 int8", "hf marian")
 CELLS = (
@@ -53,19 +59,37 @@ CELLS = (
     "beam 4, one sentence (ms)",
 )
 EXTRA = 50  # Section 6.1: output length ≤ input length + 50
+# A system: translate(sentences, beam, batch) -> output strings.
+System = Callable[[list[str], int, int], list[str]]
 
 
-def _linear(spec, weight, bias) -> None:
+def _linear(spec: Any, weight: torch.Tensor, bias: torch.Tensor) -> None:
     spec.weight = weight.detach().float().numpy()
     spec.bias = bias.detach().float().numpy()
 
 
-def _norm(spec, module) -> None:
+def _norm(spec: Any, module: Any) -> None:
     spec.gamma = module.weight.detach().float().numpy()
     spec.beta = module.bias.detach().float().numpy()
 
 
-def ctranslate2_spec(checkpoint):
+def _self_attention(spec: Any, attention: Any, norm: Any) -> None:
+    """CTranslate2 fuses W^Q, W^K and W^V into one linear."""
+    import torch
+
+    weight = torch.cat([attention.w_q.weight, attention.w_k.weight, attention.w_v.weight])
+    _linear(spec.linear[0], weight, torch.cat([attention.w_q.bias, attention.w_k.bias, attention.w_v.bias]))
+    _linear(spec.linear[1], attention.w_o.weight, attention.w_o.bias)
+    _norm(spec.layer_norm, norm)
+
+
+def _feed_forward(spec: Any, ffn: Any, norm: Any) -> None:
+    _linear(spec.linear_0, ffn.w_1.weight, ffn.w_1.bias)
+    _linear(spec.linear_1, ffn.w_2.weight, ffn.w_2.bias)
+    _norm(spec.layer_norm, norm)
+
+
+def ctranslate2_spec(checkpoint: Checkpoint) -> Any:
     """A CTranslate2 TransformerSpec holding exactly the checkpoint's weights."""
     import torch
     from ctranslate2.specs import transformer_spec
@@ -86,35 +110,18 @@ def ctranslate2_spec(checkpoint):
     spec.decoder.projection.weight = embedding
     spec.decoder.projection.bias = torch.zeros(config.vocab_size).numpy()
     for ours, theirs in zip(model.encoder_layers, spec.encoder.layer, strict=False):
-        a = ours.self_attention
+        _self_attention(theirs.self_attention, ours.self_attention, ours.attention_residual.norm)
+        _feed_forward(theirs.ffn, ours.feed_forward, ours.ffn_residual.norm)
+    for layer, layer_spec in zip(model.decoder_layers, spec.decoder.layer, strict=False):
+        c = layer.cross_attention
+        _self_attention(layer_spec.self_attention, layer.self_attention, layer.self_residual.norm)
+        _linear(layer_spec.attention.linear[0], c.w_q.weight, c.w_q.bias)
         _linear(
-            theirs.self_attention.linear[0],
-            torch.cat([a.w_q.weight, a.w_k.weight, a.w_v.weight]),
-            torch.cat([a.w_q.bias, a.w_k.bias, a.w_v.bias]),
+            layer_spec.attention.linear[1], torch.cat([c.w_k.weight, c.w_v.weight]), torch.cat([c.w_k.bias, c.w_v.bias])
         )
-        _linear(theirs.self_attention.linear[1], a.w_o.weight, a.w_o.bias)
-        _norm(theirs.self_attention.layer_norm, ours.attention_residual.norm)
-        _linear(theirs.ffn.linear_0, ours.feed_forward.w_1.weight, ours.feed_forward.w_1.bias)
-        _linear(theirs.ffn.linear_1, ours.feed_forward.w_2.weight, ours.feed_forward.w_2.bias)
-        _norm(theirs.ffn.layer_norm, ours.ffn_residual.norm)
-    for ours, theirs in zip(model.decoder_layers, spec.decoder.layer, strict=False):
-        s, c = ours.self_attention, ours.cross_attention
-        _linear(
-            theirs.self_attention.linear[0],
-            torch.cat([s.w_q.weight, s.w_k.weight, s.w_v.weight]),
-            torch.cat([s.w_q.bias, s.w_k.bias, s.w_v.bias]),
-        )
-        _linear(theirs.self_attention.linear[1], s.w_o.weight, s.w_o.bias)
-        _norm(theirs.self_attention.layer_norm, ours.self_residual.norm)
-        _linear(theirs.attention.linear[0], c.w_q.weight, c.w_q.bias)
-        _linear(
-            theirs.attention.linear[1], torch.cat([c.w_k.weight, c.w_v.weight]), torch.cat([c.w_k.bias, c.w_v.bias])
-        )
-        _linear(theirs.attention.linear[2], c.w_o.weight, c.w_o.bias)
-        _norm(theirs.attention.layer_norm, ours.cross_residual.norm)
-        _linear(theirs.ffn.linear_0, ours.feed_forward.w_1.weight, ours.feed_forward.w_1.bias)
-        _linear(theirs.ffn.linear_1, ours.feed_forward.w_2.weight, ours.feed_forward.w_2.bias)
-        _norm(theirs.ffn.layer_norm, ours.ffn_residual.norm)
+        _linear(layer_spec.attention.linear[2], c.w_o.weight, c.w_o.bias)
+        _norm(layer_spec.attention.layer_norm, layer.cross_residual.norm)
+        _feed_forward(layer_spec.ffn, layer.feed_forward, layer.ffn_residual.norm)
     vocabulary = checkpoint.tokenizer.pieces(list(range(config.vocab_size)))
     spec.register_source_vocabulary(vocabulary)
     spec.register_target_vocabulary(vocabulary)
@@ -124,18 +131,18 @@ def ctranslate2_spec(checkpoint):
     return spec
 
 
-def convert_ctranslate2(checkpoint, out: Path, quantization: str = "float32") -> Path:
+def convert_ctranslate2(checkpoint: Checkpoint, out: Path, quantization: str = "float32") -> Path:
     import ctranslate2
 
     class _Converter(ctranslate2.converters.Converter):
-        def _load(self):
+        def _load(self) -> Any:
             return ctranslate2_spec(checkpoint)
 
     _Converter().convert(str(out), quantization=quantization, force=True)
     return out
 
 
-def marian_model(checkpoint):
+def marian_model(checkpoint: Checkpoint) -> Any:
     """A transformers MarianMTModel with the checkpoint's weights (and our position table)."""
     import torch
     from transformers import MarianConfig, MarianMTModel
@@ -227,7 +234,7 @@ def _sentences(n: int) -> list[str]:
     return list(load_multi30k("test2016").source[:n])
 
 
-def _ct2_system(folder: Path, quantization: str, threads: int):
+def _ct2_system(folder: Path, quantization: str, threads: int) -> System:
     """CTranslate2 from the prepared folder; imports neither torch nor explorer."""
     import ctranslate2
     import sentencepiece as spm
@@ -239,7 +246,7 @@ def _ct2_system(folder: Path, quantization: str, threads: int):
     )
     eos, max_len = meta["eos"], meta["max_len"]
 
-    def run_ct2(s, beam, batch):
+    def run_ct2(s: list[str], beam: int, batch: int) -> list[str]:
         # As explorer's encode_sources: pieces cut to max_len - 1, then </s>.
         pieces = [p[: max_len - 1] + [eos] for p in sp.encode(list(s), out_type=str)]
         out = []
@@ -258,7 +265,7 @@ def _ct2_system(folder: Path, quantization: str, threads: int):
     return run_ct2
 
 
-def _system(name: str, threads: int, folder: Path | None = None):
+def _system(name: str, threads: int, folder: Path | None = None) -> System:
     """(translate(list of sentences, beam, batch) -> list of output strings) for `name`."""
     if name.startswith("ctranslate2"):
         if folder is None:  # a caller without a prepared folder (the test): prepare one
@@ -289,7 +296,7 @@ def _system(name: str, threads: int, folder: Path | None = None):
     marian = marian_model(c)
 
     @torch.inference_mode()
-    def run_marian(s, beam, batch):
+    def run_marian(s: list[str], beam: int, batch: int) -> list[str]:
         ids, _ = encode_sources(tokenizer, s, config.max_len, config.eos_id)
         out = []
         for start in range(0, len(ids), batch):
@@ -329,7 +336,7 @@ def child(name: str, threads: int, folder: str, out: str) -> None:
         for sentence in one:
             translate([sentence], beam, 1)
         figures[cell] = (time.perf_counter() - start) / len(one) * 1e3
-    result = {"figures": figures, "greedy": outputs[CELLS[0]], "beam": outputs[CELLS[1]]}
+    result: dict[str, Any] = {"figures": figures, "greedy": outputs[CELLS[0]], "beam": outputs[CELLS[1]]}
     result["torch_loaded"] = "torch" in sys.modules
     Path(out).write_text(json.dumps(result))
 
@@ -349,12 +356,13 @@ def settings_of(name: str, threads: tuple[int, ...]) -> list[tuple[str, int, dic
     return [(f"{t}t {label}".strip(), t, env) for t in threads for label, env in variants]
 
 
-def _run_child(name: str, threads: int, folder: Path, extra: dict[str, str] | None = None) -> dict | None:
+def _run_child(name: str, threads: int, folder: Path, extra: dict[str, str] | None = None) -> dict[str, Any] | None:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out.json"
         env = {**os.environ, "OMP_NUM_THREADS": str(threads), "EXPLORER_RUNTIME": "as-given", **(extra or {})}
         done = subprocess.run(
-            [sys.executable, __file__, "--child", name, str(threads), str(folder), str(out)],
+            child_command("benchmarks.probes.peers", name, str(threads), str(folder), str(out)),
+            cwd=REPO_ROOT,
             env=env,
             capture_output=True,
             text=True,
@@ -366,7 +374,7 @@ def _run_child(name: str, threads: int, folder: Path, extra: dict[str, str] | No
         return json.loads(out.read_text())
 
 
-def _best(runs: dict[str, list[dict]], cell: str) -> tuple[float, str]:
+def _best(runs: dict[str, list[dict[str, Any]]], cell: str) -> tuple[float, str]:
     """(median over rounds at the best setting for this cell, that setting); ms cells: lower is better."""
     medians = {label: statistics.median(r["figures"][cell] for r in rs) for label, rs in runs.items() if rs}
     pick = min if cell.endswith("(ms)") else max
@@ -393,7 +401,7 @@ def main(rounds: int = 3, n: int = 1000) -> int:
     except ValueError as error:
         print(error, file=sys.stderr)
         return 2
-    results: dict[str, dict[str, list[dict]]] = {
+    results: dict[str, dict[str, list[dict[str, Any]]]] = {
         name: {label: [] for label, _, _ in settings_of(name, settings)} for name in systems
     }
     loads = []
@@ -444,7 +452,11 @@ def main(rounds: int = 3, n: int = 1000) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        child(sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5])
-        sys.exit(0)
-    sys.exit(main(*(int(a) for a in sys.argv[1:3])))
+    args = rounds_and_sentences(
+        "benchmarks.probes.peers", __doc__, 3, 1000, child=("SYSTEM", "THREADS", "FOLDER", "OUT")
+    )
+    if args.child:
+        system, threads, folder, out = args.child
+        child(system, int(threads), folder, out)
+    else:
+        sys.exit(main(args.rounds, args.sentences))

@@ -1,6 +1,6 @@
 """One sentence decoded with TorchScript (`explorer/fastpath/scripted_decoding.py`) ÷ with the Python steps.
 
-    python -m benchmarks.scripted_decoding [ROUNDS] [SENTENCES]
+    python -m benchmarks.probes.scripted_decoding [ROUNDS] [SENTENCES]
 
 The shipped checkpoint, the first SENTENCES (default 100) of Multi30k test2016 (else the checkpoint's own
 examples), one sentence at a time from source ids to a hypothesis (`scorer_for` + `greedy_search`, what
@@ -19,14 +19,23 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
+
+from benchmarks import command_line_runtime
+
+command_line_runtime(__name__)
 
 import torch
 
 from benchmarks.common import SHIPPED_CHECKPOINT, sample_sentences
+from benchmarks.probes import rounds_and_sentences
 from explorer.checkpoint import load_checkpoint
 from explorer.decoding.search import beam_search, greedy_search
 from explorer.fastpath.scripted_decoding import VARIABLE, scripted
 from explorer.inference import encode_sources, pad, scorer_for
+
+if TYPE_CHECKING:
+    from explorer.decoding.search import BeamResult, Hypothesis
 
 BATCH = 32
 
@@ -49,17 +58,17 @@ def main(rounds: int = 5, n: int = 100) -> int:
 
     batches = [pad(ids[i : i + BATCH], config.pad_id, torch.device("cpu")) for i in range(0, len(ids), BATCH)]
 
-    def greedy_batches(src: torch.Tensor) -> list:
+    def greedy_batches(src: torch.Tensor) -> list[Hypothesis]:
         return greedy_search(scorer_for(model, src), src.shape[0], config.bos_id, config.eos_id, src.shape[1] + 50)
 
-    def beam_batches(src: torch.Tensor) -> list:
+    def beam_batches(src: torch.Tensor) -> list[BeamResult]:
         return beam_search(scorer_for(model, src), src.shape[0], 4, config.bos_id, config.eos_id, src.shape[1] + 50)
 
     def decode(search: Callable[[torch.Tensor], object], scripted: bool) -> list[object]:
         """Each sentence's hypothesis (or beam result), decoded one at a time or in batches."""
         os.environ[VARIABLE] = "1" if scripted else "0"
         if search in (greedy_batches, beam_batches):
-            return [found for src in batches for found in search(src)]  # type: ignore[attr-defined]
+            return [found for src in batches for found in cast(list[object], search(src))]
         return [search(src) for src in sources]
 
     if scripted() is None:
@@ -111,4 +120,5 @@ def _list(values: list[float], digits: int = 2) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main(*(int(a) for a in sys.argv[1:3])))
+    args = rounds_and_sentences("benchmarks.probes.scripted_decoding", __doc__, rounds=5, sentences=100)
+    sys.exit(main(args.rounds, args.sentences))

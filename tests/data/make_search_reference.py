@@ -4,16 +4,17 @@ The fast search must give the same outputs as the search it replaced. This scrip
 search (before any speed work) and its file is what `tests/fastpath/test_search_identical.py` compares with:
 the first 200 Multi30k test2016 sentences through the shipped checkpoint, greedy and beam 4, batches of 32.
 
-    python -m benchmarks.search_reference            # rewrite the fixture (only when the search *should* change)
+    python -m tests.data.make_search_reference       # rewrite the fixture (only when the search *should* change)
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = REPO_ROOT / "tests" / "data" / "search_reference_test2016.json"
 CHECKPOINT = REPO_ROOT / "checkpoints" / "multi30k-en-de"
 N_SENTENCES = 200
@@ -53,4 +54,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(prog="python -m tests.data.make_search_reference", description=__doc__).parse_args()
     sys.exit(main())
