@@ -11,7 +11,7 @@ The quantized copy is for translating many sentences (`explorer translate --int8
 always use the float model, whose weights they show. It decodes on the packed paths like the float model, its
 feed-forward blocks on fbgemm (`explorer/fastpath/packing.py`): on the 2-core Intel Xeon,
 1.07-1.08x faster than float32 in batches and 1.01-1.02x slower on one sentence, where on the general path it
-had been 1.24-1.60x slower than float32 (`python benchmarks/peers.py 3 300`, benchmarks/RESULTS.md).
+had been 1.24-1.60x slower than float32 (`python -m benchmarks.probes.peers 3 300`, benchmarks/JOURNAL.md).
 """
 
 from __future__ import annotations

@@ -98,7 +98,8 @@ def settings_for(workload: str, load: float) -> dict[str, str]:
 # batch frees its self-attention cache, 12-25 MiB, at every step (`PackedCache.select` copies it reordered): the
 # heap shrank and grew again every few steps, and each page it touched again was a page fault. Beam 4 over
 # batches of 32 took 229-245 minor page faults a sentence; with the thresholds fixed as below, 14-21 (greedy: about
-# one either way), and the process's peak memory is unchanged (`python benchmarks/allocator.py`, RESULTS.md).
+# one either way), and the process's peak memory is unchanged (`python -m benchmarks.probes.allocator`,
+# benchmarks/JOURNAL.md).
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt's parameter numbers (malloc.h)
 ALLOCATOR = {_M_MMAP_THRESHOLD: 32 << 20, _M_TRIM_THRESHOLD: 64 << 20}
 # glibc reads these at start-up; a user who set one has chosen, and nothing is changed.

@@ -10,7 +10,7 @@ A typed line of a few sentences (the page splits it, explorer/text/sentences.py)
 sentence, so it shares batches with everyone else's; larger calls (batch uploads) run as they are, in the
 calling thread.
 
-Why batching and not one torch thread per request side by side: `python benchmarks/classroom.py` measures
+Why batching and not one torch thread per request side by side: `python -m benchmarks.probes.classroom` measures
 both against sequential requests (figures in benchmarks/RESULTS.md); see there.
 
 Batched results equal one-by-one results up to float rounding in padded rows (the batching test in

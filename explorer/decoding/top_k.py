@@ -10,8 +10,8 @@ the row's chunks first:
    beaten by the k larger chunk maxima, so it is not among the k best), together with the < CHUNK entries
    of a last, partial chunk;
 3. `topk` over those k·CHUNK entries only.
-0.40 ms instead of 0.67 ms for that step (`python -m benchmarks.search_parts`). The values are exactly `topk`'s; the
-indices too, except where equal values compete for the last places, where either may be returned (as
+0.40 ms instead of 0.67 ms for that step (`python -m benchmarks.probes.search_parts`). The values are exactly
+`topk`'s; the indices too, except where equal values compete for the last places, where either may be returned (as
 `topk` itself documents nothing about its order among ties). Short rows, a few rows (`_MIN_ROWS`), and GPUs
 call `topk` directly.
 """

@@ -6,7 +6,7 @@ wins by, so the choice is measured on the machine, once per process and weight s
 - On a 2-core AMD EPYC (AVX-512, about 12 MB of cache), MKL's `addmm` (what F.linear calls) read the weights on
   one core for a few rows; oneDNN, with the weights reordered once into its blocked layout
   (`_reorder_linear_weight`, the prepacking `torch.compile` uses for CPU inference), read them on every core:
-  3.0x faster at one row, 2.0x at 32 (`python -m benchmarks.linear_kernels`, benchmarks/RESULTS.md).
+  3.0x faster at one row, 2.0x at 32 (`python -m benchmarks.probes.linear_kernels`, benchmarks/JOURNAL.md).
 - On a 2-core Intel Xeon with AMX and a large L3, oneDNN spends about 15 µs
   on every call: MKL was 1.7x faster at one row and oneDNN only 1.1x faster at 32, and a greedy sentence took
   12.8 ms with MKL against 19.7 ms with oneDNN.

@@ -8,7 +8,7 @@ path does the step's work in fewer, larger operations:
 - a layer's self-attention cache holds keys and values together, (rows, 2, heads, t, d_k);
 - for one or a few short sentences, the cross-attention's W^Q and W^O are multiplied out with the fixed keys
   and values once, before the first step (`folded_cross.py`): a step then reads 120 KiB a layer instead of
-  512 KiB (one sentence, greedy and beam 4: 0.98x the time, `python -m benchmarks.search_parts`);
+  512 KiB (one sentence, greedy and beam 4: 0.98x the time, `python -m benchmarks.probes.search_parts`);
 - no per-step dataclasses, closures or module calls: the weights are read once, when the packed decoder is
   built from the model (`packed_decoder`), and rebuilt when a weight has changed since (training in place);
 - few small operations a step, as each costs about a microsecond where a one-row product costs 10-25: the

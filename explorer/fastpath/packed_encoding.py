@@ -1,7 +1,7 @@
 """The encoder for decoding, on the same packed weights as the decoder: `Transformer.encode` without weights.
 
 A search encodes its sentences once, then decodes; the encoder's linears were a fifth of a greedy batch's
-time on MKL (`python -m benchmarks.profile_search --ops`), so they take the same packed weights and kernels as
+time on MKL (`python -m benchmarks.probes.profile_search --ops`), so they take the same packed weights and kernels as
 the decoder's steps (`linear_kernels.py`: MKL or oneDNN, whichever measured faster). W^Q, W^K, W^V are one
 matrix, ReLU is fused, and a head mask gates the same heads as `Transformer.encode` does. The memory equals
 `encode`'s to float32 rounding; the search's outputs are held to the old ones by

@@ -7,7 +7,7 @@ Run by TorchScript's interpreter, the same ATen calls are made from C++:
   or one row, the cross-attention folded or not);
 - `greedy_loop`: the whole greedy search of one sentence (steps, the maximum, the stop test), what the
   Translate page and `explorer translate` run for a typed sentence: one call instead of a Python loop.
-`python -m benchmarks.scripted_decoding 5 128` (both ways in one process, alternating; two runs): greedy on one
+`python -m benchmarks.probes.scripted_decoding 5 128` (both ways in one process, alternating; two runs): greedy on one
 sentence 0.83x the time of the Python steps, beam 4 on one sentence 0.97-0.98x, greedy and beam 4 in batches of
 32 0.96x and 0.97-0.99x; every hypothesis identical to the bit (benchmarks/RESULTS.md).
 A C++ extension making the same calls measured 0.79x for greedy, but needs a compiler and 37 s of building on

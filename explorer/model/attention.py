@@ -28,7 +28,7 @@ from explorer.model.head_mask import HeadSelection
 # cuDNN builds a plan for every new (batch, length) shape, and token-budget batches keep making new shapes:
 # on an H200 a `base` training step on a shape not seen before took 189 ms instead of 48 ms. Flash (the
 # causal self-attention) and the memory-efficient kernel (padding masks) cost the same on a repeated shape
-# and nothing more on a new one. Measured by `python -m benchmarks.profile_gpu_training`
+# and nothing more on a new one. Measured by `python -m benchmarks.probes.profile_gpu_training`
 # (benchmarks/RESULTS.md). float32 calls (decoding) never get cuDNN's kernel; the CPU has its own kernels.
 CUDA_SDPA_BACKENDS = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
 
