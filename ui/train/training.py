@@ -3,6 +3,8 @@ epochs, its device, evaluations, checkpoints and watched sentences, as a `TrainC
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 from explorer.config import ModelConfig
@@ -25,13 +27,19 @@ def epoch_steps(
     return batches_per_epoch(_tokenizer, _train, batch_tokens, max_len)
 
 
+def whole_number(column: Any, label: str, low: int, high: int, *, key: str, help: str | None = None) -> int:
+    """An integer `st.number_input` in `column`, between `low` and `high`, kept under `key`."""
+    return int(column.number_input(label, low, high, key=key, help=help))
+
+
 def training_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConfig) -> TrainConfig:
     st.subheader(t("4 · Training"))
     cols = st.columns(4)
     smoothing = cols[0].slider(
         t("Label smoothing"), 0.0, 0.3, step=0.05, key="train_smoothing", help=t("Section 5.4: ε = 0.1.")
     )
-    warmup = cols[1].number_input(
+    warmup = whole_number(
+        cols[1],
         t("Warm-up steps"),
         1,
         50_000,
@@ -44,7 +52,7 @@ def training_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConf
         key="train_batch_tokens",
         help=t("Padded tokens per batch and side (the paper: about 25,000)."),
     )
-    seed = cols[3].number_input(t("Seed"), 0, 1_000_000, key="train_seed")
+    seed = whole_number(cols[3], t("Seed"), 0, 1_000_000, key="train_seed")
     cols = st.columns(4)
     unit = cols[0].radio(
         t("Train for"),
@@ -56,9 +64,9 @@ def training_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConf
     with st.spinner(t("Counting batches…")):
         per_epoch = epoch_steps(choice.key, tokenizer.vocab_size, batch_tokens, config.max_len, tokenizer, choice.train)
     if unit == "steps":
-        steps = int(cols[1].number_input(t("Steps"), 1, 1_000_000, key="train_steps"))
+        steps = whole_number(cols[1], t("Steps"), 1, 1_000_000, key="train_steps")
     else:
-        epochs = int(cols[1].number_input(t("Epochs"), 1, 1000, key="train_epochs"))
+        epochs = whole_number(cols[1], t("Epochs"), 1, 1000, key="train_epochs")
         steps = epochs * per_epoch
     cols[1].caption(
         t("1 epoch = {per_epoch} steps; this run: {steps} steps.", per_epoch=f"{per_epoch:,}", steps=f"{steps:,}")
@@ -74,34 +82,31 @@ def training_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConf
             help=t("A GPU trains one run at a time; a second run waits for it or uses the CPU."),
         )
     )
-    eval_every = int(
-        cols[3].number_input(
-            t("Evaluate every (steps)"),
-            1,
-            1_000_000,
-            key="train_eval_every",
-            help=t("Validation loss, BLEU and the watched sentences' attention."),
-        )
+    eval_every = whole_number(
+        cols[3],
+        t("Evaluate every (steps)"),
+        1,
+        1_000_000,
+        key="train_eval_every",
+        help=t("Validation loss, BLEU and the watched sentences' attention."),
     )
     with st.expander(t("More: BLEU sentences, checkpoints")):
         more = st.columns(2)
-        bleu = int(
-            more[0].number_input(
-                t("BLEU on this many validation sentences"),
-                0,
-                5000,
-                key="train_bleu",
-                help=t("Greedy decoding; 0 skips BLEU."),
-            )
+        bleu = whole_number(
+            more[0],
+            t("BLEU on this many validation sentences"),
+            0,
+            5000,
+            key="train_bleu",
+            help=t("Greedy decoding; 0 skips BLEU."),
         )
-        save_every = int(
-            more[1].number_input(
-                t("Save latest/ every (steps)"),
-                1,
-                1_000_000,
-                key="train_save_every",
-                help=t("A periodic checkpoint the run can be resumed from if its process stops."),
-            )
+        save_every = whole_number(
+            more[1],
+            t("Save latest/ every (steps)"),
+            1,
+            1_000_000,
+            key="train_save_every",
+            help=t("A periodic checkpoint the run can be resumed from if its process stops."),
         )
     if st.session_state.get("train_samples_for") != choice.key:
         st.session_state["train_samples"] = "\n".join(choice.val.source[:2])
@@ -119,9 +124,9 @@ def training_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConf
     return TrainConfig(
         steps=steps,
         batch_tokens=int(batch_tokens),
-        warmup_steps=int(warmup),
+        warmup_steps=warmup,
         label_smoothing=float(smoothing),
-        seed=int(seed),
+        seed=seed,
         max_len=config.max_len,
         log_every=max(1, min(10, steps // 200)),
         eval_every=eval_every,
