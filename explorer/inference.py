@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 import torch
 
@@ -44,37 +45,46 @@ class Translation:
     trace: BeamTrace | None = None
 
 
-class ModelScorer:
+CacheT = TypeVar("CacheT", DecoderCache, PackedCache)
+
+
+class _CachedScorer(Generic[CacheT]):
+    """A `StepScorer` over a key/value cache: each step decodes the last tokens on the cache's device and
+    keeps the grown cache; `reorder` keeps the cache rows the search keeps."""
+
+    cache: CacheT
+    head_mask: HeadMask | None
+
+    def _decode(self, last_tokens: torch.Tensor) -> tuple[torch.Tensor, CacheT]:
+        raise NotImplementedError
+
+    def step(self, last_tokens: torch.Tensor, step: int) -> torch.Tensor:
+        # The search keeps its tokens on the CPU; the cache may live on the GPU.
+        log_probs, self.cache = self._decode(last_tokens.to(self.cache.src_mask.device))
+        return log_probs
+
+    def reorder(self, rows: torch.Tensor) -> None:
+        self.cache = self.cache.select(rows.to(self.cache.src_mask.device))
+
+
+class ModelScorer(_CachedScorer[DecoderCache]):
     """The `StepScorer` the search functions drive: one `decode_step` per call, cache reordered by row."""
 
     def __init__(self, model: Transformer, cache: DecoderCache, head_mask: HeadMask | None = None) -> None:
         self.model, self.cache, self.head_mask = model, cache, head_mask
 
-    def step(self, last_tokens: torch.Tensor, step: int) -> torch.Tensor:
-        # The search keeps its tokens on the CPU; the cache may live on the GPU.
-        log_probs, self.cache = self.model.decode_step(
-            last_tokens.to(self.cache.src_mask.device), self.cache, head_mask=self.head_mask
-        )
-        return log_probs
-
-    def reorder(self, rows: torch.Tensor) -> None:
-        self.cache = self.cache.select(rows.to(self.cache.src_mask.device))
+    def _decode(self, last_tokens: torch.Tensor) -> tuple[torch.Tensor, DecoderCache]:
+        return self.model.decode_step(last_tokens, self.cache, head_mask=self.head_mask)
 
 
-class PackedScorer:
+class PackedScorer(_CachedScorer[PackedCache]):
     """The same steps as `ModelScorer` through the packed decoder (fewer operations, the same head mask)."""
 
     def __init__(self, decoder: PackedDecoder, cache: PackedCache, head_mask: HeadMask | None = None) -> None:
         self.decoder, self.cache, self.head_mask = decoder, cache, head_mask
 
-    def step(self, last_tokens: torch.Tensor, step: int) -> torch.Tensor:
-        log_probs, self.cache = self.decoder.step(
-            last_tokens.to(self.cache.src_mask.device), self.cache, head_mask=self.head_mask
-        )
-        return log_probs
-
-    def reorder(self, rows: torch.Tensor) -> None:
-        self.cache = self.cache.select(rows.to(self.cache.src_mask.device))
+    def _decode(self, last_tokens: torch.Tensor) -> tuple[torch.Tensor, PackedCache]:
+        return self.decoder.step(last_tokens, self.cache, head_mask=self.head_mask)
 
     def greedy_one(self, bos_id: int, eos_id: int, max_len: int) -> tuple[list[int], list[float]] | None:
         """The whole greedy search of this one sentence in one call where the packed decoder can make it
