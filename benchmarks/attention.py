@@ -13,22 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
-from benchmarks.common import (
-    MULTI30K,
-    Options,
-    Result,
-    apply_threads,
-    collate_pairs,
-    every_round,
-    interleaved,
-    multi30k_available,
-    paired_ratio,
-    print_table,
-    ratio_text,
-    read_lines,
-    synthetic_ids,
-    synthetic_lengths,
-)
+from benchmarks import common
 from benchmarks.decoding import load_model
 from benchmarks.memory import memory_rows
 from explorer.data.batching import Batch
@@ -49,19 +34,19 @@ class AttentionSetup:
     data_label: str
 
 
-def setup(opts: Options, batch_size: int | None = None) -> AttentionSetup:
-    apply_threads(opts)
+def setup(opts: common.Options, batch_size: int | None = None) -> AttentionSetup:
+    common.apply_threads(opts)
     model, tokenizer, label, _ = load_model(opts)
     config = model.config
     n = 16 if opts.quick else 128
-    if multi30k_available():
-        en = read_lines(MULTI30K / "test2016.en")[:n]
-        de = read_lines(MULTI30K / "test2016.de")[:n]
+    if common.multi30k_available():
+        en = common.read_lines(common.MULTI30K / "test2016.en")[:n]
+        de = common.read_lines(common.MULTI30K / "test2016.de")[:n]
         src, tgt = tokenizer.encode_batch(en), tokenizer.encode_batch(de)
         data = "Multi30k test2016 pairs"
     else:
-        src = synthetic_ids(synthetic_lengths(n, opts.seed), config.vocab_size, opts.seed)
-        tgt = synthetic_ids(synthetic_lengths(n, opts.seed + 1), config.vocab_size, opts.seed + 1)
+        src = common.synthetic_ids(common.synthetic_lengths(n, opts.seed), config.vocab_size, opts.seed)
+        tgt = common.synthetic_ids(common.synthetic_lengths(n, opts.seed + 1), config.vocab_size, opts.seed + 1)
         data = "synthetic pairs"
     limit = config.max_len - 1
     src, tgt = [s[:limit] for s in src], [t[:limit] for t in tgt]
@@ -70,7 +55,7 @@ def setup(opts: Options, batch_size: int | None = None) -> AttentionSetup:
     batches, lengths = [], []
     for start in range(0, len(order), size):
         chunk = order[start : start + size]
-        batches.append(collate_pairs(src, tgt, chunk, config, opts.device))
+        batches.append(common.collate_pairs(src, tgt, chunk, config, opts.device))
         lengths.append([(len(src[i]) + 1, len(tgt[i]) + 1) for i in chunk])
     return AttentionSetup(model, batches, lengths, label, f"{len(src)} {data} in batches of {size}, sorted by length")
 
@@ -86,8 +71,8 @@ def _variant(a: AttentionSetup, name: str) -> Callable[[], None]:
     return work
 
 
-def run(opts: Options) -> Result:
-    result = Result(NAME, TITLE)
+def run(opts: common.Options) -> common.Result:
+    result = common.Result(NAME, TITLE)
     rounds = opts.n_rounds(10, 3)
     ratios = {}
     for batch_size, label in ((None, "batch"), (1, "one sentence")):
@@ -96,8 +81,8 @@ def run(opts: Options) -> Result:
             print(f"  model: {a.model_label}", flush=True)
         print(f"  {label}: {a.data_label}", flush=True)
         fns = {name: _variant(a, name) for name in VARIANTS}
-        times = interleaved(
-            every_round(fns),
+        times = common.interleaved(
+            common.every_round(fns),
             rounds=rounds,
             warmup=opts.n_warmup(1, 1),
             device=opts.device,
@@ -105,19 +90,24 @@ def run(opts: Options) -> Result:
         )
         fused = times[VARIANTS[0]]
         table = [
-            (name, f"{sum(times[name]) / rounds * 1e3:.1f} ms", ratio_text(paired_ratio(times[name], fused)))
+            (
+                name,
+                f"{sum(times[name]) / rounds * 1e3:.1f} ms",
+                common.ratio_text(common.paired_ratio(times[name], fused)),
+            )
             for name in VARIANTS
         ]
-        print_table((f"{label}: variant", "time per pass", "÷ fused"), table)
-        ratios[label] = paired_ratio(times[VARIANTS[1]], fused)
+        common.print_table((f"{label}: variant", "time per pass", "÷ fused"), table)
+        ratios[label] = common.paired_ratio(times[VARIANTS[1]], fused)
         result.add(
             f"{label}: time with all maps ÷ without",
-            ratio_text(ratios[label]),
+            common.ratio_text(ratios[label]),
             "≤ 1.30×",
             ratios[label] <= 1.3 if not opts.quick else None,
         )
         result.add(
-            f"{label}: … plus per-sentence numpy maps ÷ without", ratio_text(paired_ratio(times[VARIANTS[2]], fused))
+            f"{label}: … plus per-sentence numpy maps ÷ without",
+            common.ratio_text(common.paired_ratio(times[VARIANTS[2]], fused)),
         )
     result.note(f"{a.model_label}; teacher-forced forward in inference mode; {rounds} interleaved rounds")
     if opts.memory:
@@ -125,5 +115,5 @@ def run(opts: Options) -> Result:
     return result
 
 
-def memory_setup(opts: Options, variant: str) -> Callable[[], None]:
+def memory_setup(opts: common.Options, variant: str) -> Callable[[], None]:
     return _variant(setup(opts), variant)

@@ -15,25 +15,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from benchmarks.common import (
-    MULTI30K,
-    Options,
-    Result,
-    apply_threads,
-    benchmark_tokenizer,
-    every_round,
-    interleaved,
-    multi30k_available,
-    paired_ratio,
-    print_table,
-    ratio_text,
-    read_lines,
-    repo_relative,
-    shipped_checkpoint,
-    synthetic_ids,
-    synthetic_lengths,
-    threads_text,
-)
+from benchmarks import common
 from benchmarks.memory import memory_rows
 from explorer.config import preset
 from explorer.decoding.search import beam_search, greedy_search
@@ -83,13 +65,13 @@ class DecodeSetup:
     batch_size: int = 32
 
 
-def load_model(opts: Options) -> tuple[Transformer, Tokenizer, str, int]:
+def load_model(opts: common.Options) -> tuple[Transformer, Tokenizer, str, int]:
     """(model, tokenizer, label, extra output tokens): the shipped checkpoint or an untrained "small"."""
-    checkpoint = shipped_checkpoint(opts)
+    checkpoint = common.shipped_checkpoint(opts)
     if checkpoint is not None:
-        label = f"shipped checkpoint {repo_relative(opts.checkpoint)}"
+        label = f"shipped checkpoint {common.repo_relative(opts.checkpoint)}"
         return checkpoint.model, checkpoint.tokenizer, label, EXTRA_OUTPUT_TOKENS
-    tokenizer = benchmark_tokenizer(1000 if opts.quick else 8000, quick=opts.quick, required=True)
+    tokenizer = common.benchmark_tokenizer(1000 if opts.quick else 8000, quick=opts.quick, required=True)
     assert tokenizer is not None, "required=True always gives a vocabulary"
     torch.manual_seed(opts.seed)
     if opts.quick:
@@ -100,25 +82,25 @@ def load_model(opts: Options) -> tuple[Transformer, Tokenizer, str, int]:
         name = "small"
     model = Transformer(config).to(opts.device).eval()
     label = (
-        f"randomly initialised '{name}' model (no checkpoint at {repo_relative(opts.checkpoint)}); "
+        f"randomly initialised '{name}' model (no checkpoint at {common.repo_relative(opts.checkpoint)}); "
         "outputs capped at "
         f"source length + {UNTRAINED_EXTRA_TOKENS}"
     )
     return model, tokenizer, label, UNTRAINED_EXTRA_TOKENS
 
 
-def setup(opts: Options) -> DecodeSetup:
-    apply_threads(opts)
+def setup(opts: common.Options) -> DecodeSetup:
+    common.apply_threads(opts)
     model, tokenizer, label, extra = load_model(opts)
     n = opts.sentences or (8 if opts.quick else 200)
     config = model.config
-    if multi30k_available() and tokenizer is not None:
-        sentences = [s for s in read_lines(MULTI30K / "test2016.en") if s][:n]
+    if common.multi30k_available() and tokenizer is not None:
+        sentences = [s for s in common.read_lines(common.MULTI30K / "test2016.en") if s][:n]
         ids, _ = encode_sources(tokenizer, sentences, config.max_len, config.eos_id)
         data = f"{len(ids)} Multi30k test2016 sentences"
     else:
-        lengths = synthetic_lengths(n, opts.seed)
-        ids = [s + [config.eos_id] for s in synthetic_ids(lengths, config.vocab_size, opts.seed)]
+        lengths = common.synthetic_lengths(n, opts.seed)
+        ids = [s + [config.eos_id] for s in common.synthetic_ids(lengths, config.vocab_size, opts.seed)]
         data = f"{len(ids)} synthetic sentences of caption-like lengths"
     return DecodeSetup(model, ids, extra, label, data, opts.device)
 
@@ -153,17 +135,17 @@ def _variant(d: DecodeSetup, name: str) -> Callable[[], list[tuple[int, ...]]]:
     return lambda: decode_all(d, beam, scorer)
 
 
-def run(opts: Options) -> Result:
+def run(opts: common.Options) -> common.Result:
     cuda = opts.device.startswith("cuda")
-    result = Result(NAME if not cuda else "gpu-decoding", TITLE if not cuda else f"{TITLE} (CUDA)")
+    result = common.Result(NAME if not cuda else "gpu-decoding", TITLE if not cuda else f"{TITLE} (CUDA)")
     d = setup(opts)
     print(f"  model: {d.model_label}", flush=True)
-    print(f"  data: {d.data_label}; batches of {d.batch_size}; {threads_text()}", flush=True)
+    print(f"  data: {d.data_label}; batches of {d.batch_size}; {common.threads_text()}", flush=True)
     fns = {name: _variant(d, name) for name in VARIANTS}
     outputs = {name: fn() for name, fn in fns.items()}  # also the warm-up
     rounds = opts.n_rounds(3, 2)
-    times = interleaved(
-        every_round(fns),
+    times = common.interleaved(
+        common.every_round(fns),
         rounds=rounds,
         warmup=0,
         device=opts.device,
@@ -175,20 +157,20 @@ def run(opts: Options) -> Result:
         rate = n * rounds / sum(times[name])
         table.append((name, f"{rate:.1f}", f"{sum(times[name]) / rounds:.2f} s"))
         result.add(f"sentences/s, {name}", f"{rate:.1f}")
-    print_table(("variant", "sentences/s", "time per pass"), table)
+    common.print_table(("variant", "sentences/s", "time per pass"), table)
     for search in ("greedy", "beam 4"):
-        speedup = paired_ratio(times[f"{search}, recompute"], times[f"{search}, cache"])
+        speedup = common.paired_ratio(times[f"{search}, recompute"], times[f"{search}, cache"])
         same = sum(a == b for a, b in zip(outputs[f"{search}, cache"], outputs[f"{search}, recompute"], strict=False))
         goal = "≥ 3.00×" if search == "beam 4" else ""
         result.add(
             f"{search}: cache speed-up over recompute",
-            ratio_text(speedup),
+            common.ratio_text(speedup),
             goal,
             speedup >= 3.0 if search == "beam 4" and not opts.quick else None,
         )
         result.add(f"{search}: identical outputs, cache vs recompute", f"{same}/{n}")
         print(
-            f"  {search}: cache is {ratio_text(speedup)} faster than recompute; identical outputs {same}/{n}",
+            f"  {search}: cache is {common.ratio_text(speedup)} faster than recompute; identical outputs {same}/{n}",
             flush=True,
         )
     result.note(f"{d.model_label}; {d.data_label}; {rounds} interleaved passes per variant")
@@ -197,6 +179,6 @@ def run(opts: Options) -> Result:
     return result
 
 
-def memory_setup(opts: Options, variant: str) -> Callable[[], object]:
+def memory_setup(opts: common.Options, variant: str) -> Callable[[], object]:
     d = setup(opts)
     return _variant(d, variant)

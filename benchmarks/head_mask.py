@@ -15,18 +15,7 @@ from collections.abc import Callable
 
 import torch
 
-from benchmarks.common import (
-    MULTI30K,
-    Options,
-    Result,
-    apply_threads,
-    interleaved,
-    multi30k_available,
-    paired_ratio,
-    print_table,
-    ratio_text,
-    read_lines,
-)
+from benchmarks import common
 from benchmarks.decoding import load_model
 from explorer.config import ModelConfig
 from explorer.inference import translate
@@ -40,10 +29,10 @@ GOAL = 1.2
 GENERIC = "empty mask"
 
 
-def _sentences(opts: Options) -> list[str]:
+def _sentences(opts: common.Options) -> list[str]:
     n = 4 if opts.quick else 16
-    if multi30k_available():
-        return read_lines(MULTI30K / "test2016.en")[:n]
+    if common.multi30k_available():
+        return common.read_lines(common.MULTI30K / "test2016.en")[:n]
     return list(FALLBACK)[:n]
 
 
@@ -57,7 +46,7 @@ def _mask(config: ModelConfig) -> HeadMask:
     return HeadMask.from_names(names or ["cross.0.0"], config)
 
 
-def _variants(opts: Options, beam: int) -> tuple[dict[str, Callable[[int], object]], str]:
+def _variants(opts: common.Options, beam: int) -> tuple[dict[str, Callable[[int], object]], str]:
     model, tokenizer, label, _ = load_model(opts)
     sentences = _sentences(opts)
     mask = _mask(model.config)
@@ -85,48 +74,50 @@ def _variants(opts: Options, beam: int) -> tuple[dict[str, Callable[[int], objec
     return variants, f"{label}; {len(sentences)} sentences"
 
 
-def run(opts: Options) -> Result:
-    apply_threads(opts)
-    result = Result(NAME, TITLE)
+def run(opts: common.Options) -> common.Result:
+    common.apply_threads(opts)
+    result = common.Result(NAME, TITLE)
     rounds = opts.n_rounds(9, 3)
     for beam in (1, 4):
         variants, label = _variants(opts, beam)
-        times = interleaved(variants, rounds=rounds, warmup=opts.n_warmup(1, 1), device=opts.device, clock=opts.clock)
+        times = common.interleaved(
+            variants, rounds=rounds, warmup=opts.n_warmup(1, 1), device=opts.device, clock=opts.clock
+        )
         names = list(variants)
         base = times[names[0]]
-        print_table(
+        common.print_table(
             (f"beam {beam}: variant", "time per sentence", "÷ no mask"),
             [
                 (
                     n,
                     f"{sum(times[n]) / rounds / max(len(_sentences(opts)), 1) * 1e3:.1f} ms",
-                    ratio_text(paired_ratio(times[n], base)),
+                    common.ratio_text(common.paired_ratio(times[n], base)),
                 )
                 for n in names
             ],
         )
-        ratio = paired_ratio(times[names[1]], base)
+        ratio = common.paired_ratio(times[names[1]], base)
         search = "greedy" if beam == 1 else f"beam {beam}"
         result.add(
             f"{search}: one sentence with 2 heads off ÷ unmasked",
-            ratio_text(ratio),
+            common.ratio_text(ratio),
             f"≤ {GOAL:.2f}×",
             ratio <= GOAL if not opts.quick else None,
         )
         if GENERIC in times:
             result.add(
                 f"{search}: an empty mask ÷ unmasked (mask support with nothing off)",
-                ratio_text(paired_ratio(times[GENERIC], base)),
+                common.ratio_text(common.paired_ratio(times[GENERIC], base)),
             )
             result.add(
                 f"{search}: … 2 heads off ÷ an empty mask (the gating alone)",
-                ratio_text(paired_ratio(times[names[1]], times[GENERIC])),
+                common.ratio_text(common.paired_ratio(times[names[1]], times[GENERIC])),
             )
     result.note(f"{label}; {rounds} interleaved rounds; mask {', '.join(HEADS)}")
     return result
 
 
-def memory_setup(opts: Options, variant: str) -> Callable[[], object]:
+def memory_setup(opts: common.Options, variant: str) -> Callable[[], object]:
     variants, _ = _variants(opts, 1)
     fn = variants[variant] if variant in variants else next(iter(variants.values()))
     return lambda: fn(0)
