@@ -15,7 +15,7 @@ from explorer.training.batches import encode_pairs, epoch_batches
 from explorer.training.datasets import train_tokenizer
 from explorer.training.estimate import harness, startup
 from explorer.training.estimate.harness import StepClock, padded_positions, spread_sample
-from explorer.training.estimate.measure import estimate_run, measure_run
+from explorer.training.estimate.measure import MeasureSettings, estimate_run, measure_run
 from explorer.training.estimate.plan import LOAD_CHANGED, RunEstimate, timing_plan
 from explorer.training.train_config import TrainConfig
 from explorer.training.trainer import Trainer
@@ -23,6 +23,7 @@ from tests.tiny_task import tiny_config
 
 BATCH_TOKENS = 256
 REAL_MAKE_BATCH = Trainer.make_batch
+QUICK = MeasureSettings(time_budget_s=0.05, startup=False)  # a short timing, no process start-up
 
 
 def corpus_batches(tokenizer, corpus, batch_tokens: int, max_len: int, seed: int = 0):
@@ -68,7 +69,7 @@ def timed_shapes(monkeypatch, config, tokenizer, train, **changes) -> tuple[RunE
         return batch
 
     monkeypatch.setattr(Trainer, "make_batch", spy)
-    found = estimate_run(config, plan(**changes), tokenizer, train, startup=False, time_budget_s=0.05)
+    found = estimate_run(config, plan(**changes), tokenizer, train, settings=QUICK)
     return found, shapes
 
 
@@ -107,7 +108,7 @@ def test_the_step_timed_is_the_trainers_own_train_step(monkeypatch, tokenizer):
         return real(self, batch)
 
     monkeypatch.setattr(Trainer, "train_step", spy)
-    found = estimate_run(config, plan(), tokenizer, train, startup=False, time_budget_s=0.05)
+    found = estimate_run(config, plan(), tokenizer, train, settings=QUICK)
     # The warm-up's two steps, then each timed batch once or `repeats` times, all through Trainer.train_step.
     assert len(stepped) == 2 + found.step.repeats * found.step.timed_batches
 
@@ -145,8 +146,7 @@ def test_evaluations_checkpoints_and_start_up_are_counted(tokenizer):
         train,
         val,
         save_to=True,
-        startup=False,
-        time_budget_s=0.05,
+        settings=QUICK,
     )
     assert found.evals == 3 and found.saves == 2  # evaluations at 10, 20 and the last step; saves at 10, 20
     assert found.eval_s > found.bleu_s > 0 and found.save_s > 0 and found.first_samples_s > 0
@@ -160,7 +160,7 @@ def test_evaluations_checkpoints_and_start_up_are_counted(tokenizer):
         + found.final_s
     )
     assert math.isclose(found.total_s, parts)
-    quiet = estimate_run(config, plan(steps=25), tokenizer, train, val, startup=False, time_budget_s=0.05)
+    quiet = estimate_run(config, plan(steps=25), tokenizer, train, val, settings=QUICK)
     assert quiet.evals == 0 and quiet.saves == 0 and quiet.eval_s == 0
 
 
@@ -176,7 +176,7 @@ def test_a_burst_of_other_work_while_timing_does_not_move_the_step_time(monkeypa
         return 0.020 if 8 <= len(calls) < 14 else 0.002  # six steps of the first round interrupted
 
     monkeypatch.setattr(StepClock, "step", step)
-    found = estimate_run(config, plan(), tokenizer, train, startup=False, time_budget_s=1.5)
+    found = estimate_run(config, plan(), tokenizer, train, settings=MeasureSettings(startup=False))
     assert found.step.repeats == 3 and found.step.timed_batches >= 6
     assert len(calls) == 2 + 3 * found.step.timed_batches  # the warm-up, then three rounds
     assert found.step.seconds == pytest.approx(0.002)
@@ -189,14 +189,14 @@ def test_one_measurement_serves_every_plan_of_the_same_run(tokenizer):
     short = plan(steps=20, eval_every=10, save_every=10, bleu_sentences=8, keep_last=2)
     long = plan(steps=1000, eval_every=300, save_every=250, bleu_sentences=16, keep_last=2, warmup_steps=100)
     assert timing_plan(short) == timing_plan(long)
-    costs = measure_run(config, timing_plan(short), tokenizer, train, val, startup=False, time_budget_s=0.05)
+    costs = measure_run(config, timing_plan(short), tokenizer, train, val, settings=QUICK)
     a, b = costs.estimate(short, save_to=True), costs.estimate(long)
     assert (a.steps, a.evals, a.saves) == (20, 2, 2) and (b.steps, b.evals, b.saves) == (1000, 4, 4)
     assert a.step == b.step and b.bleu_s == pytest.approx(2 * a.bleu_s)  # BLEU on 16 sentences, not 8
     # Fifty times the steps, each at least as dear (a longer history in every progress.json rewrite).
     assert b.training_s - b.warmup_s >= 50 * (a.training_s - a.warmup_s)
     # Costs timed without evaluations cannot plan a run that evaluates: that would leave them out silently.
-    bare = measure_run(config, plan(steps=20), tokenizer, train, val, startup=False, time_budget_s=0.05)
+    bare = measure_run(config, plan(steps=20), tokenizer, train, val, settings=QUICK)
     assert bare.estimate(plan(steps=50)).evals == 0
     with pytest.raises(ValueError, match="without evaluations"):
         bare.estimate(short)
@@ -205,7 +205,7 @@ def test_one_measurement_serves_every_plan_of_the_same_run(tokenizer):
 def test_a_measurement_knows_when_the_load_has_moved(tokenizer):
     config = tiny_config(tokenizer.vocab_size)
     train, _ = corpus_of(4, 5)
-    costs = measure_run(config, plan(), tokenizer, train, startup=False, time_budget_s=0.05)
+    costs = measure_run(config, plan(), tokenizer, train, settings=QUICK)
     if costs.load_average is None:
         pytest.skip("no load average on this system")
     # The machine's own load is whatever it is; the rule is judged at fixed loads (CI once read 1.06, where

@@ -9,6 +9,7 @@ import functools
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -28,6 +29,16 @@ from explorer.training.train_config import TrainConfig
 T = TypeVar("T")
 
 
+@dataclass(frozen=True)
+class MeasureSettings:
+    """How long a measurement may take: about `time_budget_s` of timed steps, a step over `flop_budget`
+    timed on part of its rows (`harness.StepClock`), and the process start-up timed too when `startup`."""
+
+    time_budget_s: float = 1.5
+    flop_budget: float | None = None
+    startup: bool = True
+
+
 def estimate_run(
     config: ModelConfig,
     train_config: TrainConfig,
@@ -36,23 +47,12 @@ def estimate_run(
     val: ParallelCorpus | None = None,
     *,
     save_to: bool = False,
-    time_budget_s: float = 1.5,
-    flop_budget: float | None = None,
-    startup: bool = True,
+    settings: MeasureSettings = MeasureSettings(),
 ) -> RunEstimate:
     """Time the run as its process will run it (`measure_run`) and multiply by its plan: the trainer's own
     batches of `train`, with the worker's torch threads and priority, plus its evaluations, checkpoints and
     start-up. `save_to`: the run is exported to the checkpoint list when done."""
-    costs = measure_run(
-        config,
-        train_config,
-        tokenizer,
-        train,
-        val,
-        time_budget_s=time_budget_s,
-        flop_budget=flop_budget,
-        startup=startup,
-    )
+    costs = measure_run(config, train_config, tokenizer, train, val, settings=settings)
     return costs.estimate(train_config, save_to=save_to)
 
 
@@ -63,9 +63,7 @@ def measure_run(
     train: ParallelCorpus,
     val: ParallelCorpus | None = None,
     *,
-    time_budget_s: float = 1.5,
-    flop_budget: float | None = None,
-    startup: bool = True,
+    settings: MeasureSettings = MeasureSettings(),
 ) -> RunCosts:
     """Time each part of the run `train_config` plans, as its process will run it: the trainer's own batches
     of `train` (a spread sample of epoch 0, after the run's first batches as warm-up) in a thread with the
@@ -73,17 +71,7 @@ def measure_run(
     `timing_plan(train_config)` matters: `RunCosts.estimate` applies the rest."""
     threads, nice = worker_setup()
     return in_niced_thread(
-        lambda: _measure_run(
-            config,
-            train_config,
-            tokenizer,
-            train,
-            val,
-            time_budget_s=time_budget_s,
-            flop_budget=flop_budget,
-            threads=threads,
-            startup=startup,
-        ),
+        lambda: _measure_run(config, train_config, tokenizer, train, val, settings=settings, threads=threads),
         nice if threads == 1 else 0,
     )
 
@@ -106,10 +94,8 @@ def _measure_run(
     train: ParallelCorpus,
     val: ParallelCorpus | None,
     *,
-    time_budget_s: float,
-    flop_budget: float | None,
+    settings: MeasureSettings,
     threads: int | None,
-    startup: bool,
 ) -> RunCosts:
     # The training loop is loaded only here, to be timed: planning a run never imports it.
     from explorer.checkpoint import save_checkpoint
@@ -127,7 +113,7 @@ def _measure_run(
         if cfg.sample_sentences:  # on_start: the untrained model's attention, decoded to its length limit
             first_samples_s = timed(lambda: _decode(model, tokenizer, list(cfg.sample_sentences), attention=True))
         timing, warmup_s = time_steps(
-            trainer, trainer.batches_of_epoch(0), time_budget_s=time_budget_s, flop_budget=flop_budget
+            trainer, trainer.batches_of_epoch(0), time_budget_s=settings.time_budget_s, flop_budget=settings.flop_budget
         )
         val_loss_s = bleu_sentence_s = samples_s = 0.0
         val_sentences = len(val) if val is not None else 0
@@ -165,7 +151,7 @@ def _measure_run(
     return RunCosts(
         step=timing,
         warmup_s=warmup_s,
-        startup_s=(process_startup_s() if startup else 0.0) + build_s,
+        startup_s=(process_startup_s() if settings.startup else 0.0) + build_s,
         check_s=check_s,
         progress_s=max(0.0, short_s - entry_s * short),
         progress_entry_s=entry_s,
