@@ -9,13 +9,12 @@ main column (the 1024 px window beside the sidebar), or the whole width when pre
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypedDict
 
 import numpy as np
 import streamlit as st
 
 from explorer.figures.compare import Panel
-from explorer.figures.linked_heads import linked_grid, linked_heads
+from explorer.figures.linked_heads import LinkedLook, linked_grid, linked_heads
 from explorer.figures.theme import HOVER_SIZE
 from ui.figures import page_theme
 from ui.i18n import current_language, t
@@ -23,15 +22,14 @@ from ui.layout import FIRST_SCREEN_FIGURE_PX, MAIN_AREA_PX, PRESENTER_MAIN_PX
 from ui.presenter import font_scale, presenter_on
 
 
-class _Size(TypedDict):
-    width: int
-    height: int
-    text_scale: float
-
-
-def _size(share: float) -> _Size:
-    """Width, height and text scale for a chart `share` of the main column wide (3/4 beside a picker column)."""
-    return _Size(
+def _look(zmax: float | None, title: str | None, share: float) -> LinkedLook:
+    """The page's look for a chart `share` of the main column wide (3/4 beside a picker column): its language,
+    theme, width, height and text scale."""
+    return LinkedLook(
+        zmax=zmax,
+        title=title,
+        lang=current_language(),
+        theme=page_theme(),
         width=int((PRESENTER_MAIN_PX if presenter_on() else MAIN_AREA_PX) * share),
         height=FIRST_SCREEN_FIGURE_PX,
         text_scale=font_scale(),
@@ -52,7 +50,7 @@ def show_linked_heads(
     panels: Sequence[Panel], *, key: str, zmax: float | None = 1.0, title: str | None = None, share: float = 1.0
 ) -> None:
     """Two to four heads (`Panel`s, weights (q, k)) side by side, linked by the hovered query."""
-    chart = linked_heads(panels, zmax=zmax, title=title, lang=current_language(), theme=page_theme(), **_size(share))
+    chart = linked_heads(panels, _look(zmax, title, share))
     # theme=None: the chart carries the app's own look (text colour of the page theme, 16 px ticks);
     # Streamlit's chart theme would draw axis text in a grey under 4.5:1 on white.
     st.altair_chart(chart, theme=None, key=key, width="content")
@@ -71,15 +69,6 @@ def show_linked_grid(
 ) -> None:
     """Every head of every layer, weights (layers, heads, q, k), linked by the hovered query; `share` is the
     part of the main column the chart sits in (0.75 in the translate page's figure column)."""
-    chart = linked_grid(
-        weights,
-        query_labels,
-        key_labels,
-        zmax=zmax,
-        title=title,
-        lang=current_language(),
-        theme=page_theme(),
-        **_size(share),
-    )
+    chart = linked_grid(weights, query_labels, key_labels, _look(zmax, title, share))
     st.altair_chart(chart, theme=None, key=key, width="content")
     hover_hint()

@@ -9,14 +9,14 @@ bundles Vega).
 
 Two builders, pure (arrays and labels in, an Altair chart out):
 
-- `linked_heads(panels)`: two to four heads side by side (the Compare page), each with its own tokens,
+- `linked_heads(panels, look)`: two to four heads side by side (the Compare page), each with its own tokens,
   one row for up to three, 2 x 2 for four.
-- `linked_grid(weights, ...)`: every head of every layer (layers, heads, q, k) as a facet grid, Layer 1 the
+- `linked_grid(weights, ..., look)`: every head of every layer (layers, heads, q, k) as a facet grid, Layer 1 the
   top row and Head 1 the left column.
 
 Both use one colour scale for every head: by default the fixed domain [0, 1], the whole range a softmax
 weight can take, so a colour means the same weight in every head, on every sentence and in every layer
-(`zmax=None` uses the largest weight shown instead, which brings out heads that spread their attention).
+(`LinkedLook(zmax=None)` uses the largest weight shown instead, which brings out heads that spread their attention).
 Heads are linked by query position: on one sentence that is the same token in every head; when Compare
 puts two sentences (or two tokenizers) side by side, it is the same position. Rows are queries from the top,
 columns are keys, both by position; the token text is the axis label where it fits at a readable size
@@ -236,6 +236,32 @@ def _config(chart: Any, theme: str, scale: float, title: str | None, width: floa
     )
 
 
+@dataclass(frozen=True)
+class LinkedLook:
+    """How a linked chart is drawn: the top of its colour scale (`zmax`, None: the largest weight shown), its
+    title, the language and page theme of its text, its size in px and its text scale (presenter mode)."""
+
+    zmax: float | None = 1.0
+    title: str | None = None
+    lang: str = "en"
+    theme: str = "light"
+    width: int = 640
+    height: int = 440
+    text_scale: float = 1.0
+
+    @property
+    def text_color(self) -> str:
+        return PAGE_COLORS[self.theme]["text"] if self.theme in PAGE_COLORS else PAGE_COLORS["light"]["text"]
+
+    @property
+    def title_px(self) -> float:
+        """The height the title's lines take at the chart's width (0 without a title)."""
+        if not self.title:
+            return 0.0
+        scale = self.text_scale
+        return 1.5 * TITLE_SIZE * scale * len(title_lines(self.title, self.width, TITLE_SIZE * scale))
+
+
 def shared_top(weights: Sequence[np.ndarray], zmax: float | None) -> float:
     """The top of the one colour scale: `zmax`, or the largest weight over every head shown when None."""
     if zmax is not None:
@@ -245,14 +271,7 @@ def shared_top(weights: Sequence[np.ndarray], zmax: float | None) -> float:
 
 def linked_heads(
     panels: Sequence[Panel],
-    *,
-    zmax: float | None = 1.0,
-    title: str | None = None,
-    lang: str = "en",
-    theme: str = "light",
-    width: int = 640,
-    height: int = 440,
-    text_scale: float = 1.0,
+    look: LinkedLook = LinkedLook(),
 ) -> alt.ConcatChart:
     """Two to four heads, each `Panel` weights (q, k) with its own tokens, linked by the hovered query.
 
@@ -263,9 +282,9 @@ def linked_heads(
     assert 1 <= len(panels) <= 4, f"expected 1 to 4 panels, got {len(panels)}"
     weights = [_check(p.weights, 2, p.query_labels, p.key_labels, "(q, k)") for p in panels]
     rows, cols = panel_grid(len(panels))
-    top = shared_top(weights, zmax)
-    text = PAGE_COLORS[theme]["text"] if theme in PAGE_COLORS else PAGE_COLORS["light"]["text"]
-    s = text_scale
+    title, lang, theme, width, height, s = look.title, look.lang, look.theme, look.width, look.height, look.text_scale
+    top = shared_top(weights, look.zmax)
+    text = look.text_color
     repeats = [
         i % cols > 0
         and list(panels[i - 1].query_labels) == list(p.query_labels)
@@ -274,7 +293,7 @@ def linked_heads(
     ]
     # Which labels fit depends on the cell size, and the room left for cells on which labels are drawn:
     # settle it in a few passes, starting from the most room the labels could take.
-    title_px = 1.5 * TITLE_SIZE * s * len(title_lines(title, width, TITLE_SIZE * s)) if title else 0.0
+    title_px = look.title_px
     header_lines, keys_px = 1, max(_widest(p.key_labels, TICK_SIZE * s) for p in panels) + 8
     for _ in range(3):
         below = _HEADER_PX * s * header_lines + keys_px + _AXIS_TITLE_PX * s
@@ -326,14 +345,7 @@ def linked_grid(
     weights: np.ndarray,
     query_labels: Sequence[str],
     key_labels: Sequence[str],
-    *,
-    zmax: float | None = 1.0,
-    title: str | None = None,
-    lang: str = "en",
-    theme: str = "light",
-    width: int = 640,
-    height: int = 440,
-    text_scale: float = 1.0,
+    look: LinkedLook = LinkedLook(),
 ) -> alt.FacetChart:
     """Every head of every layer, weights (L, H, q, k), as an L x H facet grid linked by the hovered query.
 
@@ -344,9 +356,9 @@ def linked_grid(
     """
     w = _check(weights, 4, query_labels, key_labels, "(layers, heads, q, k)")
     n_layers, n_heads, q, k = w.shape
-    s = text_scale
-    top = shared_top([w], zmax)
-    text = PAGE_COLORS[theme]["text"] if theme in PAGE_COLORS else PAGE_COLORS["light"]["text"]
+    title, lang, theme, width, height, s = look.title, look.lang, look.theme, look.width, look.height, look.text_scale
+    top = shared_top([w], look.zmax)
+    text = look.text_color
     layer_names = [translate("Layer {n}", lang, n=layer + 1) for layer in range(n_layers)]
     head_names = [translate("Head {n}", lang, n=head + 1) for head in range(n_heads)]
     # Axis titles would repeat in every row and column of thumbnails: one line under the title says it instead.
@@ -355,7 +367,7 @@ def linked_grid(
     # Settle which labels fit in a few passes (see linked_heads). Columns too narrow for "Head 8" are headed
     # "1".."8" under one "Head" title.
     row_header_px = _widest(layer_names, FONT_SIZE * s) + 16
-    title_px = 1.5 * TITLE_SIZE * s * len(title_lines(title, width, TITLE_SIZE * s)) if title else 0.0
+    title_px = look.title_px
     above = title_px + _HEADER_PX * s  # the title's lines, then the subtitle
     keys_px, narrow = _widest(key_labels, TICK_SIZE * s) + 8, False
     for _ in range(3):

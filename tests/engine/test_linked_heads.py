@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from explorer.figures.compare import Panel
-from explorer.figures.linked_heads import SELECTION, linked_grid, linked_heads
+from explorer.figures.linked_heads import SELECTION, LinkedLook, linked_grid, linked_heads
 from explorer.figures.theme import MIN_TEXT_SIZE, PAGE_COLORS
 
 
@@ -97,7 +97,7 @@ def test_compare_heads_share_one_hover_selection_and_one_colour_scale():
 
 def test_shared_scale_tops_at_the_largest_weight_shown():
     panels = [_panel(3, 4, 0, "A"), _panel(3, 4, 1, "B")]
-    spec = linked_heads(panels, zmax=None).to_dict()
+    spec = linked_heads(panels, LinkedLook(zmax=None)).to_dict()
     top = max(p.weights.max() for p in panels)
     for view in _views(spec):
         assert view["encoding"]["color"]["scale"]["domain"] == pytest.approx([0.0, top])
@@ -128,13 +128,15 @@ def test_grid_has_one_facet_per_head_with_one_based_labels():
     cell = data[(data["layer"] == "Layer 2") & (data["head"] == "Head 3")].sort_values(["query", "key"])
     np.testing.assert_allclose(cell["weight"].to_numpy().reshape(5, 6), weights[1, 2])
     assert spec["spec"]["encoding"]["color"]["scale"]["domain"] == [0.0, 1.0]
-    titled = linked_grid(weights, [f"q{i}" for i in range(5)], [f"k{j}" for j in range(6)], title="All heads").to_dict()
+    titled = linked_grid(
+        weights, [f"q{i}" for i in range(5)], [f"k{j}" for j in range(6)], LinkedLook(title="All heads")
+    ).to_dict()
     assert titled["title"]["text"] == ["All heads"] and titled["title"]["subtitle"] == "Rows: queries · columns: keys"
 
 
 def test_grid_too_narrow_for_head_names_numbers_its_columns():
     weights = np.random.default_rng(5).random((6, 8, 4, 4))
-    spec = linked_grid(weights, list("abcd"), list("wxyz"), width=600).to_dict()
+    spec = linked_grid(weights, list("abcd"), list("wxyz"), LinkedLook(width=600)).to_dict()
     column = spec["facet"]["column"]
     assert column["sort"] == [str(h) for h in range(1, 9)] and column["header"]["title"] == "Head"
     assert spec["facet"]["row"]["sort"] == [f"Layer {n}" for n in range(1, 7)]
@@ -143,7 +145,7 @@ def test_grid_too_narrow_for_head_names_numbers_its_columns():
 
 def test_korean_titles_and_readable_text():
     weights = np.random.default_rng(4).random((2, 2, 3, 3))
-    spec = linked_grid(weights, ["a", "b", "c"], ["x", "y", "z"], lang="ko", theme="dark").to_dict()
+    spec = linked_grid(weights, ["a", "b", "c"], ["x", "y", "z"], LinkedLook(lang="ko", theme="dark")).to_dict()
     assert spec["facet"]["row"]["sort"] == ["레이어 1", "레이어 2"]
     assert spec["facet"]["column"]["sort"] == ["헤드 1", "헤드 2"]
     enc = spec["spec"]["encoding"]
@@ -154,14 +156,14 @@ def test_korean_titles_and_readable_text():
     # The dark page's text colour, and nothing smaller than 14 px.
     assert spec["config"]["axis"]["labelColor"] == PAGE_COLORS["dark"]["text"]
     assert min(_font_sizes(spec)) >= MIN_TEXT_SIZE
-    korean = linked_heads([_panel(3, 3, 0, "A"), _panel(3, 3, 1, "B")], lang="ko").to_dict()
+    korean = linked_heads([_panel(3, 3, 0, "A"), _panel(3, 3, 1, "B")], LinkedLook(lang="ko")).to_dict()
     assert _views(korean)[0]["encoding"]["y"]["axis"]["title"] == "쿼리"
 
 
 def test_labels_left_out_when_they_would_be_under_14_px():
     """A long sentence in a short chart: row labels on hover only, never squeezed below 14 px."""
     q = 60
-    spec = linked_heads([_panel(q, 5, 0, "A"), _panel(q, 5, 1, "B")], height=440).to_dict()
+    spec = linked_heads([_panel(q, 5, 0, "A"), _panel(q, 5, 1, "B")], LinkedLook(height=440)).to_dict()
     first = _views(spec)[0]["encoding"]
     assert first["y"]["axis"]["labels"] is False
     assert first["x"]["axis"]["labels"] is True and first["x"]["axis"]["labelFontSize"] >= MIN_TEXT_SIZE
