@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     apply_threads(opts)
-    machine = machine_description(args.device)  # the --device the GPU benchmark uses (a lent H200 read "cpu")
+    machine = machine_description(args.device)  # the --device the GPU benchmark uses (an H200 read "cpu")
     machine["clock"] = "process CPU time (--clock cpu)" if opts.clock == "cpu" else "wall clock"
     print("Attention Explorer benchmarks" + (" (quick sizes)" if args.quick else ""))
     for key, value in machine.items():

@@ -1,4 +1,4 @@
-"""The sidebar's model choice: which checkpoint (shipped, trained, or uploaded by this session) on which device.
+"""The sidebar's model choice: which checkpoint (shipped, trained, or uploaded in this browser session) on which device.
 
 The choice is `?model=` in the URL (the selectbox is bound to it). When the chosen checkpoint's folder
 disappears (deleted, renamed, a run cleaned up), the sidebar says which one is gone and what is shown instead.
@@ -28,7 +28,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 # Tests point the app at a folder of fixture checkpoints; users get the shipped ones.
 CHECKPOINT_ROOT = REPO_ROOT / "checkpoints"
 DEFAULT_CHECKPOINT = "multi30k-en-de"
-UPLOADED = "uploaded: "  # label prefix of this session's uploads
+UPLOADED = "uploaded: "  # label prefix of the checkpoints uploaded in this browser session
 MODEL_KEY, DEVICE_KEY, UPLOAD_KEY = "model", "device", "checkpoint_upload"
 _UPLOADS, _UPLOAD_ERROR = "_session_uploads", "_upload_error"
 

@@ -22,7 +22,8 @@ def make_optimizer(
     """Adam with β1 = 0.9, β2 = 0.98, ε = 1e-9 (Section 5.3); the rate is set every step by the schedule.
 
     On CUDA the fused kernel: a `base` training step on an H200 took 48.5 ms with it and 90.3 ms with torch's
-    default update (benchmarks/RESULTS.md, "GPU: the second loan"). The CPU keeps torch's default.
+    default update (`python -m benchmarks.probes.profile_gpu_training`; benchmarks/JOURNAL.md). The CPU keeps
+    torch's default.
     """
     params = list(parameters)
     fused = bool(params) and all(p.is_cuda for p in params)

@@ -131,7 +131,7 @@ def test_benchmark_runs_at_tiny_size_and_prints_ratios(name, capsys):
     if name == "training":
         measures = " ".join(row.measure for row in result.rows)
         assert "explorer ÷ nn.Transformer" in measures and "matmul" in measures
-        # The round count, not a Python object's repr (a lent H200 printed "median of <zip object …>").
+        # The round count, not a Python object's repr (an H200 printed "median of <zip object …>").
         assert "median of 3 paired rounds" in printed and "<zip object" not in printed + " ".join(result.notes)
 
 
@@ -220,7 +220,7 @@ def test_every_benchmark_is_listed():
 
 
 def test_gpu_training_probe_runs_every_lever_and_restores_the_kernels(monkeypatch, capsys):
-    """The GPU training probe (run on a lent GPU) at a tiny size on the CPU: a row per lever, and the kernel
+    """The GPU training probe (run on a GPU) at a tiny size on the CPU: a row per lever, and the kernel
     choice it overrides per row comes back as the engine had it."""
     import explorer.model.attention as attention
     from benchmarks.probes import profile_gpu_training as probe

@@ -1,6 +1,6 @@
 """The engine on a CUDA GPU: the same translations and attention maps as on the CPU, head masks, training in
 bf16 autocast, and the GPU benchmarks. Skipped, with the reason, on a machine without CUDA (CI's); run on a
-lent GPU with `python -m pytest tests/engine/test_cuda.py`."""
+GPU machine with `python -m pytest tests/engine/test_cuda.py`."""
 
 from __future__ import annotations
 

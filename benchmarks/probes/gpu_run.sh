@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# What a lent GPU runs in one short slot (about 15 minutes of device time):
+# What a GPU machine runs in one short slot (about 15 minutes of device time):
 #   smoke: the CUDA tests beside a 45-second run of the whole sweep grid (steps/s of every row side by side);
 #   perf:  the CUDA tests, where a `base` training step's time goes (benchmarks/probes/profile_gpu_training.py), and
 #          the GPU benchmarks;
 #   full:  the Multi30k recipe sweep (checkpoints/recipes/multi30k_sweep.py), and the GPU benchmarks once its training
 #          is done (they then share the GPU with nothing; the sweep scores on the CPU meanwhile).
-# usage: [WHEELS=DIR] [DEVICE=cuda] [SWEEP_ARGS="..."] bash benchmarks/probes/gpu_loan.sh smoke|perf|full DATA_DIR OUT_DIR [MINUTES]
-# WHEELS: wheels to install first (the lent machine has torch, sacrebleu and sentencepiece, not sentencex).
+# usage: [WHEELS=DIR] [DEVICE=cuda] [SWEEP_ARGS="..."] bash benchmarks/probes/gpu_run.sh smoke|perf|full DATA_DIR OUT_DIR [MINUTES]
+# WHEELS: wheels to install first (the GPU machine has torch, sacrebleu and sentencepiece, not sentencex).
 # Prepared here, in the ignored .gpu/ that the device tool carries (carry: [".gpu"]):
 #   mkdir -p .gpu/data .gpu/whl && cp -r ../shared/data/multi30k .gpu/data/
 #   pip download --no-deps --only-binary=:all: --python-version 3.12 --platform manylinux_2_17_x86_64 -d .gpu/whl sentencex
-#   then run: WHEELS=.gpu/whl bash benchmarks/probes/gpu_loan.sh full .gpu/data/multi30k $OUT 5.5
+#   then run: WHEELS=.gpu/whl bash benchmarks/probes/gpu_run.sh full .gpu/data/multi30k $OUT 5.5
 set -u
 mode=$1 data=$2 out=$3 minutes=${4:-5.5}
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
