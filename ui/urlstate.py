@@ -11,7 +11,8 @@ things remain hand-written, here and nowhere else:
   URL (`?mode=grid`) through `url_default` (seed once from the URL) and `sync_to_url` (write back).
 
 Pages and sections bind a widget in one call, one helper per kind of widget: `bound_slider`,
-`bound_select_slider`, `bound_buttons` (segmented control or pills over plain values), `bound_toggle`, and
+`bound_select_slider`, `bound_buttons` (segmented control or pills over plain values), `bound_multiselect`,
+`bound_toggle`, and
 `bound_choice` (an option widget with translated labels); ui/attention_controls.py's `sentence_input` is the
 bound text box.
 """
@@ -188,6 +189,19 @@ def bound_buttons(
         _keep_within(key, options, default)
     initial = None if key in st.session_state else default
     return widget(label, options, default=initial, key=key, bind="query-params", **kwargs)
+
+
+def bound_multiselect(
+    where: Any, label: str, options: Sequence[Any], key: str, default: list[Any], **kwargs: Any
+) -> Any:
+    """A multiselect over plain values kept in the URL (?key=1&key=5), in one call: a note when a link's value is
+    not an option, a kept choice cut to the current options (another model, fewer dimensions), then the widget
+    bound with `bind="query-params"`. where: st, st.sidebar or a container; kwargs go to `multiselect`."""
+    note_link_value(key, [str(o) for o in options], ", ".join(map(str, default)))
+    if key in st.session_state and st.session_state[key] is not None:
+        st.session_state[key] = [o for o in st.session_state[key] if o in options]
+    initial = None if key in st.session_state else default
+    return where.multiselect(label, options, key=key, bind="query-params", default=initial, **kwargs)
 
 
 def bound_toggle(where: Any, label: str, key: str, default: bool, **kwargs: Any) -> bool:

@@ -4,9 +4,6 @@ model has one (Table 3, row E)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
 import numpy as np
 import streamlit as st
 
@@ -33,24 +30,10 @@ from explorer.figures.theme import wrap_words
 from ui.figures import show_figure
 from ui.i18n import current_language, t
 from ui.layout import controls, page_header
-from ui.urlstate import bound_choice, bound_slider, is_int_in, note_link_value
+from ui.urlstate import bound_choice, bound_multiselect, bound_slider
 
 MAX_LENGTH = 400
 SHIFT_TOLERANCE = 1e-5
-
-
-def bound_multiselect(label: str, options: Sequence[int], key: str, default: list[int], **opts: Any) -> list[int]:
-    """A multiselect of whole numbers kept in the URL (?key=1,5,9), in one call: a note when a link's value is
-    not one of `options`, then the widget bound with `bind="query-params"`; opts go to `multiselect`."""
-    note_link_value(key, is_int_in(min(options), max(options)), ", ".join(map(str, default)))
-    return st.multiselect(
-        label,
-        options,
-        key=key,
-        bind="query-params",
-        default=None if key in st.session_state else default,
-        **opts,
-    )
 
 
 def intro(name: str, config: ModelConfig) -> None:
@@ -155,9 +138,8 @@ def waves_section(table: np.ndarray) -> None:
     d_model = table.shape[1]
     st.header(t("Selected dimensions as waves"))
     lengths = pair_wavelengths(d_model)
-    if "pe_dims" in st.session_state:  # another model with a smaller d_model
-        st.session_state["pe_dims"] = [d for d in st.session_state["pe_dims"] if d < d_model]
-    dims = bound_multiselect(
+    dims = bound_multiselect(  # a kept choice loses the dimensions another, smaller model lacks
+        st,
         t("Dimensions"),
         list(range(d_model)),
         "pe_dims",
