@@ -6,7 +6,6 @@ them directly. Shapes are given at each boundary; arrays come back as float64 nu
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -380,12 +379,6 @@ def table3_parameter_rows(vocab_size: int = PAPER_VOCAB) -> list[dict[str, Any]]
     ]
 
 
-def worst_table3_row() -> str:
-    """The row group + change of the variation with the lowest development BLEU."""
-    row = min(TABLE3, key=lambda r: r.bleu)
-    return f"{row.group} {row.change}"
-
-
 def embedding_share(config: ModelConfig) -> float:
     """Fraction of the model's parameters in its embedding matrix (matrices, when they are not shared)."""
     embeddings = config.vocab_size * config.d_model * (1 if config.share_embeddings else 3)
@@ -429,7 +422,3 @@ def attention_distance(weights: np.ndarray) -> float:
     n = weights.shape[-1]
     distance = np.abs(np.arange(n)[:, None] - np.arange(n)[None, :])
     return float((weights * distance).sum(-1).mean())
-
-
-def sqrt_scale(d_k: int) -> float:
-    return math.sqrt(d_k)
