@@ -152,7 +152,7 @@ def choice_list(
     """One choice among `options` (value -> message id), one option a line, kept in the URL by its value
     (?key=value; `default` when the link has none): for a sidebar or a narrow column, where joined buttons break
     over several rows once their labels are long (in Korean at 1024 px: Translate's view, Compare's comparison
-    and colour scale, the attention families, tests/browser/test_pages_cut.py).
+    and colour scale, the attention families, tests/browser/test_sweep.py).
 
     label and help are shown as given (the caller translates them); the options' labels are translated now, in
     this run's language: Streamlit may call format_func again outside the run (AppTest does, to send the

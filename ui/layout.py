@@ -24,7 +24,7 @@ from ui.presenter import font_scale
 
 _SLOT = "_page_controls"
 # The tallest a page's main figure may be: 720 px less the top padding, a title, one translation line
-# and one row of pickers (measured at 1280x720, see tests/browser/test_projector.py).
+# and one row of pickers (measured at 1280x720, see tests/browser/test_sweep.py).
 FIRST_SCREEN_FIGURE_PX = 440
 # The main area of a 1024 px window beside the sidebar (about 615 px, measured), and of a 1024 px projector in
 # presenter mode, which hides the sidebar (the window less the page's padding).

@@ -128,6 +128,24 @@ def wait_for_relayout(page, settle_ms: int = 700, timeout_ms: int = 15_000) -> N
     page.wait_for_timeout(200)  # the frame after the last relayout
 
 
+SCREENSHOTS = REPO / "test-artifacts" / "screenshots"
+
+
+def full_screenshot(page, name: str, width: int = 1600) -> None:
+    """A screenshot of the whole page, `width` px wide, to test-artifacts/screenshots/<name>.png. Streamlit
+    scrolls inside its main container, not the document, so the viewport is grown to the content's height
+    first; the caller sets the size it wants back."""
+    height = page.evaluate(
+        """() => Math.max(document.body.scrollHeight, ...Array.from(document.querySelectorAll(
+               '[data-testid="stMain"], [data-testid="stAppViewContainer"], section.main'))
+               .map(e => e.scrollHeight))"""
+    )
+    page.set_viewport_size({"width": width, "height": int(min(max(height + 40, 1000), 16000))})
+    wait_for_relayout(page)  # plotly re-lays out after a resize
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
 def overflowing(page) -> list[str]:
     """What is wider than the window: the document itself, or any visible element whose right edge passes
     the window's (an element inside a container that scrolls sideways on purpose, such as a table or a

@@ -1,5 +1,5 @@
 """Controls in narrow columns at 1024x768, both languages: Translate's pickers beside the heatmap (the shipped
-model: 4 heads, 3 layers), and the Train page's form.
+model: 4 heads, 3 layers). The Train page's form is checked in tests/browser/test_sweep.py.
 
 The pickers' column is about a quarter of the main area. At 1024 px it was 135 px wide: the four head
 buttons broke into 1 2 3 / 4, and the three attention-family buttons into three rows with their joined
@@ -67,13 +67,6 @@ def test_the_pickers_fit_their_column_at_1024(app, browser, theme, lang):
         assert head_buttons.count() == 4, "the shipped model has four heads"
         family = page.locator(f'{main} .st-key-family [role="radiogroup"] label')
         assert family.count() == 3, "the three attention families, one a line"
-
-
-@pytest.mark.parametrize("theme, lang", [("light", "en"), ("dark", "ko")])
-def test_nothing_on_the_train_form_is_cut_at_1024(app, browser, theme, lang):
-    with opened(browser, f"{app.url}/train?" + query(lang=lang), theme) as page:
-        page.locator(".st-key-train_save").wait_for()
-        assert everything_cut(page) + cut_text(page) + overflowing(page) == []
 
 
 # A caption of Multi30k's usual length: the shipped model translates it into 12 pieces and </s>, so the

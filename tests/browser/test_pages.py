@@ -1,10 +1,10 @@
-"""The whole app in a real browser: `python app.py` on the fixture checkpoints, driven by headless
-Chromium through Playwright. Every page in ui/pages.py PAGES is opened and screenshotted (full page) to
-test-artifacts/screenshots/<url_path>.png, so a person can look at them.
+"""The app driven through clicks in a real browser: `python app.py` on the fixture checkpoints, headless
+Chromium through Playwright. Each `View` opens a page, drives it with its `act(page, app)` (type a sentence,
+upload a file, start a training run) and asserts what it shows, then screenshots it (full page) to
+test-artifacts/screenshots/<name>.png. Every page is also opened plainly, measured and screenshotted by the
+sweep in tests/browser/test_sweep.py.
 
-To check a page more closely, append a `View` to VIEWS: a url path, optional query string, and an
-`act(page, app)` function that drives the page and asserts what it shows. Every page in PAGES gets at least
-a plain view (it must render without an exception).
+To check a page more closely, append a `View` to VIEWS.
 """
 
 from __future__ import annotations
@@ -21,14 +21,12 @@ from tests.browser.helpers import (
     RENDER_TIMEOUT_MS,
     App,
     assert_no_exception,
+    full_screenshot,
     query,
-    wait_for_relayout,
     wait_idle,
 )
 from ui.pages import PAGES
 
-REPO = Path(__file__).resolve().parents[2]
-SCREENSHOTS = REPO / "test-artifacts" / "screenshots"
 VIEWPORT = {"width": 1600, "height": 1000}
 
 
@@ -40,27 +38,11 @@ class View:
     query: str = ""
     shot: str = ""  # file name without .png; default: the url_path
     act: Callable | None = None  # act(page, app) -> None; drives the page and asserts
-    dark: bool = False  # served with Streamlit's dark theme
+    dark: bool = False  # opened in a browser that prefers a dark colour scheme
 
     @property
     def name(self) -> str:
         return self.shot or self.url_path
-
-
-def full_screenshot(page, path: Path) -> None:
-    """A screenshot of the whole page. Streamlit scrolls inside its main container, not the document, so
-    the viewport is grown to the content's height first."""
-    height = page.evaluate(
-        """() => Math.max(document.body.scrollHeight, ...Array.from(document.querySelectorAll(
-               '[data-testid="stMain"], [data-testid="stAppViewContainer"], section.main'))
-               .map(e => e.scrollHeight))"""
-    )
-    tall = int(min(max(height + 40, VIEWPORT["height"]), 16000))
-    page.set_viewport_size({"width": VIEWPORT["width"], "height": tall})
-    wait_for_relayout(page)  # plotly re-lays out after a resize
-    path.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(path), full_page=True)
-    page.set_viewport_size(VIEWPORT)
 
 
 # --- page-specific checks (extend VIEWS below) --------------------------------------------------------------------
@@ -130,7 +112,7 @@ def train_mid_run(page, app: App) -> None:
     # The snapshot slider appears with the second attention snapshot (step 0, then the first evaluation).
     page.get_by_text("Snapshot (training step)").wait_for(timeout=4 * RENDER_TIMEOUT_MS)
     page.wait_for_timeout(3000)  # the next redraws finish plotting
-    full_screenshot(page, SCREENSHOTS / "train-running.png")
+    full_screenshot(page, "train-running")
     page.get_by_role("button", name="Stop").click()
     page.get_by_role("button", name="Resume").wait_for(timeout=RENDER_TIMEOUT_MS)
 
@@ -166,20 +148,15 @@ VIEWS: list[View] = [
     ),
     View("train", act=train_mid_run),
 ]
-VIEWS += [View(spec.url_path) for spec in PAGES if spec.url_path not in {v.url_path for v in VIEWS}]
 
 
 # --- fixtures -----------------------------------------------------------------------------------------------------
 
 
-DARK = ("--theme.base", "dark")  # frame/.streamlit/config.toml's light theme ignores prefers-color-scheme
-
-
 def server_for(view: View, app: App, servers) -> App:
-    """The shared server for most views; the dark theme's own; and one for the run the train view leaves behind
-    (so the shared server's train page still opens on its form)."""
-    if view.dark:
-        return servers.get("dark", checkpoint_root=app.checkpoint_root, extra=DARK)
+    """The shared server for most views (the browser's colour scheme picks the theme: main_script/.streamlit/
+    config.toml sets both), and one for the run the train view leaves behind (so the shared server's train
+    page still opens on its form)."""
     if view.act is train_mid_run:
         return servers.get("train-run", checkpoint_root=app.checkpoint_root)
     return app
@@ -192,8 +169,7 @@ def view_url(app: App, view: View) -> str:
 # --- the test -----------------------------------------------------------------------------------------------------
 
 
-def test_every_page_in_the_page_list_has_a_view():
-    assert {spec.url_path for spec in PAGES} <= {view.url_path for view in VIEWS}
+def test_every_page_in_the_page_list_exists():
     for spec in PAGES:
         assert spec.path.is_file(), f"{spec.file} is in ui/pages.py PAGES but does not exist"
 
@@ -212,7 +188,8 @@ def test_page_in_browser(app, servers, browser, view: View):
             view.act(page, app)
             wait_idle(page)
             assert_no_exception(page)
-        full_screenshot(page, SCREENSHOTS / f"{view.name}.png")
+        full_screenshot(page, view.name)
+        page.set_viewport_size(VIEWPORT)
     finally:
         context.close()
 

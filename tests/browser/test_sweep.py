@@ -1,0 +1,189 @@
+"""Ready for the projector: every page in a real browser, light in English and dark in Korean, each page loaded
+once per (theme, language) and measured at 1024x768, 1280x720 and 1920x1080 by resizing the window (Streamlit
+does not rerun on a resize; plotly re-lays out). One sweep holds every check a page load can answer, so a page
+is loaded twice in all rather than once per check:
+
+- the page runs without an exception, in the theme asked for (prefers-color-scheme picks Streamlit's theme);
+- in Korean: Korean on the page and none of the catalogue's English phrases;
+- at 1024x768 (the common projector) no segmented control in the sidebar wrapped onto several rows;
+- at every size: the first figure lies inside the first screen, nothing is wider than the window, no label is
+  cut; on the pages of dense figures (`STRICT`) also nothing cut by its container (tests/browser/clipping.py)
+  and every figure text at least 14 px;
+- no request leaves the machine;
+- light English: a full-page screenshot to test-artifacts/screenshots/<page>.png for a person to look at.
+
+Theme changes colours, not layout, so the two languages each run in one theme. The tour has the same checks
+stop by stop in tests/browser/test_tour.py; pages driven through clicks are in tests/browser/test_pages.py.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from explorer.i18n import _catalogue
+from tests.browser.clipping import broken_button_rows, everything_cut
+from tests.browser.helpers import (
+    RENDER_TIMEOUT_MS,
+    RequestLog,
+    assert_no_exception,
+    cut_text,
+    first_figure_box,
+    full_screenshot,
+    overflowing,
+    query,
+    wait_for_figure,
+    wait_for_relayout,
+    wait_idle,
+)
+from ui.pages import PAGES
+
+# 1024x768 first: the page opens at the size whose sidebar is checked for broken button rows.
+SIZES = ((1024, 768), (1280, 720), (1920, 1080))
+SENTENCE = "a small child sees the red dog ."
+# Pages whose first screen holds a figure. The Train page starts with a form (a figure appears once a run
+# trains); it is still checked for overflow, cut labels and requests.
+NO_FIGURE = {"train"}
+# Every page on the fixture checkpoint with a sentence, so each draws its figure.
+PAGE_QUERY = {
+    "translate": dict(sentence=SENTENCE),
+    "compare": dict(c_sentence=SENTENCE),
+    "heads": dict(h_sentence=SENTENCE),
+    "step_by_step": dict(sbs_sentence=SENTENCE),
+    "beam": dict(beam_sentence=SENTENCE),
+    "tour": dict(tour_sentence=SENTENCE),
+    "positional": dict(pe_sentence=SENTENCE),
+}
+# Pages of dense figures, and the Train page's form, checked for anything cut by its container and for figure
+# text under 14 px.
+STRICT = {"beam", "positional", "step_by_step", "heads", "complexity", "train"}
+MIN_FIGURE_TEXT_PX = 14
+SIDEBAR = '[data-testid="stSidebar"]'
+
+FIGURE_TEXT_SIZES_JS = """() => Array.from(document.querySelectorAll(
+    '[data-testid="stMain"] [data-testid="stPlotlyChart"] .main-svg text'))
+    .filter(e => e.textContent.trim() && e.getBoundingClientRect().width > 0 && e.checkVisibility())
+    .map(e => [parseFloat(getComputedStyle(e).fontSize), e.textContent.trim().slice(0, 30)])"""
+BACKGROUND_JS = "() => getComputedStyle(document.querySelector('[data-testid=\"stApp\"]')).backgroundColor"
+
+
+def english_ui_strings() -> list[str]:
+    """The catalogue's English phrases, as they would appear on the page (placeholders cut out), less those the
+    Korean catalogue itself keeps in English (glossary terms, the paper's title and quotations, formulas)."""
+    catalogue = _catalogue("ko")
+    korean = "\n".join(catalogue.values())
+    strings = []
+    for msgid, msgstr in catalogue.items():
+        if not msgid or msgstr == msgid:
+            continue
+        for part in re.split(r"\{[^}]*\}|\*\*|\*|`|\n", msgid):
+            part = part.strip(" .,:;·()")
+            if len(part) >= 12 and " " in part and re.search(r"[a-z]{3}", part) and part not in korean:
+                strings.append(part)
+    return sorted(set(strings), key=len, reverse=True)
+
+
+def language_problems(page, url_path: str, lang: str, english: list[str]) -> list[str]:
+    if lang != "ko":
+        return []
+    text = page.locator('[data-testid="stAppViewContainer"]').inner_text()
+    if not re.search(r"[\uac00-\ud7a3]", text):
+        return [f"{url_path}: no Korean on the page"]
+    shown = [s for s in english if s in text]
+    return [f"{url_path}: English UI text in Korean: {shown[:5]}"] if shown else []
+
+
+def size_problems(page, url_path: str, where: str, height: int) -> list[str]:
+    """What is wrong with the page as drawn now, at a window `height` px high."""
+    problems = []
+    if url_path not in NO_FIGURE:
+        box = first_figure_box(page)
+        if box is None:
+            problems.append(f"{where}: no figure")
+        elif box["y"] < 0 or box["y"] + box["height"] > height + 1:
+            problems.append(f"{where}: first figure spans y = {box['y']:.0f}..{box['y'] + box['height']:.0f} px")
+    problems += [f"{where}: wider than the window: {found}" for found in overflowing(page)]
+    problems += [f"{where}: cut: {found}" for found in cut_text(page)]
+    if url_path in STRICT:
+        problems += [f"{where}: cut by its container: {found}" for found in everything_cut(page)]
+        small = sorted({(size, text) for size, text in page.evaluate(FIGURE_TEXT_SIZES_JS)})
+        small = [(size, text) for size, text in small if size < MIN_FIGURE_TEXT_PX]
+        if small:
+            problems.append(f"{where}: figure text under {MIN_FIGURE_TEXT_PX} px: {small[:5]}")
+    return problems
+
+
+@pytest.mark.parametrize("theme, lang", [("light", "en"), ("dark", "ko")])
+def test_every_page_fits_every_screen_in_its_language_and_stays_offline(app, browser, theme, lang):
+    english = english_ui_strings() if lang == "ko" else []
+    assert lang == "en" or len(english) > 100, "the catalogue's English phrases were found"
+    width, height = SIZES[0]
+    context = browser.new_context(
+        viewport={"width": width, "height": height},
+        color_scheme=theme,
+        locale="ko-KR" if lang == "ko" else "en-US",
+    )
+    context.set_default_timeout(RENDER_TIMEOUT_MS)
+    requests = RequestLog(context)
+    problems: list[str] = []
+    try:
+        page = context.new_page()
+        for spec in PAGES:
+            name = spec.url_path
+            params = dict(model="words-fixture", lang=lang, **PAGE_QUERY.get(name, {}))
+            page.goto(f"{app.url}/{name}?" + query(**params), timeout=RENDER_TIMEOUT_MS)
+            wait_idle(page)
+            assert_no_exception(page)
+            level = sum(int(v) for v in re.findall(r"\d+", page.evaluate(BACKGROUND_JS))[:3])
+            assert (level < 200) == (theme == "dark"), f"{name}: the {theme} theme draws level {level}"
+            problems += language_problems(page, name, lang, english)
+            problems += [f"{name} {theme} {lang}: sidebar: {row}" for row in broken_button_rows(page, SIDEBAR)]
+            if name not in NO_FIGURE:
+                wait_for_figure(page)
+            for width, height in SIZES:
+                page.set_viewport_size({"width": width, "height": height})
+                wait_for_relayout(page)  # plotly re-lays out after a resize
+                problems += size_problems(page, name, f"{name} {theme} {lang} {width}x{height}", height)
+            if (theme, lang) == ("light", "en"):
+                full_screenshot(page, name)
+            page.set_viewport_size({"width": SIZES[0][0], "height": SIZES[0][1]})
+    finally:
+        context.close()
+    assert not problems, "\n".join(problems)
+    assert requests.urls, "the request log recorded nothing"
+    assert not requests.foreign, f"requests left the machine: {requests.foreign}"
+
+
+STAGES_FIT_JS = """() => {
+    const plot = document.querySelector('.st-key-sbs_stages .js-plotly-plot');
+    const svg = plot && plot.querySelector('.main-svg');
+    return plot && svg ? [plot.checkVisibility(), Math.round(plot.getBoundingClientRect().width),
+                          Math.round(svg.getBoundingClientRect().width)] : null;
+}"""
+
+
+def test_a_figure_in_a_closed_expander_fits_once_opened(app, browser):
+    """The Step-by-step page's stage matrices sit in a closed expander, which Chromium does not render, so the
+    sweep skips it; a lecturer who resizes the window and then opens it must still see it whole."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    context.set_default_timeout(RENDER_TIMEOUT_MS)
+    try:
+        page = context.new_page()
+        page.goto(f"{app.url}/step_by_step?" + query(model="words-fixture", lang="en", sbs_sentence=SENTENCE))
+        wait_idle(page)
+        assert_no_exception(page)
+        wait_for_figure(page)
+        visible, _, _ = page.evaluate(STAGES_FIT_JS)
+        assert not visible, "the stage matrices' expander should start closed"
+        page.set_viewport_size({"width": 1024, "height": 768})
+        wait_for_relayout(page)
+        page.locator("details:has(.st-key-sbs_stages) > summary").click()
+        wait_for_relayout(page)
+        visible, container, drawn = page.evaluate(STAGES_FIT_JS)
+        assert visible
+        assert drawn <= container + 1, f"opened at 1024x768, the figure is {drawn} px wide in {container} px"
+        page.locator(".st-key-sbs_stages").scroll_into_view_if_needed()
+        assert not everything_cut(page, '[data-testid="stMain"] .st-key-sbs_stages')
+    finally:
+        context.close()
