@@ -80,8 +80,6 @@ def bound_text(where: Any, label: str, key: str, limit: int, default: str | None
         text = st.session_state.get(key) or ""
         if len(text) > limit:
             st.session_state[key] = cut(text)
-        else:
-            st.session_state.pop(cut_key, None)
 
     seeded = st.session_state.get(key)
     if isinstance(seeded, str) and len(seeded) > limit:  # the link's text, seeded whole in the run before
@@ -99,6 +97,8 @@ def bound_text(where: Any, label: str, key: str, limit: int, default: str | None
     if len(text) > limit and st.session_state.get(cut_key) != len(text):  # seeded from the link in this run
         cut(text)
         st.rerun()
+    if len(text) != limit:  # not the cut text any more: typed over, or an example put in the box
+        st.session_state.pop(cut_key, None)
     if cut_key in st.session_state:
         warning.warning(
             t(

@@ -116,6 +116,10 @@ def test_pasted_text_over_the_limit_is_cut_with_the_links_message(checkpoint_roo
     linked = open_page("pages/translate.py", model="reverse-fixture", sentence=pasted)
     (cut_from_link,) = [w.value for w in linked.warning if "characters long" in w.value]
     assert cut == cut_from_link == "The text was 1,500 characters long; only its first 1,000 are used."
-    # A shorter sentence typed next clears the message.
+    # A shorter sentence typed next, or an example clicked, clears the message.
     at.text_input(key="sentence").set_value("a b c").run()
     assert not [w for w in at.warning if "characters long" in w.value]
+    linked.button_group(key="sentence_example").set_value(linked.button_group(key="sentence_example").options[0])
+    linked.run()
+    assert len(linked.text_input(key="sentence").value) < MAX_SENTENCE_CHARS, "no example was put in the box"
+    assert not [w for w in linked.warning if "characters long" in w.value]
