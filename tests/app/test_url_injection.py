@@ -13,6 +13,7 @@ import pytest
 
 from tests.apptest_helpers import open_page
 from ui.attention_controls import MAX_SENTENCE_CHARS
+from ui.attention_view import example_sentences
 from ui.markdown import md_escape, shown_value
 
 LINK = "[Session expired - log in again](https://evil.example/login)"
@@ -81,6 +82,22 @@ def test_hostile_option_and_number_links_are_quoted_as_cut_plain_text(checkpoint
         assert "is not a valid choice here" in note and len(note) < 200, note
 
 
+@pytest.mark.parametrize(
+    ("page", "key"),
+    [
+        ("pages/positional.py", "pe_dims"),
+        ("pages/complexity.py", "complexity_n"),
+        ("pages/beam.py", "beam_k"),
+        ("pages/train.py", "train_view"),
+    ],
+)
+def test_hostile_links_on_the_other_pages_are_quoted_as_cut_plain_text(checkpoint_root, page, key):
+    at = open_page(page, model="reverse-fixture", **{key: LINK + HUGE})
+    (note,) = quoting(at, f"{key}=")
+    assert not live_markup(note), note
+    assert "is not a valid choice here" in note and len(note) < 200, note
+
+
 def test_a_hostile_heads_link_is_quoted_as_cut_plain_text(checkpoint_root, one_torch_thread):
     """?heads= (heads/ablation._seed_from_url): the value and the parser's error that quotes it."""
     at = open_page("pages/heads.py", model="reverse-fixture", h_sentence="a b c", heads=LINK + HUGE)
@@ -96,8 +113,7 @@ def test_a_checkpoints_examples_are_offered_as_plain_text(tmp_path, monkeypatch,
     (root / "hostile" / "examples.json").write_text(json.dumps({"en": [PIXEL, LINK]}), encoding="utf-8")
     monkeypatch.setenv("EXPLORER_CHECKPOINTS", str(root))
     at = open_page("pages/translate.py", model="hostile")
-    (pills,) = [p for p in at.get("button_group") if "Examples" in p.proto.label]
-    shown = [option.content for option in pills.proto.options]
+    shown = list(at.pills(key="sentence_example").options)
     assert shown == [shown_value(PIXEL, 80), shown_value(LINK, 80)]
     assert not any(live_markup(s) for s in shown), shown
 
@@ -119,7 +135,6 @@ def test_pasted_text_over_the_limit_is_cut_with_the_links_message(checkpoint_roo
     # A shorter sentence typed next, or an example clicked, clears the message.
     at.text_input(key="sentence").set_value("a b c").run()
     assert not [w for w in at.warning if "characters long" in w.value]
-    linked.button_group(key="sentence_example").set_value(linked.button_group(key="sentence_example").options[0])
-    linked.run()
+    linked.pills(key="sentence_example").set_value(example_sentences({"data": "reverse"})[0]).run()
     assert len(linked.text_input(key="sentence").value) < MAX_SENTENCE_CHARS, "no example was put in the box"
     assert not [w for w in linked.warning if "characters long" in w.value]
