@@ -19,10 +19,11 @@ from explorer.paper import FAMILIES, FAMILY_SHORT, FAMILY_TITLES
 from explorer.text.sentences import join_sentences
 from ui.attention_view import FAMILY_HELP, UNITS, data_kind, example_sentences
 from ui.i18n import t
-from ui.markdown import md_escape
-from ui.urlstate import bound_buttons, bound_choice, bound_select_slider, note_long_text
+from ui.markdown import md_escape, shown_value
+from ui.urlstate import bound_buttons, bound_choice, bound_select_slider, bound_text
 
 MAX_SENTENCE_CHARS = 1000
+EXAMPLE_CHARS = 80  # an example's button shows this many characters; a click still takes it whole
 
 
 def sentence_input(
@@ -40,22 +41,26 @@ def sentence_input(
         st.session_state[examples_key] = None
 
     st.pills(
-        t("Examples"), examples, key=examples_key, on_change=use_example, help=t("Click one to put it in the box.")
+        t("Examples"),
+        examples,
+        key=examples_key,
+        on_change=use_example,
+        help=t("Click one to put it in the box."),
+        format_func=lambda sentence: shown_value(sentence, EXAMPLE_CHARS),  # a checkpoint's examples.json
     )
     kind = data_kind(metadata)
     hint = t("Symbols separated by spaces. {task}", task=task_description(kind)) if kind in TASKS else None
-    note_long_text(key, MAX_SENTENCE_CHARS)
-    initial = None if key in st.session_state else (default or examples[example % len(examples)])
-    text = st.text_input(
+    initial = default or examples[example % len(examples)]
+    text = bound_text(
+        st,
         t(label),
-        value=initial,
-        key=key,
-        max_chars=MAX_SENTENCE_CHARS,
+        key,
+        MAX_SENTENCE_CHARS,
+        initial,
         help=hint,
         placeholder=t("Type a sentence and press Enter"),
-        bind="query-params",
     )
-    return (text or "").strip()
+    return text.strip()
 
 
 def show_translation(translation: Translation, max_len: int, *, how: str) -> None:
@@ -124,7 +129,7 @@ def warn_repeated(translations: Sequence[Translation]) -> None:
                 t(
                     "The translation repeats “{phrase}” {times} times in a row: the search is stuck in a loop, "
                     "which happens out of the model's domain. The settings can forbid repeated phrases.",
-                    phrase=found[0],
+                    phrase=md_escape(found[0]),
                     times=found[1],
                 ),
                 icon=":material/repeat:",

@@ -22,6 +22,7 @@ from explorer.inference import EXTRA_OUTPUT_TOKENS, Translation
 from explorer.model import Transformer
 from explorer.serving import translate_served
 from ui.i18n import t
+from ui.markdown import ERROR_CHARS, shown_value
 from ui.model_picker import Selection
 from ui.result_cache import MB, MemoryBoundedCache
 
@@ -110,7 +111,13 @@ def current_model(selection: Selection) -> Checkpoint | None:
         with st.spinner(t("Loading model {name}…", name=selection.name)):
             return load_model(selection.path, selection.device, selection.version)
     except CheckpointError as error:
-        st.error(t("Cannot load checkpoint {name}: {error}", name=selection.name, error=error))
+        st.error(
+            t(
+                "Cannot load checkpoint {name}: {error}",
+                name=shown_value(selection.name),
+                error=shown_value(error, ERROR_CHARS),  # may quote the checkpoint's own fields
+            )
+        )
         return None
 
 

@@ -22,6 +22,7 @@ from explorer.checkpoint import (
 )
 from explorer.devices import available_devices
 from ui.i18n import t
+from ui.markdown import ERROR_CHARS, shown_value
 from ui.uploads import SessionUploads, remove_stale_folders
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -121,8 +122,8 @@ def _settle_choice(choices: dict[str, str]) -> None:
         st.warning(
             t(
                 "The checkpoint **{gone}** is gone (its folder was deleted or renamed); showing **{shown}** instead.",
-                gone=wanted,
-                shown=fallback,
+                gone=shown_value(wanted),
+                shown=shown_value(fallback),
             ),
             icon=":material/folder_off:",
         )
@@ -133,8 +134,8 @@ def _settle_choice(choices: dict[str, str]) -> None:
         st.warning(
             t(
                 "The link asks for checkpoint **{wanted}**, which this server does not have; showing **{shown}**.",
-                wanted=raw,
-                shown=_default(choices),
+                wanted=shown_value(raw),
+                shown=shown_value(_default(choices)),
             ),
             icon=":material/link_off:",
         )
@@ -171,7 +172,7 @@ def sidebar() -> Selection | None:
             )
             st.button(t("Load uploaded checkpoint"), on_click=_load_upload, disabled=not files)
             if st.session_state.get(_UPLOAD_ERROR):
-                st.error(t("Not loaded: {error}", error=st.session_state[_UPLOAD_ERROR]))
+                st.error(t("Not loaded: {error}", error=shown_value(st.session_state[_UPLOAD_ERROR], ERROR_CHARS)))
             st.caption(t("Uploads are private to this browser tab and deleted when it closes."))
     if not choices:
         return None

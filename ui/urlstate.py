@@ -3,18 +3,17 @@
 Plain values (sentences, numbers, sliders, toggles) are bound with `bind="query-params"` on the widget. Two
 things remain hand-written, here and nowhere else:
 
-- Streamlit drops a link value that does not fit the widget (an unknown option, a number out of range) and
-  cuts long text to `max_chars`, silently. A reader who followed a lecture link should be told:
-  `note_link_value` and `note_long_text` say which value was ignored or cut, once per session.
+- Streamlit drops a link value that does not fit the widget (an unknown option, a number out of range),
+  silently. A reader who followed a lecture link should be told: `note_link_value` says which value was
+  ignored, once per session, and `bound_text` cuts over-long text, from a link or pasted, saying so. The
+  link's value is anyone's text: it reaches the page only through `ui.markdown.shown_value`, cut and escaped.
 - A bound option widget stores its *label* (its `format_func` text) in the URL, and labels are translated:
   a Korean link would not open in English. Option widgets with labels keep language-independent keys in the
   URL (`?mode=grid`) through `url_default` (seed once from the URL) and `sync_to_url` (write back).
 
 Pages and sections bind a widget in one call, one helper per kind of widget: `bound_slider`,
 `bound_select_slider`, `bound_buttons` (segmented control or pills over plain values), `bound_multiselect`,
-`bound_toggle`, and
-`bound_choice` (an option widget with translated labels); ui/attention_controls.py's `sentence_input` is the
-bound text box.
+`bound_toggle`, `bound_text` (a text box) and `bound_choice` (an option widget with translated labels).
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ from typing import Any
 import streamlit as st
 
 from ui.i18n import t
+from ui.markdown import shown_value
 
 _NOTED = "_url_notes"
 
@@ -47,28 +47,68 @@ def note_link_value(key: str, valid: Callable[[str], bool] | Collection[str], fa
         return
     ok = valid(raw) if callable(valid) else raw in valid
     if not ok:
-        st.caption(
-            t(
-                "The link's {key}={value} is not a valid choice here; showing {fallback} instead.",
-                key=key,
-                value=raw[:40],
-                fallback=fallback,
-            )
+        _note_ignored(key, raw, fallback)
+
+
+def _note_ignored(key: str, raw: str, fallback: Any) -> None:
+    # Both values are shown cut and escaped: the link's is anyone's text, the fallback may be a run's name.
+    st.caption(
+        t(
+            "The link's {key}={value} is not a valid choice here; showing {fallback} instead.",
+            key=key,
+            value=shown_value(raw),
+            fallback=shown_value(fallback),
         )
+    )
 
 
-def note_long_text(key: str, limit: int) -> None:
-    """Before a bound text box with max_chars=limit: a visible warning when the link's text is cut."""
-    raw = _first_sight(key)
-    if raw is not None and len(raw) > limit:
-        st.warning(
+def bound_text(where: Any, label: str, key: str, limit: int, default: str | None, **options: Any) -> str:
+    """A text box kept in the URL (?key=), in one call, that holds at most `limit` characters, from a link or
+    pasted: longer text is cut in the box, with a warning above it saying so until the text changes.
+    Returns the text. where: st, st.sidebar or a container; options go to `text_input`.
+
+    Not `max_chars`: Streamlit's box then drops a longer paste whole and says nothing. A paste is cut by the
+    box's on_change; a link's text is seeded whole by the URL binding, after which only a rerun may change the
+    box, so the run that sees it cuts it and reruns."""
+    cut_key = f"_{key}_cut_from"
+
+    def cut(text: str) -> str:
+        st.session_state[cut_key] = len(text)
+        return text[:limit]
+
+    def on_change() -> None:
+        text = st.session_state.get(key) or ""
+        if len(text) > limit:
+            st.session_state[key] = cut(text)
+
+    seeded = st.session_state.get(key)
+    if isinstance(seeded, str) and len(seeded) > limit:  # the link's text, seeded whole in the run before
+        st.session_state[key] = cut(seeded)
+    warning = where.empty()
+    text = where.text_input(
+        label,
+        value=None if key in st.session_state else default,
+        key=key,
+        on_change=on_change,
+        bind="query-params",
+        **options,
+    )
+    text = text or ""
+    if len(text) > limit and st.session_state.get(cut_key) != len(text):  # seeded from the link in this run
+        cut(text)
+        st.rerun()
+    if len(text) != limit:  # not the cut text any more: typed over, or an example put in the box
+        st.session_state.pop(cut_key, None)
+    if cut_key in st.session_state:
+        warning.warning(
             t(
-                "The link's text was {length:,} characters long; only its first {limit:,} are used.",
-                length=len(raw),
+                "The text was {length:,} characters long; only its first {limit:,} are used.",
+                length=st.session_state[cut_key],
                 limit=limit,
             ),
             icon=":material/content_cut:",
         )
+    return text[:limit]
 
 
 def is_int_in(low: int, high: int) -> Callable[[str], bool]:
@@ -106,14 +146,7 @@ def url_default(
             if candidate is not None and (allowed is None or candidate in allowed):
                 value = candidate
             else:
-                st.caption(
-                    t(
-                        "The link's {key}={value} is not a valid choice here; showing {fallback} instead.",
-                        key=key,
-                        value=raw[:40],
-                        fallback=default,
-                    )
-                )
+                _note_ignored(key, raw, default)
         st.session_state[key] = value
     elif allowed is not None and st.session_state[key] not in allowed:
         st.session_state[key] = default

@@ -18,6 +18,7 @@ from explorer.analysis.importance import (
 from explorer.checkpoint import read_config
 from explorer.model.head_mask import all_head_names
 from tests.apptest_helpers import chart, open_page, query_value
+from ui.markdown import md_escape
 
 PAGE = "pages/heads.py"
 SENTENCE = "a b c d e f g"
@@ -61,7 +62,7 @@ def test_a_link_switches_heads_off_and_a_bad_one_says_why(checkpoint_root, one_t
     assert at.checkbox(key="hm_enc_1_1").value is True
     bad = open_page(PAGE, model="reverse-fixture", h_sentence=SENTENCE, heads="cross.7.0")
     warnings = " ".join(w.value for w in bad.warning)
-    assert "cross.7.0" in warnings and "enc.0-1.0-1, dec.0-1.0-1, cross.0-1.0-1" in warnings
+    assert md_escape("cross.7.0") in warnings and md_escape("enc.0-1.0-1, dec.0-1.0-1, cross.0-1.0-1") in warnings
 
 
 def test_importance_tab_shows_the_shipped_table_without_computing(

@@ -11,6 +11,8 @@ import pytest
 
 from explorer.figures.theme import PAGE_COLORS
 from tests.apptest_helpers import chart, open_page, query_value
+from ui.attention_controls import EXAMPLE_CHARS
+from ui.markdown import md_escape, shown_value
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = "pages/translate.py"
@@ -18,7 +20,12 @@ SHIPPED = "multi30k-en-de"
 
 
 def example_options(at) -> list[str]:
+    """The example buttons' text, as drawn (escaped Markdown)."""
     return list(at.pills(key="sentence_example").options)
+
+
+def drawn(sentences: list[str]) -> list[str]:
+    return [shown_value(s, EXAMPLE_CHARS) for s in sentences]
 
 
 def translations(at) -> list[str]:
@@ -36,7 +43,7 @@ def shipped(monkeypatch):
 def test_the_shipped_checkpoint_offers_its_own_examples(shipped, one_torch_thread):
     own = json.loads((REPO / "checkpoints" / SHIPPED / "examples.json").read_text())["en"]
     at = open_page(PAGE, model=SHIPPED)
-    assert example_options(at) == own
+    assert example_options(at) == drawn(own)
     assert at.text_input(key="sentence").value == own[0], "the first look translates an in-domain sentence"
     assert not at.warning
 
@@ -45,13 +52,13 @@ def test_a_checkpoint_without_examples_keeps_its_kind_and_a_bad_file_says_why(
     checkpoint_root, tmp_path, monkeypatch, one_torch_thread
 ):
     at = open_page(PAGE, model="reverse-fixture")
-    assert example_options(at) == ["a b c d e f g", "h e l l o", "s t e p s", "b a d c a b"]
+    assert example_options(at) == drawn(["a b c d e f g", "h e l l o", "s t e p s", "b a d c a b"])
     shutil.copytree(checkpoint_root / "reverse-fixture", tmp_path / "bad")
     (tmp_path / "bad" / "examples.json").write_text('{"de": ["Ein Hund."]}')
     monkeypatch.setenv("EXPLORER_CHECKPOINTS", str(tmp_path))
     bad = open_page(PAGE, model="bad", lang="ko")
     assert example_options(bad) == example_options(at), "a file that cannot be used falls back to the kind's list"
-    assert "examples.json" in bad.warning[0].value and "문장" in bad.warning[0].value
+    assert md_escape("examples.json") in bad.warning[0].value and "문장" in bad.warning[0].value
 
 
 def test_figure_text_is_in_the_page_theme_colour_and_the_session_language(checkpoint_root, one_torch_thread):

@@ -12,6 +12,7 @@ from ui.attention_controls import family_picker, number_picker, sentence_input, 
 from ui.compare.panels import CompareChoice, layers_of, panel, show_panels, step_all_heads
 from ui.heads.ablation import ablation_expander
 from ui.i18n import t
+from ui.markdown import shown_value
 from ui.model_cache import current_model, translate_for
 from ui.model_picker import MODEL_KEY, Selection, checkpoint_choices, weights_version
 from ui.presenter import step_buttons
@@ -69,7 +70,7 @@ def checkpoints_section(selection: Selection, checkpoint: Checkpoint, choice: Co
         )
         return
     left, right = st.columns(2, gap="large")
-    left.markdown(t("First checkpoint (chosen in the sidebar)  \n**{name}**", name=here))
+    left.markdown(t("First checkpoint (chosen in the sidebar)  \n**{name}**", name=shown_value(here)))
     # Kept in the URL by its label: checkpoint names are not translated.
     other_label = bound_choice(right.selectbox, t("Second checkpoint"), others, "c_model2", others[0])
     other_path = choices[other_label]

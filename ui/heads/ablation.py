@@ -24,7 +24,7 @@ from ui.figures import show_figure
 from ui.heads.numbering import numbering_note, shown_name
 from ui.i18n import current_language, t
 from ui.layout import fit_height
-from ui.markdown import md_escape
+from ui.markdown import ERROR_CHARS, md_escape, shown_value
 from ui.model_cache import cached
 from ui.model_picker import Selection
 
@@ -49,7 +49,12 @@ def _seed_from_url(config: ModelConfig, url_key: str, prefix: str) -> None:
         mask = HeadMask.parse(raw, config)
     except HeadNameError as error:
         st.warning(
-            t("The link's {key}={value} was ignored: {error}", key=url_key, value=raw[:80], error=str(error)),
+            t(
+                "The link's {key}={value} was ignored: {error}",
+                key=url_key,
+                value=shown_value(raw),
+                error=shown_value(error, ERROR_CHARS),  # quotes the link's head name
+            ),
             icon=":material/link_off:",
         )
         return

@@ -15,6 +15,7 @@ from explorer.paper import HEAD_FAMILIES
 from ui.figures import show_figure
 from ui.heads.numbering import numbering_note
 from ui.i18n import current_language, t
+from ui.markdown import ERROR_CHARS, shown_value
 
 COLUMNS = {"bleu_drop": "BLEU drop", "gradient_normalised": "Gradient importance"}
 
@@ -133,7 +134,7 @@ def importance_section(path: str, version: float, config: ModelConfig) -> None:
 @st.fragment(run_every=3.0)
 def _progress(run: ImportanceRun) -> None:
     if run.error is not None:
-        st.error(t("The importance run failed: {error}", error=run.error))
+        st.error(t("The importance run failed: {error}", error=shown_value(run.error, ERROR_CHARS)))
     elif run.running:
         done, total, what = run.progress
         st.progress(done / max(total, 1), text=t("{done} of {total}: {what}", done=done, total=total, what=what))

@@ -13,6 +13,7 @@ from explorer.training.snapshots import SNAPSHOT_JSON, AttentionSnapshot, Snapsh
 from ui.figures import show_figure
 from ui.heads.numbering import numbering_note
 from ui.i18n import current_language, t
+from ui.markdown import shown_value
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
@@ -61,7 +62,7 @@ def replay_section(path: str, checkpoint: Checkpoint) -> None:
             t(
                 "This training continued an already trained model ({start}): step 0 shows that model, not "
                 "random weights, so the replay shows how the last stage of training refined the attention.",
-                start=Path(str(started.get("path", "?"))).name,
+                start=shown_value(Path(str(started.get("path", "?"))).name),
             )
         )
     step = st.select_slider(t("Training step"), steps, value=steps[-1], key="hr_step")

@@ -14,6 +14,7 @@ from explorer.checkpoint import Checkpoint
 from ui.attention_view import example_sentences
 from ui.heads.numbering import numbering_note
 from ui.i18n import t
+from ui.markdown import SENTENCE_CHARS, shown_value
 from ui.model_cache import cached
 from ui.model_picker import Selection
 
@@ -109,5 +110,6 @@ def roles_section(selection: Selection, checkpoint: Checkpoint, sentence: str | 
     for r in shown:
         with st.expander(f"`{r.name}` · {t(r.role)} · {r.score:.2f}"):
             for example in r.examples:
-                st.markdown(f"*{example.sentence}* — {example.score:.0%}")
-                st.markdown("  \n".join(f"`{q}` → `{k}` ({w:.0%})" for q, k, w in example.pairs))
+                # Validation sentences: a trained model's come from the corpus someone uploaded.
+                st.markdown(f"*{shown_value(example.sentence, SENTENCE_CHARS)}* — {example.score:.0%}")
+                st.markdown("  \n".join(f"{shown_value(q)} → {shown_value(k)} ({w:.0%})" for q, k, w in example.pairs))

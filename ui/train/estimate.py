@@ -19,6 +19,7 @@ from explorer.training.estimate.plan import RunCosts, RunEstimate, load_average,
 from explorer.training.estimate.startup import forget_process_startup
 from explorer.training.train_config import TrainConfig
 from ui.i18n import current_language, t
+from ui.markdown import ERROR_CHARS, shown_value
 from ui.train.data import DataChoice
 from ui.train.runs import duration, manager
 
@@ -142,7 +143,7 @@ def estimate_section(
         with st.spinner(t("Timing this run's steps, evaluation and checkpoint on this machine…")):
             costs = run_costs(*key, tokenizer, choice.train, choice.val)
     except (RuntimeError, OSError, ValueError) as error:
-        st.caption(t("The run could not be timed: {error}", error=error))
+        st.caption(t("The run could not be timed: {error}", error=shown_value(error, ERROR_CHARS)))
         return
     estimate = costs.estimate(train_config, save_to=save)
     per_step = estimate.step.seconds

@@ -11,6 +11,7 @@ from explorer.checkpoint import Checkpoint
 from ui.attention_controls import sentence_input
 from ui.attention_view import checkpoint_examples, with_examples
 from ui.i18n import current_language, t
+from ui.markdown import ERROR_CHARS, shown_value
 from ui.urlstate import bound_choice
 
 INPUTS = {"type": "Type a sentence", "file": "Upload a text file"}
@@ -36,7 +37,7 @@ def typed_sentence(side: Any, checkpoint: Checkpoint) -> str | None:
     is empty."""
     examples = checkpoint_examples(checkpoint.path, checkpoint.metadata, current_language())
     if examples.problem:
-        st.warning(examples.problem, icon=":material/warning:")
+        st.warning(shown_value(examples.problem, ERROR_CHARS), icon=":material/warning:")
     with side:
         sentence = sentence_input("sentence", with_examples(checkpoint.metadata, examples))
     if not sentence:
