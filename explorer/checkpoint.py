@@ -258,6 +258,12 @@ def read_safetensors_header(file: Path) -> dict[str, tuple[str, tuple[int, ...]]
     for name, entry in header.items():
         if name == "__metadata__":
             continue
+        dtype = entry.get("dtype") if isinstance(entry, dict) else None
+        if isinstance(dtype, str) and dtype not in _DTYPE_BYTES:
+            raise CheckpointError(
+                f"{file}: tensor {name!r} is stored as {dtype}, but model weights must be floating point "
+                f"({', '.join(_DTYPE_BYTES)})"
+            )
         try:
             dtype, shape, (begin, end) = entry["dtype"], tuple(entry["shape"]), entry["data_offsets"]
             ok = (
@@ -303,6 +309,18 @@ def _read_tensors(file: Path) -> dict[str, torch.Tensor]:
         raise CheckpointError(f"{file} is corrupt or truncated ({error})") from None
 
 
+def check_finite(file: Path, weights: dict[str, torch.Tensor]) -> None:
+    """Refuse weights holding NaN or infinity: such a model cannot score a sentence (every beam search comes
+    back empty, greedy search picks arbitrary tokens) and training from it stays NaN."""
+    for name, tensor in weights.items():
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            kind = "NaN" if bool(torch.isnan(tensor).any()) else "infinite"
+            raise CheckpointError(
+                f"{file}: tensor {name!r} holds {kind} values, so the model cannot translate or "
+                "train (did its training diverge?); use an earlier checkpoint of the run"
+            )
+
+
 def load_checkpoint(
     path: str | Path, device: str | torch.device = "cpu", *, with_optimizer: bool = False
 ) -> Checkpoint:
@@ -311,6 +329,7 @@ def load_checkpoint(
     config, metadata = read_config(path)
     check_weights_match(path, config)  # from the header alone: nothing is allocated for a file that disagrees
     weights = _read_tensors(path / WEIGHTS_FILE)
+    check_finite(path / WEIGHTS_FILE, weights)
     model = Transformer(config)
     expected = _unique_state(model)
     with torch.no_grad():
@@ -357,7 +376,9 @@ def average_weights(paths: Sequence[str | Path]) -> dict[str, torch.Tensor]:
     total: dict[str, torch.Tensor] = {}
     for path in paths:
         read_config(path)
-        for name, tensor in _read_tensors(Path(path) / WEIGHTS_FILE).items():
+        weights = _read_tensors(Path(path) / WEIGHTS_FILE)
+        check_finite(Path(path) / WEIGHTS_FILE, weights)
+        for name, tensor in weights.items():
             total[name] = total.get(name, 0) + tensor.double()
     return {name: (tensor / len(paths)).float() for name, tensor in total.items()}
 
