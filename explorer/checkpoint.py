@@ -13,9 +13,11 @@ place, so a reader (or a crash) never sees a half-written checkpoint.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Sequence
@@ -102,7 +104,7 @@ def save_checkpoint(
             name: (t.to(dtype) if dtype is not None and t.is_floating_point() else t).detach().cpu().contiguous()
             for name, t in _unique_state(model).items()
         }
-        save_file(weights, str(staging / WEIGHTS_FILE))
+        _save_tensors(weights, staging / WEIGHTS_FILE)
         _write_json(
             staging / CONFIG_FILE,
             {
@@ -116,8 +118,8 @@ def save_checkpoint(
         if training is not None:
             _write_json(staging / TRAINING_FILE, training)
         if optimizer_tensors is not None:
-            save_file(
-                {k: v.detach().cpu().contiguous() for k, v in optimizer_tensors.items()}, str(staging / OPTIMIZER_FILE)
+            _save_tensors(
+                {k: v.detach().cpu().contiguous() for k, v in optimizer_tensors.items()}, staging / OPTIMIZER_FILE
             )
         for name, data in (extra_files or {}).items():
             assert Path(name).name == name and not name.startswith("."), f"expected a plain file name, got {name!r}"
@@ -126,10 +128,30 @@ def save_checkpoint(
             with open(item, "rb") as handle:
                 os.fsync(handle.fileno())
         _replace_directory(staging, path)
+    except OSError as error:
+        shutil.rmtree(staging, ignore_errors=True)
+        # Named by the checkpoint the user asked for, not by the hidden staging file that failed.
+        raise OSError(error.errno, error.strerror or str(error), str(path)) from error
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return path
+
+
+_OS_ERROR_CODE = re.compile(r"\(os error (\d+)\)")
+
+
+def _save_tensors(tensors: dict[str, torch.Tensor], file: Path) -> None:
+    """safetensors' save_file, whose I/O failures (a full disk, a read-only folder) become the OSError they are:
+    safetensors reports them as a SafetensorError carrying the OS error's text ("... (os error 28) ...")."""
+    try:
+        save_file(tensors, str(file))
+    except SafetensorError as error:
+        found = _OS_ERROR_CODE.search(str(error))
+        if found is None:
+            raise OSError(errno.EIO, f"could not write the weights ({error})", str(file)) from error
+        code = int(found.group(1))
+        raise OSError(code, os.strerror(code), str(file)) from error
 
 
 def _replace_directory(staging: Path, target: Path) -> None:
