@@ -243,6 +243,25 @@ def decoding_settings(metadata: dict[str, Any], source: str | Path = CONFIG_FILE
     return DecodingSettings(beam, float(alpha))
 
 
+# The language a checkpoint's source side is in, by the corpus it was trained on ("data" in its metadata);
+# an upload's or a synthetic task's is not known.
+_SOURCE_LANGUAGES = {"multi30k": "en"}
+
+
+def source_language(metadata: dict[str, Any]) -> str | None:
+    """The ISO 639-1 code of the language the model reads ("en"), or None when the checkpoint does not say.
+
+    A model continued (`--init-from`) or exported from another keeps that one's language.
+    """
+    data = metadata.get("data")
+    if isinstance(data, str) and data in _SOURCE_LANGUAGES:
+        return _SOURCE_LANGUAGES[data]
+    parent = metadata.get("initialised_from")
+    if isinstance(parent, dict) and isinstance(parent.get("metadata"), dict):
+        return source_language(parent["metadata"])
+    return None
+
+
 def expected_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
     """Name -> shape of every tensor in model.safetensors for `config`, without allocating any memory.
 

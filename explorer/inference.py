@@ -23,9 +23,12 @@ from explorer.fastpath.packed_decoding import PackedDecoder, packed_decoder, sup
 from explorer.fastpath.packed_encoding import packed_encoder
 from explorer.fastpath.packing import weight_versions
 from explorer.model import DecoderCache, HeadMask, SentenceAttention, Transformer
-from explorer.tokenizer import Tokenizer
+from explorer.tokenizer import Tokenizer, unknown_share
 
 EXTRA_OUTPUT_TOKENS = 50  # Section 6.1: maximum output length = input length + 50
+# Half of a sentence's pieces unknown: a name or a symbol the corpus lacked is one piece of many; a sentence in
+# another script is nearly all unknown.
+MOSTLY_UNKNOWN = 0.5
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,16 @@ class Translation:
     attention: SentenceAttention | None = None
     nbest: list[Hypothesis] = field(default_factory=list)
     trace: BeamTrace | None = None
+
+    @property
+    def unknown_share(self) -> float:
+        """Share of the source's text pieces unknown to the model's vocabulary (explorer.tokenizer.unknown_share);
+        at MOSTLY_UNKNOWN or above the input is probably in a language the model does not read."""
+        return unknown_share(self.source_pieces)
+
+    @property
+    def mostly_unknown(self) -> bool:
+        return self.unknown_share >= MOSTLY_UNKNOWN
 
 
 class NoTranslationError(ValueError):
