@@ -299,10 +299,10 @@ def read_safetensors_header(file: Path) -> dict[str, tuple[str, tuple[int, ...]]
     for name, entry in header.items():
         if name == "__metadata__":
             continue
-        dtype = entry.get("dtype") if isinstance(entry, dict) else None
-        if isinstance(dtype, str) and dtype not in _DTYPE_BYTES:
+        stored = entry.get("dtype") if isinstance(entry, dict) else None
+        if isinstance(stored, str) and stored not in _DTYPE_BYTES:
             raise CheckpointError(
-                f"{file}: tensor {name!r} is stored as {dtype}, but model weights must be floating point "
+                f"{file}: tensor {name!r} is stored as {stored[:16]}, but model weights must be floating point "
                 f"({', '.join(_DTYPE_BYTES)})"
             )
         try:
