@@ -26,7 +26,7 @@ def translation_section(selection: Selection, config: ModelConfig, sentence: str
     try:
         translations = translate_for(selection, parts, with_attention=True, **decoding.options)
     except NoTranslationError as error:
-        st.error(t("The model found no translation: {error}", error=md_escape(str(error))), icon=":material/error:")
+        st.error(t("Translation failed: {error}", error=md_escape(str(error))), icon=":material/error:")
         st.stop()
     show_translations(translations, config.max_len, how=decoding.how())
     note_unknown_input(selection, translations)
