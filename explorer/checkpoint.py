@@ -416,7 +416,8 @@ def average_weights(paths: Sequence[str | Path]) -> dict[str, torch.Tensor]:
         raise ValueError("average_weights needs at least one checkpoint")
     total: dict[str, torch.Tensor] = {}
     for path in paths:
-        read_config(path)
+        config, _ = read_config(path)
+        check_weights_match(Path(path), config)  # names, shapes and a floating-point dtype, from the header
         weights = _read_tensors(Path(path) / WEIGHTS_FILE)
         check_finite(Path(path) / WEIGHTS_FILE, weights)
         for name, tensor in weights.items():

@@ -11,7 +11,7 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from explorer.checkpoint import CheckpointError, load_checkpoint
+from explorer.checkpoint import CheckpointError, average_weights, load_checkpoint
 from explorer.cli import main
 from explorer.decoding.search import beam_search
 from explorer.inference import NoTranslationError, translate
@@ -58,6 +58,8 @@ def test_loading_refuses_it_naming_the_tensor(broken):
     assert expected in sentence and repr(BROKEN) in sentence, sentence
     assert "does not fit the file" not in sentence
     assert "\n" not in sentence
+    with pytest.raises(CheckpointError, match=expected):
+        average_weights([path])  # `explorer export --average` reads the weights its own way
 
 
 def test_every_command_says_the_same_sentence_with_status_2(broken, tmp_path, capsys, reversal_pairs):
