@@ -13,9 +13,11 @@ place, so a reader (or a crash) never sees a half-written checkpoint.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Sequence
@@ -102,7 +104,7 @@ def save_checkpoint(
             name: (t.to(dtype) if dtype is not None and t.is_floating_point() else t).detach().cpu().contiguous()
             for name, t in _unique_state(model).items()
         }
-        save_file(weights, str(staging / WEIGHTS_FILE))
+        _save_tensors(weights, staging / WEIGHTS_FILE)
         _write_json(
             staging / CONFIG_FILE,
             {
@@ -116,8 +118,8 @@ def save_checkpoint(
         if training is not None:
             _write_json(staging / TRAINING_FILE, training)
         if optimizer_tensors is not None:
-            save_file(
-                {k: v.detach().cpu().contiguous() for k, v in optimizer_tensors.items()}, str(staging / OPTIMIZER_FILE)
+            _save_tensors(
+                {k: v.detach().cpu().contiguous() for k, v in optimizer_tensors.items()}, staging / OPTIMIZER_FILE
             )
         for name, data in (extra_files or {}).items():
             assert Path(name).name == name and not name.startswith("."), f"expected a plain file name, got {name!r}"
@@ -126,10 +128,30 @@ def save_checkpoint(
             with open(item, "rb") as handle:
                 os.fsync(handle.fileno())
         _replace_directory(staging, path)
+    except OSError as error:
+        shutil.rmtree(staging, ignore_errors=True)
+        # Named by the checkpoint the user asked for, not by the hidden staging file that failed.
+        raise OSError(error.errno, error.strerror or str(error), str(path)) from error
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return path
+
+
+_OS_ERROR_CODE = re.compile(r"\(os error (\d+)\)")
+
+
+def _save_tensors(tensors: dict[str, torch.Tensor], file: Path) -> None:
+    """safetensors' save_file, whose I/O failures (a full disk, a read-only folder) become the OSError they are:
+    safetensors reports them as a SafetensorError carrying the OS error's text ("... (os error 28) ...")."""
+    try:
+        save_file(tensors, str(file))
+    except SafetensorError as error:
+        found = _OS_ERROR_CODE.search(str(error))
+        if found is None:
+            raise OSError(errno.EIO, f"could not write the weights ({error})", str(file)) from error
+        code = int(found.group(1))
+        raise OSError(code, os.strerror(code), str(file)) from error
 
 
 def _replace_directory(staging: Path, target: Path) -> None:
@@ -221,6 +243,25 @@ def decoding_settings(metadata: dict[str, Any], source: str | Path = CONFIG_FILE
     return DecodingSettings(beam, float(alpha))
 
 
+# The language a checkpoint's source side is in, by the corpus it was trained on ("data" in its metadata);
+# an upload's or a synthetic task's is not known.
+_SOURCE_LANGUAGES = {"multi30k": "en"}
+
+
+def source_language(metadata: dict[str, Any]) -> str | None:
+    """The ISO 639-1 code of the language the model reads ("en"), or None when the checkpoint does not say.
+
+    A model continued (`--init-from`) or exported from another keeps that one's language.
+    """
+    data = metadata.get("data")
+    if isinstance(data, str) and data in _SOURCE_LANGUAGES:
+        return _SOURCE_LANGUAGES[data]
+    parent = metadata.get("initialised_from")
+    if isinstance(parent, dict) and isinstance(parent.get("metadata"), dict):
+        return source_language(parent["metadata"])
+    return None
+
+
 def expected_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
     """Name -> shape of every tensor in model.safetensors for `config`, without allocating any memory.
 
@@ -258,6 +299,12 @@ def read_safetensors_header(file: Path) -> dict[str, tuple[str, tuple[int, ...]]
     for name, entry in header.items():
         if name == "__metadata__":
             continue
+        stored = entry.get("dtype") if isinstance(entry, dict) else None
+        if isinstance(stored, str) and stored not in _DTYPE_BYTES:
+            raise CheckpointError(
+                f"{file}: tensor {name!r} is stored as {stored[:16]}, but model weights must be floating point "
+                f"({', '.join(_DTYPE_BYTES)})"
+            )
         try:
             dtype, shape, (begin, end) = entry["dtype"], tuple(entry["shape"]), entry["data_offsets"]
             ok = (
@@ -303,6 +350,18 @@ def _read_tensors(file: Path) -> dict[str, torch.Tensor]:
         raise CheckpointError(f"{file} is corrupt or truncated ({error})") from None
 
 
+def check_finite(file: Path, weights: dict[str, torch.Tensor]) -> None:
+    """Refuse weights holding NaN or infinity: such a model cannot score a sentence (every beam search comes
+    back empty, greedy search picks arbitrary tokens) and training from it stays NaN."""
+    for name, tensor in weights.items():
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            kind = "NaN" if bool(torch.isnan(tensor).any()) else "infinite"
+            raise CheckpointError(
+                f"{file}: tensor {name!r} holds {kind} values, so the model cannot translate or "
+                "train (did its training diverge?); use an earlier checkpoint of the run"
+            )
+
+
 def load_checkpoint(
     path: str | Path, device: str | torch.device = "cpu", *, with_optimizer: bool = False
 ) -> Checkpoint:
@@ -311,6 +370,7 @@ def load_checkpoint(
     config, metadata = read_config(path)
     check_weights_match(path, config)  # from the header alone: nothing is allocated for a file that disagrees
     weights = _read_tensors(path / WEIGHTS_FILE)
+    check_finite(path / WEIGHTS_FILE, weights)
     model = Transformer(config)
     expected = _unique_state(model)
     with torch.no_grad():
@@ -356,8 +416,11 @@ def average_weights(paths: Sequence[str | Path]) -> dict[str, torch.Tensor]:
         raise ValueError("average_weights needs at least one checkpoint")
     total: dict[str, torch.Tensor] = {}
     for path in paths:
-        read_config(path)
-        for name, tensor in _read_tensors(Path(path) / WEIGHTS_FILE).items():
+        config, _ = read_config(path)
+        check_weights_match(Path(path), config)  # names, shapes and a floating-point dtype, from the header
+        weights = _read_tensors(Path(path) / WEIGHTS_FILE)
+        check_finite(Path(path) / WEIGHTS_FILE, weights)
+        for name, tensor in weights.items():
             total[name] = total.get(name, 0) + tensor.double()
     return {name: (tensor / len(paths)).float() for name, tensor in total.items()}
 

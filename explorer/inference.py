@@ -9,6 +9,7 @@ Label conventions for the attention of a `Translation` (rows are queries, column
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
@@ -22,9 +23,12 @@ from explorer.fastpath.packed_decoding import PackedDecoder, packed_decoder, sup
 from explorer.fastpath.packed_encoding import packed_encoder
 from explorer.fastpath.packing import weight_versions
 from explorer.model import DecoderCache, HeadMask, SentenceAttention, Transformer
-from explorer.tokenizer import Tokenizer
+from explorer.tokenizer import Tokenizer, unknown_share
 
 EXTRA_OUTPUT_TOKENS = 50  # Section 6.1: maximum output length = input length + 50
+# Half of a sentence's pieces unknown: a name or a symbol the corpus lacked is one piece of many; a sentence in
+# another script is nearly all unknown.
+MOSTLY_UNKNOWN = 0.5
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,31 @@ class Translation:
     attention: SentenceAttention | None = None
     nbest: list[Hypothesis] = field(default_factory=list)
     trace: BeamTrace | None = None
+
+    @property
+    def unknown_share(self) -> float:
+        """Share of the source's text pieces unknown to the model's vocabulary (explorer.tokenizer.unknown_share);
+        at MOSTLY_UNKNOWN or above the input is probably in a language the model does not read."""
+        return unknown_share(self.source_pieces)
+
+    @property
+    def mostly_unknown(self) -> bool:
+        return self.unknown_share >= MOSTLY_UNKNOWN
+
+
+class NoTranslationError(ValueError):
+    """The search ended without any output for a sentence: the model gave no next token a finite score
+    (weights or activations that are NaN or infinite). The message names the sentence."""
+
+
+def _checked_best(hypotheses: Sequence[Hypothesis], sentence: str) -> Hypothesis:
+    """The best hypothesis, or NoTranslationError where there is none or its score is not a number."""
+    if not hypotheses or math.isnan(hypotheses[0].log_prob):
+        raise NoTranslationError(
+            f"the model found no translation for {sentence[:60]!r}: it gave no next token a finite "
+            "probability (are its weights NaN or infinite?)"
+        )
+    return hypotheses[0]
 
 
 CacheT = TypeVar("CacheT", DecoderCache, PackedCache)
@@ -214,12 +243,17 @@ def translate(
             best = [r.hypotheses for r in found]
             traces = [r.trace for r in found]
         attentions = (
-            attention_for(model, ids, [list(h[0].tokens) for h in best], head_mask)
+            attention_for(
+                model,
+                ids,
+                [list(_checked_best(h, sentences[i]).tokens) for h, i in zip(best, chunk, strict=True)],
+                head_mask,
+            )
             if with_attention
             else [None] * len(chunk)
         )
         for position, index in enumerate(chunk):
-            top = best[position][0]
+            top = _checked_best(best[position], sentences[index])
             tokens = list(top.tokens)
             body = tokens[:-1] if top.finished and tokens and tokens[-1] == config.eos_id else tokens
             results[index] = Translation(

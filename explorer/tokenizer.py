@@ -41,6 +41,17 @@ _STANDALONE = frozenset({PAD_PIECE, BOS_PIECE, EOS_PIECE})
 _MAX_TRAIN_SENTENCES = 200_000
 
 
+def unknown_share(pieces: Sequence[str]) -> float:
+    """The share of the text-bearing pieces of `pieces` that are unknown to the vocabulary (UNK_PIECE): special
+    pieces and a bare word-start marker carry no text and are not counted; 0.0 when nothing is left.
+
+    Input in a language the model never saw is mostly unknown pieces (Korean into an English→German model:
+    every character), so its translation means nothing; the app and the command line say so above a share.
+    """
+    texts = [piece for piece in pieces if piece not in _STANDALONE and piece != WORD_START]
+    return sum(piece == UNK_PIECE for piece in texts) / len(texts) if texts else 0.0
+
+
 class Tokenizer:
     """A trained SentencePiece model plus the conventions the engine relies on (fixed special ids)."""
 

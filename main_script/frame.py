@@ -1,6 +1,7 @@
 """Attention Explorer: the frame. Page list, sidebar (language, pages, checkpoint, device), shared model loading.
 
-Streamlit's main script. Users start it with `python app.py`, which runs `streamlit run main_script/frame.py`;
+Streamlit's main script. Users start it with `python app.py`, which runs `streamlit run main_script/server.py`
+(this script served with page addresses that tell the browser where the server is);
 pages live in pages/ as short chains of sections in ui/; the engine is explorer/.
 
 Why the main script is in a folder of its own: Streamlit treats a folder named `pages/` beside the main script

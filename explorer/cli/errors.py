@@ -53,6 +53,8 @@ def run_guarded(command: Callable[[argparse.Namespace], int], args: argparse.Nam
         if isinstance(error, _expected_errors()):
             if isinstance(error, OSError) and error.filename is not None and error.strerror:
                 print(f"error: {error.filename}: {error.strerror}", file=sys.stderr)
+            elif isinstance(error, OSError) and error.strerror:  # the standard output, a pipe: no file name
+                print(f"error: {error.strerror}", file=sys.stderr)
             elif isinstance(error, MemoryError):
                 print("error: out of memory (try a smaller model, batch or input)", file=sys.stderr)
             else:

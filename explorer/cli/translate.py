@@ -157,10 +157,23 @@ def _json_row(source: str, parts: Sequence[Translation], tokenizer: Tokenizer) -
     }
 
 
+_LANGUAGE_NAMES = {"en": "English"}
+
+
+def _unknown_note(t: Translation, language: str | None) -> str:
+    """Why a translation of input mostly unknown to the vocabulary means little (`Translation.mostly_unknown`)."""
+    share = f"{t.unknown_share:.0%} of its pieces are unknown to the model's vocabulary"
+    if language in _LANGUAGE_NAMES:
+        return f"{share}; this model reads {_LANGUAGE_NAMES[language]}, so the translation is likely meaningless"
+    return (
+        f"{share}; it is probably in a language the model was not trained on, so the translation is likely meaningless"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from explorer.checkpoint import load_checkpoint
+    from explorer.checkpoint import load_checkpoint, source_language
     from explorer.devices import resolve_device
     from explorer.inference import translate
 
@@ -177,6 +190,7 @@ def run(args: argparse.Namespace) -> int:
         from explorer.quantize import quantize_int8
 
         model = quantize_int8(model)
+    reads = source_language(checkpoint.metadata)
     out = sys.stdout
     line_number = 0
     with tqdm(
@@ -197,6 +211,8 @@ def run(args: argparse.Namespace) -> int:
                             f"warning: line {i} cut to {checkpoint.config.max_len} pieces: {t.source[:60]!r}",
                             file=sys.stderr,
                         )
+                    if t.mostly_unknown:
+                        print(f"warning: line {i}: {_unknown_note(t, reads)}: {t.source[:60]!r}", file=sys.stderr)
                 if args.json:
                     out.write(json.dumps(_json_row(source, parts, checkpoint.tokenizer), ensure_ascii=False) + "\n")
                 else:

@@ -6,15 +6,14 @@ line is at fault, the line number (1-based, as editors count).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 _BOM = b"\xef\xbb\xbf"
-_BINARY_SAMPLE = 64 * 1024  # bytes inspected for control characters
-_BINARY_CONTROL_SHARE = 0.10  # more control characters than this in the sample: not text
-_TEXT_CONTROLS = frozenset(b"\t\n\r\f\v")
+_BINARY_SAMPLE = 64 * 1024  # bytes of a file inspected for control characters
 MAX_LINE_BYTES = 1024 * 1024  # one sentence per line: a longer "line" is a file in another format
 MIN_TRAINING_PAIRS = 2  # one to train on, one held out for validation
 
@@ -49,6 +48,48 @@ class ParallelCorpus:
 
 
 # ---------------------------------------------------------------------------------------------- text
+# What is text. A stray control character (a NUL pasted from a terminal, a form feed) does not make a file
+# binary: the Translate box takes such a sentence and the model reads the character as an unknown piece, so
+# every reader here keeps it too. Binary data (an archive, a model, random bytes) is told apart by its share of
+# control characters, UTF-16 text by its byte-order mark or its NUL bytes between ASCII letters.
+_BINARY_CONTROL_SHARE = 0.05  # random bytes hold about 11 %, text almost none
+_CONTROL = re.compile(rb"[\x00-\x08\x0e-\x1f\x7f]")  # control characters, less TAB, LF, VT, FF and CR
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+_UTF16_NUL_SHARE = 0.25  # UTF-16 ASCII text is half NUL bytes
+
+
+def _controls(sample: bytes) -> int:
+    return len(_CONTROL.findall(sample))
+
+
+def _nuls_between_letters(sample: bytes) -> bool:
+    """UTF-16 without a byte-order mark: ASCII letters each followed (or preceded) by a NUL, so many NULs, all at
+    odd positions or all at even ones."""
+    nuls = sample.count(0)
+    if nuls < 2 or nuls < _UTF16_NUL_SHARE * len(sample):
+        return False
+    return max(sample[0::2].count(0), sample[1::2].count(0)) >= 0.9 * nuls
+
+
+def _not_text(sample: bytes, where: str, *, starts_file: bool) -> str | None:
+    """Why `sample` (the start of a file, or one line of it) is not UTF-8 text, or None when it may be.
+
+    `where` names the file (and line) as the user knows it; `starts_file`: the sample is the file's first bytes.
+    """
+    if (starts_file and sample.startswith(_UTF16_BOMS)) or _nuls_between_letters(sample):
+        return (
+            f"{where} is UTF-16 text, not UTF-8: re-save it as UTF-8 (e.g. `iconv -f utf-16 -t utf-8`, or "
+            "'Save as... UTF-8' in an editor; Windows Notepad calls UTF-16 'Unicode')"
+        )
+    controls = _controls(sample)
+    if controls >= 2 and controls > _BINARY_CONTROL_SHARE * len(sample):
+        return (
+            f"{where} looks like a binary file, not text ({controls} of its {len(sample)} bytes are control "
+            "characters). Expected plain UTF-8 text, one sentence per line."
+        )
+    return None
+
+
 def decode_text(data: bytes, name: str, max_bytes: int | None = None) -> list[str]:
     """Lines of a UTF-8 text file (a BOM and CRLF line ends are accepted), or a CorpusError saying why not.
 
@@ -56,18 +97,9 @@ def decode_text(data: bytes, name: str, max_bytes: int | None = None) -> list[st
     """
     if max_bytes is not None and len(data) > max_bytes:
         raise CorpusError(f"{name} is {_size(len(data))}; the limit is {_size(max_bytes)}")
-    if b"\x00" in data:
-        raise CorpusError(
-            f"{name} looks like a binary file (it contains NUL bytes). Expected plain UTF-8 text; "
-            "a UTF-16 text file also looks like this: re-save it as UTF-8."
-        )
-    sample = data[:_BINARY_SAMPLE]
-    controls = sum(1 for byte in sample if (byte < 32 and byte not in _TEXT_CONTROLS) or byte == 127)
-    if controls > _BINARY_CONTROL_SHARE * len(sample):
-        raise CorpusError(
-            f"{name} looks like a binary file ({controls} of its first {len(sample)} bytes are control "
-            "characters). Expected plain UTF-8 text, one sentence per line."
-        )
+    problem = _not_text(data[:_BINARY_SAMPLE], name, starts_file=True)
+    if problem is not None:
+        raise CorpusError(problem)
     skip = len(_BOM) if data.startswith(_BOM) else 0
     try:
         text = data[skip:].decode("utf-8")
@@ -80,8 +112,10 @@ def decode_text(data: bytes, name: str, max_bytes: int | None = None) -> list[st
     if lines[-1] == "":
         lines.pop()  # the newline that ends the last line does not start another
     lines = [line[:-1] if line.endswith("\r") else line for line in lines]
-    if not any(line.strip() for line in lines):
+    if not lines:
         raise CorpusError(f"{name} is empty")
+    if not any(line.strip() for line in lines):
+        raise CorpusError(f"{name} has no sentences (only blank lines)")
     return lines
 
 
@@ -97,10 +131,17 @@ def _not_utf8(name: str, line: int, column: int, offset: int, value: int) -> str
 def iter_lines(stream: BinaryIO, name: str, max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[str]:
     """Lines of a UTF-8 byte stream (stdin, a file), decoded one at a time so memory stays flat.
 
-    Like `decode_text`: a BOM and CRLF line ends are accepted and item i is line i+1, blank lines included.
-    Bytes that are not UTF-8, a NUL byte (binary data) or a line longer than `max_line_bytes` raise a
-    CorpusError naming the line; the lines before it have already been yielded.
+    Like `decode_text`: a BOM and CRLF line ends are accepted, item i is line i+1, blank lines included, and a
+    stray control character (a NUL) is kept as text. Bytes that are not UTF-8, UTF-16 text, binary data or a
+    line longer than `max_line_bytes` raise a CorpusError naming the line; the lines before it have already
+    been yielded.
     """
+    # The start of the stream as a whole where it can be seen without reading it (a file, a pipe: one read at
+    # most), so random bytes are called binary even when their first "line" is a few bytes long.
+    peek = getattr(stream, "peek", None)
+    problem = _not_text(peek(_BINARY_SAMPLE)[:_BINARY_SAMPLE], name, starts_file=True) if peek is not None else None
+    if problem is not None:
+        raise CorpusError(problem)
     offset = 0  # bytes of the stream before the current line
     for number, raw in enumerate(iter(lambda: stream.readline(max_line_bytes + 1), b""), start=1):
         if len(raw) > max_line_bytes:
@@ -108,12 +149,10 @@ def iter_lines(stream: BinaryIO, name: str, max_line_bytes: int = MAX_LINE_BYTES
                 f"{name} line {number} is longer than {_size(max_line_bytes)}; expected plain text "
                 "with one sentence per line"
             )
-        nul = raw.find(0)
-        if nul >= 0:
-            raise CorpusError(
-                f"{name} line {number} contains a NUL byte (byte {offset + nul} of the file): this "
-                "looks like a binary file, not UTF-8 text with one sentence per line"
-            )
+        where = f"{name} line {number}" if number > 1 else name
+        problem = _not_text(raw, where, starts_file=number == 1) if number == 1 or _CONTROL.search(raw) else None
+        if problem is not None:
+            raise CorpusError(problem)
         skip = len(_BOM) if number == 1 and raw.startswith(_BOM) else 0
         try:
             text = raw[skip:].decode("utf-8")
@@ -204,16 +243,31 @@ def tsv_from_bytes(data: bytes, name: str, max_bytes: int | None = None) -> Para
     7366 holds one), so the bundled data is read with `parallel_from_bytes`.
     """
     source, target = [], []
+    bad: list[tuple[int, int]] = []  # (line number, TABs found)
     for number, line in enumerate(decode_text(data, name, max_bytes), start=1):
         if not line.strip():
             continue
         tabs = line.count("\t")
         if tabs != 1:
-            raise CorpusError(f"{name} line {number}: expected exactly one TAB between source and target, found {tabs}")
+            bad.append((number, tabs))
+            continue
         src, tgt = line.split("\t")
         source.append(src)
         target.append(tgt)
+    if len(bad) == 1:
+        number, tabs = bad[0]
+        raise CorpusError(f"{name} line {number}: expected exactly one TAB between source and target, found {tabs}")
+    if bad:
+        shown = ", ".join(f"line {number} ({tabs})" for number, tabs in bad[:_BAD_LINES_SHOWN])
+        more = f" and {len(bad) - _BAD_LINES_SHOWN} more" if len(bad) > _BAD_LINES_SHOWN else ""
+        raise CorpusError(
+            f"{name} has {len(bad)} lines without exactly one TAB between source and target "
+            f"(TABs found in brackets): {shown}{more}"
+        )
     return _pairs(name, source, target)
+
+
+_BAD_LINES_SHOWN = 5  # a message names this many bad lines of a file, then counts the rest
 
 
 def _read_bytes(path: str | Path) -> bytes:
@@ -241,9 +295,7 @@ def read_tsv(path: str | Path, max_bytes: int | None = None) -> ParallelCorpus:
 def read_sentences(data: bytes, name: str, max_bytes: int, max_lines: int) -> list[str]:
     """Sentences to translate, one per line; blank lines are skipped, surrounding spaces removed."""
     sentences = [line.strip() for line in decode_text(data, name, max_bytes)]
-    sentences = [s for s in sentences if s]
-    if not sentences:
-        raise CorpusError(f"{name} has no sentences (only blank lines)")
+    sentences = [s for s in sentences if s]  # decode_text refused a file of blank lines: one at least is left
     if len(sentences) > max_lines:
         raise CorpusError(f"{name} has {len(sentences)} sentences; the limit is {max_lines}")
     return sentences

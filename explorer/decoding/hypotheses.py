@@ -71,7 +71,9 @@ class BeamTrace:
 
 @dataclass(frozen=True)
 class BeamResult:
-    hypotheses: list[Hypothesis]  # n-best, best first: finished ones before those cut at max_len
+    # n-best, best first: finished ones before those cut at max_len; empty when no continuation had a finite
+    # score (a model whose outputs are NaN): the caller says so (explorer.inference.NoTranslationError)
+    hypotheses: list[Hypothesis]
     trace: BeamTrace | None
 
 

@@ -303,7 +303,7 @@ BAD_UPLOADS = [
     ("two", [("src.txt", b"a b\nc d\ne f\n"), ("tgt.txt", b"b a\nd c\n")], "src.txt has 3 lines but tgt.txt has 2"),
     ("two", [("src.txt", "caf\u00e9\n".encode("latin-1")), ("tgt.txt", b"cafe\n")], "src.txt is not valid UTF-8"),
     ("two", [("src.txt", bytes(range(256)) * 8), ("tgt.txt", b"x\n")], "src.txt looks like a binary file"),
-    ("two", [("src.txt", b"\n\n"), ("tgt.txt", b"x\n")], "src.txt is empty"),
+    ("two", [("src.txt", b"\n\n"), ("tgt.txt", b"x\n")], "src.txt has no sentences (only blank lines)"),
     ("two", [("src.txt", b"a\n" * (10 * 1024 * 1024 + 1)), ("tgt.txt", b"x\n")], "the limit is 20.0 MB"),
     ("tsv", [("pairs.tsv", b"a\tb\nno tab here\n")], "pairs.tsv line 2: expected exactly one TAB"),
     ("tsv", [("pairs.tsv", b"only\tone\n")], "at least 2 are needed"),

@@ -205,7 +205,7 @@ def upload(at, name: str, data: bytes):
     "name, data, message",
     [
         ("empty.txt", b"", "is empty"),
-        ("blank.txt", b"\n  \n\n", "is empty"),
+        ("blank.txt", b"\n  \n\n", "has no sentences (only blank lines)"),
         ("latin1.txt", "Ein Mädchen\n".encode("latin-1"), "not valid UTF-8"),
         ("image.txt", bytes(range(256)) * 4, "binary"),
         ("many.txt", b"a b\n" * (MAX_UPLOAD_LINES + 1), f"the limit is {MAX_UPLOAD_LINES}"),

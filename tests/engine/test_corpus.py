@@ -33,9 +33,15 @@ def test_decode_keeps_every_line() -> None:
     assert decode_text(b"a\nb", "x.txt") == ["a", "b"]
 
 
-@pytest.mark.parametrize("data", [b"", b"\n\n", b"   \r\n", b"\xef\xbb\xbf"])
+@pytest.mark.parametrize("data", [b"", b"\xef\xbb\xbf"])
 def test_empty_file(data: bytes) -> None:
     with pytest.raises(CorpusError, match=r"^upload\.en is empty"):
+        decode_text(data, "upload.en")
+
+
+@pytest.mark.parametrize("data", [b"\n\n", b"   \r\n"])
+def test_a_file_of_blank_lines_has_no_sentences(data: bytes) -> None:
+    with pytest.raises(CorpusError, match=r"^upload\.en has no sentences \(only blank lines\)$"):
         decode_text(data, "upload.en")
 
 
@@ -249,7 +255,7 @@ def test_iter_lines_keeps_every_line_and_accepts_bom_and_crlf() -> None:
     [
         (b"ok\ncaf\xe9\n", r"^in is not valid UTF-8: line 2, byte 4 of that line \(byte 6 of the file, value 0xe9\)"),
         (b"\xef\xbb\xbfcaf\xe9", r"line 1, byte 7 of that line \(byte 6 of the file"),
-        (b"ok\na\x00b\n", r"^in line 2 contains a NUL byte \(byte 4 of the file\)"),
+        (b"ok\na\x00\x00\x01\x02b\n", r"^in line 2 looks like a binary file, not text \(4 of its 7 bytes"),
         (b"ok\n" + b"x" * 70 + b"\n", r"^in line 2 is longer than 64 bytes"),
     ],
 )
