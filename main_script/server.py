@@ -18,10 +18,10 @@ import sys
 from pathlib import Path
 
 import streamlit
+import streamlit as st
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
-from streamlit.starlette import App
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # ui/ sits in the repository root, one folder up
@@ -53,4 +53,4 @@ def page_routes() -> list[Route]:
     return [Route(f"/{path}", page, methods=["GET", "HEAD"]) for path in ("start", *(s.url_path for s in PAGES))]
 
 
-app = App(FRAME, routes=page_routes())
+app = st.App(FRAME, routes=page_routes())  # Streamlit's public ASGI app, with our routes first
