@@ -220,7 +220,7 @@ def check_estimates(steps: dict[str, int], repeats: int = 2) -> list[tuple[str, 
                     train=train,
                     val=val,
                     train_config=train_config,
-                    save_to=Path(folder) / "saved",
+                    save_in=Path(folder) / "saved",
                 )
                 snap = manager.wait(run_name, 3600, poll_s=0.05)
                 state = json.loads((Path(folder) / "runs" / run_name / "state.json").read_text())

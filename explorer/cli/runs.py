@@ -1,7 +1,9 @@
 """`explorer runs` (list the training runs of a runs folder, the app's by default) and `explorer stop RUN`.
 
 Both read and write only the run folders (explorer.training.run_folder): the list is the same one the app's
-Train page shows, a crashed run included, and a stop request from here stops a run the app started.
+Train page shows, a crashed run included, and a stop request from here stops a run the app started. The
+command line is the machine's operator: it may act on every run, also where the app runs in shared mode (there
+a browser session may act only on the runs it started).
 """
 
 from __future__ import annotations
@@ -64,13 +66,13 @@ class stop:  # noqa: N801 - a second subcommand in this module, registered like 
 
     @staticmethod
     def run(args: argparse.Namespace) -> int:
-        from explorer.training.launcher import JobError, RunManager
+        from explorer.training.launcher import CLI_OWNER, JobError, RunManager
 
         manager = RunManager(args.root or default_root())
         found = manager.status(args.name)
         if found is None:
             raise UsageError(f"no run named {args.name!r} in {manager.root}; `explorer runs` lists them")
-        if not manager.stop(args.name):
+        if not manager.stop(args.name, by=CLI_OWNER):
             print(f"{args.name} is not training ({found.describe()})")
             return 0
         print(f"asked {args.name} to stop after its current step")

@@ -9,7 +9,13 @@ start ever deletes another run's folder), writes the corpus and spec, then start
     python -m explorer.training.worker RUN_DIR   at lower priority, with a bounded number of torch threads
 
 Stop writes the stop-request file (the process checks it every step); a save while the process runs is a
-request file it serves between two steps, and after the process ended it is done here from `latest/`.
+request file it serves between two steps, and after the process ended it is done here from `latest/`. A save
+never replaces a checkpoint another run made (explorer.training.saving.claim_target).
+
+Every run has an owner, written into its run.json when it starts: the token of the browser session that
+started it, or `CLI_OWNER`. A manager over a shared server (`shared=True`: a class on one machine) lets only
+the owner, and the command line, stop, resume, save or discard a run; the others see it read-only. On one
+person's machine (`shared=False`) anyone may.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from explorer.data.corpus import ParallelCorpus
 from explorer.devices import resolve_device
 from explorer.tokenizer import Tokenizer
 from explorer.training import run_folder as rf
-from explorer.training.run_folder import JobError, RunSnapshot, RunStatus
+from explorer.training.run_folder import CLI_OWNER, JobError, RunSnapshot, RunStatus
 from explorer.training.train_config import TrainConfig
 from explorer.training.worker import DEFAULT_NICE, default_threads, device_holder
 
@@ -41,7 +47,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 class RunManager:
-    """The runs under `root`: at most `max_jobs` training at once, one at a time per GPU."""
+    """The runs under `root`: at most `max_jobs` training at once, one at a time per GPU; on a `shared`
+    server, each run controlled only by its owner (and the command line)."""
 
     def __init__(
         self,
@@ -51,12 +58,13 @@ class RunManager:
         threads: int | None = None,
         nice: int = DEFAULT_NICE,
         worker: tuple[str, ...] | None = None,
+        shared: bool = False,
     ) -> None:
         """`worker` is the command that trains a run folder (default: this Python, `-m explorer.training.worker`);
         the fault-injection tests put a worker there that dies at a chosen moment."""
         if max_jobs < 1:
             raise ValueError(f"max_jobs must be at least 1, got {max_jobs}")
-        self.root = Path(root)
+        self.root, self.shared = Path(root), shared
         self.max_jobs, self.threads, self.nice = max_jobs, threads or default_threads(), nice
         self.worker = worker or (sys.executable, "-m", "explorer.training.worker")
 
@@ -98,15 +106,25 @@ class RunManager:
         tokenizer: Tokenizer,
         train: ParallelCorpus,
         val: ParallelCorpus | None,
-        save_to: str | Path | None = None,
+        save_in: str | Path | None = None,
+        replace: bool = False,
         metadata: dict[str, Any] | None = None,
         unique: bool = False,
+        owner: str = CLI_OWNER,
     ) -> str:
         """Create the run's folder (exclusively: `unique` picks "name-2" when the name is taken, else a taken
-        name is refused), write its corpus, vocabulary and spec, and start its process. Returns the name."""
+        name is refused), write its corpus, vocabulary and spec, and start its process. Returns the name.
+
+        A finished run saves its model in the folder `save_in` under the run's own final name, so two runs
+        started under one name save two models. `replace`: that save may replace a checkpoint of the name
+        asked for (the person saw it and chose to); never one of the other name a taken name moved the run to.
+        `owner`: who may control the run on a shared server (a browser session's token, or `CLI_OWNER`).
+        """
         self._check_capacity(train_config.device)
         run_dir = rf.create_run_folder(self.root, name, unique=unique)
+        replace = replace and run_dir.name == rf.validate_run_name(name)
         name = run_dir.name
+        save_to = Path(save_in) / name if save_in is not None else None
         rf.write_run_data(run_dir, train, val)
         tokenizer.save(run_dir / rf.TOKENIZER_FILE)
         rf.write_json(
@@ -124,6 +142,8 @@ class RunManager:
                 "name": name,
                 "created": time.time(),
                 "save_to": str(save_to) if save_to is not None else None,
+                "replace": str(save_to) if save_to is not None and replace else None,
+                "owner": owner,
                 "train_pairs": len(train),
                 "val_pairs": len(val or ()),
             },
@@ -135,15 +155,16 @@ class RunManager:
             raise
         return name
 
-    def resume(self, name: str, *, steps: int | None = None) -> None:
+    def resume(self, name: str, *, steps: int | None = None, by: str = CLI_OWNER) -> None:
         """Continue a stopped, crashed or failed run from its `latest/` checkpoint (weights, Adam moments, data
         position, random state); a run that crashed before its first checkpoint starts again from step 0.
 
-        `steps` is the new total (default: the run's own).
+        `steps` is the new total (default: the run's own); `by`: who asks (see `may_act`).
         """
         run = self.status(name)
         if run is None:
             raise JobError(f"no run named {name!r} in {self.root}")
+        self._require_owner(run, by, "resume")
         if run.live:
             raise JobError(f"run {name!r} is already training; watch it, or stop it first")
         rf.require_run_data(run.path)
@@ -228,24 +249,43 @@ class RunManager:
         threading.Thread(target=process.wait, name=f"reap-{run_dir.name}", daemon=True).start()
 
     # ---- controlling ------------------------------------------------------------------------------------
-    def stop(self, name: str) -> bool:
+    def may_act(self, run: RunStatus | RunSnapshot, by: str) -> bool:
+        """Whether `by` (a browser session's token, or `CLI_OWNER`) may stop, resume, save or discard `run`:
+        always on one person's machine; on a shared server only its owner and the command line."""
+        return not self.shared or by in (CLI_OWNER, run.owner)
+
+    def _require_owner(self, run: RunStatus, by: str, action: str) -> None:
+        if not self.may_act(run, by):
+            who = (
+                "it was started from the command line, and on this shared server only the `explorer` command"
+                if run.owner == CLI_OWNER
+                else "it was started in another browser session, and on this shared server only that session "
+                "(or the `explorer` command on the server)"
+            )
+            raise JobError(f"you cannot {action} run {run.path.name!r}: {who} may stop, resume, save or discard it")
+
+    def stop(self, name: str, *, by: str = CLI_OWNER) -> bool:
         """Ask the run's process to stop after its current step (it then saves latest/, resumable).
 
-        Returns False when the run was not training."""
+        Returns False when the run was not training; JobError when `by` may not (see `may_act`)."""
         run = self.status(name)
         if run is None or not run.live:
             return False
+        self._require_owner(run, by, "stop")
         (run.path / rf.STOP_FILE).write_text(f"{time.time()}\n")
         return True
 
-    def save(self, name: str, target: str | Path) -> str:
+    def save(self, name: str, target: str | Path, *, by: str = CLI_OWNER) -> str:
         """Save the run's model to `target`: after the current step while it trains ("queued"), else from its
-        `latest/` checkpoint at once ("saved"). A save asked for while the run stops is not lost."""
+        `latest/` checkpoint at once ("saved"). A save asked for while the run stops is not lost. A `target`
+        that holds another run's checkpoint is not replaced: the save takes the next free name ("target-2"),
+        listed in the run's saved.json (`RunSnapshot.saved`)."""
         from explorer.training.reporter import serve_requests_from_latest
 
         run = self.status(name)
         if run is None:
             raise JobError(f"no run named {name!r} in {self.root}")
+        self._require_owner(run, by, "save")
         folder = run.path / rf.REQUESTS_DIR
         folder.mkdir(exist_ok=True)
         rf.write_json(folder / f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}.json", {"target": str(target)})
@@ -259,11 +299,12 @@ class RunManager:
         serve_requests_from_latest(run.path)
         return "saved"
 
-    def discard(self, name: str) -> None:
+    def discard(self, name: str, *, by: str = CLI_OWNER) -> None:
         """Delete a run's folder (not while it trains); checkpoints it saved to the list stay."""
         run = self.status(name)
         if run is None:
             return
+        self._require_owner(run, by, "discard")
         if run.live:
             raise JobError(f"run {name!r} is still training; stop it first")
         if run.path.resolve().parent == self.root.resolve():
@@ -282,7 +323,8 @@ def run_summary(run: RunStatus) -> dict[str, Any]:
         "error": run.error,
         "path": str(run.path),
         "pid": run.pid,
+        "started_by": "cli" if run.owner == CLI_OWNER else "browser",
     }
 
 
-__all__ = ["DEFAULT_MAX_JOBS", "JobError", "RunManager", "RunSnapshot", "RunStatus", "run_summary"]
+__all__ = ["CLI_OWNER", "DEFAULT_MAX_JOBS", "JobError", "RunManager", "RunSnapshot", "RunStatus", "run_summary"]

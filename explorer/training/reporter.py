@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from explorer.training import run_folder as rf
 from explorer.training.callbacks import EvalEvent, StepEvent, TrainingCallback
-from explorer.training.saving import export_model, export_run, sample_translations
+from explorer.training.saving import claimed_target, export_model, export_run, sample_translations
 from explorer.training.snapshots import AttentionSnapshot, load_snapshots, save_snapshots, thin_snapshots
 
 if TYPE_CHECKING:
@@ -100,23 +100,25 @@ class FolderReporter(TrainingCallback):
 
     # ---- saving -------------------------------------------------------------------------------------------
     def save(self, target: Path) -> Path:
-        """Save the model as it is now (between two steps) as an inference checkpoint with its snapshots."""
+        """Save the model as it is now (between two steps) as an inference checkpoint with its snapshots, at
+        `target` or, when that is another run's checkpoint, the next free name (`claim_target`)."""
         trainer = self.trainer
         assert trainer is not None, "save() before on_start()"
         bleu = [b for b in trainer.history["val_bleu"] if b is not None]
-        path = export_model(
-            trainer.model,
-            trainer.tokenizer,
-            target,
-            training=trainer.training_state(),
-            metadata={
-                **trainer.metadata,
-                "step": trainer.step,
-                "run": self.name,
-                "val_bleu": bleu[-1] if bleu else None,
-            },
-            snapshots=[s for s in self.attention if s.step <= trainer.step],
-        )
+        with claimed_target(self.run_dir, target) as path:
+            export_model(
+                trainer.model,
+                trainer.tokenizer,
+                path,
+                training=trainer.training_state(),
+                metadata={
+                    **trainer.metadata,
+                    "step": trainer.step,
+                    "run": self.name,
+                    "val_bleu": bleu[-1] if bleu else None,
+                },
+                snapshots=[s for s in self.attention if s.step <= trainer.step],
+            )
         record_saved(self.run_dir, path, trainer.step)
         return path
 

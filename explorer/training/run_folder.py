@@ -4,7 +4,8 @@ The training process (explorer.training.worker) writes, and every reader only re
 written atomically (a synced temporary file, then a rename), so a reader or a process killed mid-write sees
 the old file or the new one, never half of one:
 
-    run.json                         name, creation time, where the finished model is saved (written once)
+    run.json                         name, creation time, owner, where the finished model is saved and whether
+                                     it may replace a checkpoint of that name (written once)
     spec.json, tokenizer.model       what a fresh run builds: model and training config, metadata, vocabulary
     data/{train,val}.{src,tgt}       the exact corpus, one sentence per line (a run resumes without the upload)
     pid                              the training process's id, written by the launcher right after starting it
@@ -43,6 +44,9 @@ REQUESTS_DIR, SAVED_FILE, LOG_FILE = "requests", "saved.json", "log.txt"
 LIVE = ("preparing", "running", "stopping")
 FINAL = ("finished", "stopped", "failed")
 STARTING_GRACE_S = 60.0  # a folder without pid file this young is still being set up by its launcher
+# Who started a run: a browser session's random token, or this, the command line (the machine's operator, who
+# may act on every run); a run without an owner in its run.json (`explorer train`, older runs) counts as the CLI's.
+CLI_OWNER = "cli"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
@@ -215,6 +219,7 @@ class RunStatus(_RunState):
     created: float
     error: str | None
     pid: int | None
+    owner: str  # CLI_OWNER, or the token of the browser session that started it
 
     @property
     def finished(self) -> bool:
@@ -307,6 +312,7 @@ def read_run(run_dir: Path) -> RunStatus | None:
         float(info.get("created", 0.0)),
         error,
         pid,
+        str(info.get("owner") or CLI_OWNER),
     )
 
 
@@ -351,6 +357,7 @@ class RunSnapshot(_RunState):
     checkpoint_step: int | None  # what latest/ holds: where a resume starts
     eta: float | None  # seconds left at this process's pace, as the process last reported it
     log: str  # the last lines of the process's log (shown for a crashed or failed run)
+    owner: str  # CLI_OWNER, or the token of the browser session that started it
 
     @property
     def progress(self) -> float:
@@ -411,6 +418,7 @@ def read_snapshot(run_dir: Path) -> RunSnapshot | None:
         checkpoint_step=run.checkpoint_step,
         eta=progress.get("eta_s"),
         log=log_tail(run_dir) if show_log else "",
+        owner=run.owner,
     )
 
 

@@ -37,7 +37,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def start(
-    manager: RunManager, name: str, task, *, steps: int, save_to: Path | None = None, unique: bool = False, **overrides
+    manager: RunManager, name: str, task, *, steps: int, save_in: Path | None = None, unique: bool = False, **overrides
 ) -> str:
     train, val, tokenizer, config = task
     options = dict(
@@ -56,7 +56,7 @@ def start(
         tokenizer=tokenizer,
         train=train,
         val=val,
-        save_to=save_to,
+        save_in=save_in,
         metadata={"data": "reverse"},
         unique=unique,
     )
@@ -100,7 +100,7 @@ def test_run_names_are_folder_names():
 def test_finished_run_saves_checkpoint_with_snapshots(tmp_path, tiny_task):
     manager = RunManager(tmp_path / "runs")
     target = tmp_path / "checkpoints" / "done"
-    start(manager, "done", tiny_task, steps=30, save_to=target)
+    start(manager, "done", tiny_task, steps=30, save_in=target.parent)
     snap = manager.wait("done", 180)
     assert snap.status == "finished", (snap.error, snap.log)
     assert snap.step == 30 and snap.history["step"][-1] == 30 and len(snap.history["loss"]) == 30

@@ -11,9 +11,10 @@ from explorer.training.launcher import JobError
 from explorer.training.run_folder import validate_run_name
 from explorer.training.train_config import TrainConfig
 from ui.i18n import t
+from ui.model_picker import checkpoint_root
 from ui.train.data import DataChoice
 from ui.train.estimate import estimate_section
-from ui.train.runs import checkpoint_target, manager, runs_root
+from ui.train.runs import checkpoint_target, manager, runs_root, session_owner
 
 
 def default_name(kind: str) -> str:
@@ -32,12 +33,14 @@ def start_run(
     train_config: TrainConfig,
     name: str,
     save: bool,
+    replace: bool,
     automatic: bool,
 ) -> None:
     """The Start button's callback (it runs before the page, so it may switch the view to the new run).
 
     A name the page chose (`automatic`) moves on to the next free one when someone took it a moment ago; a
-    name the user typed is refused instead.
+    name the user typed is refused instead. The model is saved under the run's final name (the manager
+    decides it), replacing a checkpoint of that name only when the user ticked `replace` for it.
     """
     try:
         started = manager().start_new(
@@ -48,8 +51,10 @@ def start_run(
             train=choice.train,
             val=choice.val,
             unique=automatic,
-            save_to=checkpoint_target(name) if save else None,
+            save_in=checkpoint_root() if save else None,
+            replace=replace,
             metadata={"data": choice.kind, "corpus": choice.label, "made_by": "train page"},
+            owner=session_owner(),
         )
     except JobError as error:
         st.session_state["train_start_error"] = str(error)
@@ -76,6 +81,7 @@ def start_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConfig,
         help=t("It then appears in the checkpoint list, the model picker of every page."),
     )
     problems = []
+    replace = False
     try:
         validate_run_name(name)
     except JobError:
@@ -94,14 +100,18 @@ def start_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConfig,
                     name=repr(name),
                 )
             )
-        replace = t("Replace the existing checkpoint {name} when this run finishes", name=repr(name))
-        if save and checkpoint_target(name).exists() and not right.checkbox(replace, key="train_replace"):
-            problems.append(
-                t(
-                    "A checkpoint named {name} exists; tick the box to replace it or choose another name.",
-                    name=repr(name),
-                )
+        if save and checkpoint_target(name).exists():
+            replace = right.checkbox(
+                t("Replace the existing checkpoint {name} when this run finishes", name=repr(name)),
+                key="train_replace",
             )
+            if not replace:
+                problems.append(
+                    t(
+                        "A checkpoint named {name} exists; tick the box to replace it or choose another name.",
+                        name=repr(name),
+                    )
+                )
     for problem in problems:
         st.error(problem, icon=":material/error:")
     error = st.session_state.pop("train_start_error", None)
@@ -114,7 +124,7 @@ def start_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConfig,
         key="train_start",
         disabled=bool(problems),
         on_click=start_run,
-        args=(choice, tokenizer, config, train_config, name, save, name == auto),
+        args=(choice, tokenizer, config, train_config, name, save, replace, name == auto),
     )
     # Under the button, not above it: the estimate times real steps at the run's own low priority, which takes
     # minutes on a busy machine (two busy processes kept the button from appearing for over two minutes), and

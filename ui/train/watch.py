@@ -142,11 +142,15 @@ def status_block(snap: RunSnapshot) -> None:
     rate = snap.tokens_per_s
     cols[3].metric(t("Tokens / s"), f"{rate:,.0f}" if rate else "—", help=t("Target tokens per second of training."))
     for path, step in snap.saved:
-        st.success(
-            t(
-                "Saved at step {step} as checkpoint **{name}**: pick it in the sidebar on any page.",
-                step=f"{step:,}",
-                name=Path(path).name,
-            ),
-            icon=":material/save:",
+        message = t(
+            "Saved at step {step} as checkpoint **{name}**: pick it in the sidebar on any page.",
+            step=f"{step:,}",
+            name=Path(path).name,
         )
+        if Path(path).name != snap.name:  # the run's own name held another run's checkpoint (saving.claim_target)
+            message += " " + t(
+                "A checkpoint named {name} was there already, made by another run: it was kept, and this "
+                "model took the next free name.",
+                name=snap.name,
+            )
+        st.success(message, icon=":material/save:")
