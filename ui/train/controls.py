@@ -7,6 +7,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from explorer.training.launcher import CLI_OWNER, JobError, RunManager, RunSnapshot
 from ui.i18n import t
+from ui.markdown import ERROR_CHARS, shown_value
 from ui.train.runs import checkpoint_target, session_owner
 
 
@@ -56,12 +57,12 @@ def live_controls(row: DeltaGenerator, jobs: RunManager, snap: RunSnapshot, lock
         icon=":material/save:",
         key=f"train_save_now_{name}",
         disabled=locked,
-        help=t("Saves the model as checkpoint {name}.", name=name),
+        help=t("Saves the model as checkpoint {name}.", name=shown_value(name)),
         on_click=save_while_training,
         args=(jobs, name),
     )
     if st.session_state.pop(f"train_saving_{name}", False):
-        st.toast(t("Saving {name} after the current step…", name=name), icon=":material/save:")
+        st.toast(t("Saving {name} after the current step…", name=shown_value(name)), icon=":material/save:")
 
 
 def ended_controls(row: DeltaGenerator, jobs: RunManager, snap: RunSnapshot, locked: bool) -> None:
@@ -100,7 +101,7 @@ def ended_controls(row: DeltaGenerator, jobs: RunManager, snap: RunSnapshot, loc
             help=t(
                 "Saves step {step} as checkpoint {name}, listed in every page's picker.",
                 step=f"{snap.checkpoint_step:,}",
-                name=name,
+                name=shown_value(name),
             ),
             on_click=save_stopped_run,
             args=(jobs, name),
@@ -126,7 +127,9 @@ def stop_run(jobs: RunManager, name: str) -> None:
     try:
         jobs.stop(name, by=session_owner())  # a stop request in the run folder: the process stops after its step
     except JobError as error:
-        st.session_state[f"train_control_error_{name}"] = t("Not stopped: {error}", error=error)
+        st.session_state[f"train_control_error_{name}"] = t(
+            "Not stopped: {error}", error=shown_value(error, ERROR_CHARS)
+        )
 
 
 def save_while_training(jobs: RunManager, name: str) -> None:
@@ -144,7 +147,7 @@ def saved(jobs: RunManager, name: str) -> bool:
     try:
         jobs.save(name, checkpoint_target(name), by=session_owner())
     except (JobError, OSError, ValueError) as error:
-        st.session_state[f"train_control_error_{name}"] = t("Not saved: {error}", error=error)
+        st.session_state[f"train_control_error_{name}"] = t("Not saved: {error}", error=shown_value(error, ERROR_CHARS))
         return False
     return True
 
@@ -153,7 +156,9 @@ def resume_run(jobs: RunManager, name: str, steps_key: str) -> None:
     try:
         jobs.resume(name, steps=int(st.session_state[steps_key]), by=session_owner())
     except JobError as error:
-        st.session_state[f"train_control_error_{name}"] = t("Not resumed: {error}", error=error)
+        st.session_state[f"train_control_error_{name}"] = t(
+            "Not resumed: {error}", error=shown_value(error, ERROR_CHARS)
+        )
 
 
 def discard_run(jobs: RunManager, name: str) -> None:
@@ -161,7 +166,7 @@ def discard_run(jobs: RunManager, name: str) -> None:
     try:
         jobs.discard(name, by=session_owner())
     except JobError as error:
-        st.session_state[f"train_control_error_{name}"] = str(error)
+        st.session_state[f"train_control_error_{name}"] = shown_value(error, ERROR_CHARS)
         return
     st.session_state.pop("train_run", None)
     st.query_params.pop("train_run", None)  # or the next run would take the link's run, now gone, for a bad link

@@ -16,6 +16,7 @@ import streamlit as st
 
 from explorer.training.launcher import RunSnapshot, RunStatus
 from ui.i18n import t
+from ui.markdown import ERROR_CHARS, shown_value
 from ui.train.attention import attention_section
 from ui.train.charts import charts
 from ui.train.controls import controls
@@ -68,7 +69,7 @@ def watch_section() -> None:
     name = bound_choice(st.selectbox, t("Run"), tuple(labels), "train_run", next(iter(labels)), format_func=labels.get)
     snap = jobs.snapshot(name)
     if snap is None:
-        st.error(t("Run {name} is gone from the runs folder.", name=name), icon=":material/error:")
+        st.error(t("Run {name} is gone from the runs folder.", name=shown_value(name)), icon=":material/error:")
         return
     signature = (snap.live, len(snap.saved))
     st.fragment(run_every=REFRESH_S if snap.live else None)(monitor)(name, signature)
@@ -109,13 +110,19 @@ def status_block(snap: RunSnapshot) -> None:
             else t("It died before its first checkpoint: start it again.")
         )
         st.error(
-            t("The training process crashed at step {step}: {error}.", step=f"{snap.step:,}", error=snap.error or "")
+            t(
+                "The training process crashed at step {step}: {error}.",
+                step=f"{snap.step:,}",
+                error=shown_value(snap.error or "", ERROR_CHARS),
+            )
             + " "
             + where,
             icon=":material/heart_broken:",
         )
     elif snap.status == "failed":
-        st.error(t("The run failed: {error}", error=snap.error or ""), icon=":material/error:")
+        st.error(
+            t("The run failed: {error}", error=shown_value(snap.error or "", ERROR_CHARS)), icon=":material/error:"
+        )
     if snap.log:
         st.caption(t("The last lines of its log:"))
         st.code(snap.log, language=None)
