@@ -1,12 +1,10 @@
-"""Table 1 (Section 4): formulas, path lengths, measurements, figures and the page."""
+"""Table 1 (Section 4): formulas, path lengths, measurements and figures (the page: tests/app/test_complexity.py)."""
 
 from __future__ import annotations
 
 import csv
 import io
-import json
 from itertools import pairwise
-from pathlib import Path
 
 import pytest
 import torch
@@ -32,9 +30,6 @@ from explorer.paper import (
     RESTRICTED,
     SELF_ATTENTION,
 )
-
-PAGE = Path(__file__).resolve().parents[2] / "pages" / "complexity.py"
-
 
 # --- formulas -------------------------------------------------------------------------------------------------
 
@@ -242,53 +237,3 @@ def test_path_length_figure():
     assert tuple(paths[0].x) == (3, 40)  # self-attention: one direct edge
     with pytest.raises(AssertionError):
         path_length_figure(0, 48, 48)
-
-
-# --- page -----------------------------------------------------------------------------------------------------
-
-
-def test_page_shows_table1_for_chosen_values_and_measures():
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(str(PAGE), default_timeout=60)
-    at.session_state["device"] = "cpu"
-    at.run()
-    assert not at.exception
-    at.slider(key="complexity_n").set_value(100)
-    at.slider(key="complexity_d").set_value(512)
-    at.slider(key="complexity_k").set_value(3)
-    at.slider(key="complexity_r").set_value(10)
-    at.run()
-    assert not at.exception
-    table = at.dataframe[0].value
-    assert list(table["Complexity per layer"]) == ["O(n²·d)", "O(n·d²)", "O(k·n·d²)", "O(r·n·d)"]
-    assert list(table["Operations"]) == [5_120_000, 26_214_400, 78_643_200, 512_000]
-    assert list(table["Sequential steps"]) == [1, 100, 1, 1]
-    assert list(table["Path length (layers)"]) == [1, 99, 5, 10]
-    charts = at.get("plotly_chart")
-    assert len(charts) == 2  # operations and path length; nothing measured yet
-    assert "d = 512, k = 3, r = 10" in json.loads(charts[0].proto.spec)["layout"]["title"]["text"]
-
-    at.select_slider(key="complexity_measure_d").set_value(32)
-    at.select_slider(key="complexity_n_max").set_value(64)
-    at.button[0].click()
-    at.run()
-    assert not at.exception
-    charts = at.get("plotly_chart")
-    assert len(charts) == 3
-    measured = json.loads(charts[1].proto.spec)
-    assert [trace["name"] for trace in measured["data"] if trace["mode"] == "lines+markers"] == [
-        measure.MEASURED_LABELS[layer] for layer in MEASURED_LAYERS
-    ]
-    assert "Measured on cpu" in measured["layout"]["title"]["text"]
-    assert [button.proto.label for button in at.get("download_button")] == ["Download measurements (CSV)"]
-
-    # Positions i and j, in the path-length fragment (by label: the sidebar's sliders come after the page's).
-    positions = {slider.label: slider for slider in at.slider if slider.label.startswith("Position")}
-    positions["Position j"].set_value(7)
-    positions["Position i"].set_value(1)
-    at.run()
-    assert not at.exception
-    assert len(at.get("plotly_chart")) == 3  # the cached measurement replays without running again
-    path = json.loads(at.get("plotly_chart")[-1].proto.spec)
-    assert path["data"][0]["x"] == [1, 6, 3, 2, 1]  # k = 3, r = 10: |7 - 1| = 6
