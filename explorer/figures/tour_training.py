@@ -42,9 +42,9 @@ def operations_figure(
     """Operations per layer (Table 1, constants dropped) against n for this model's d, log-log, with n = d
     and this sentence's n marked.
 
-    Without `show_crossover` (the tour asks where the curves cross before it tells) n runs only to d / 2, or
-    to twice the sentence's n where that is longer, and n = d is not marked."""
-    end = 8 * max(d, n_sentence) if show_crossover else max(d / 2, 2 * n_sentence)
+    Without `show_crossover` (the tour asks where the curves cross before it tells) n runs only to d / 2, n = d
+    is not marked, and neither is a sentence longer than d / 2."""
+    end = 8 * max(d, n_sentence) if show_crossover else d / 2
     ns = np.geomspace(1, end, 200)
     curves = (
         (translate("Self-attention", lang), ns**2 * d, PALETTE[0]),
@@ -65,7 +65,9 @@ def operations_figure(
         )
     if show_crossover:
         log_marker(fig, d, translate("n = d = {d}", lang, d=d), "gray", "dash", top=True)
-    log_marker(fig, n_sentence, translate("this sentence: n = {n}", lang, n=n_sentence), PALETTE[1], "solid", top=False)
+    if n_sentence <= end:
+        marker = translate("this sentence: n = {n}", lang, n=n_sentence)
+        log_marker(fig, n_sentence, marker, PALETTE[1], "solid", top=False)
     fig.update_xaxes(type="log", title_text=translate("sequence length n", lang))
     fig.update_yaxes(type="log", title_text=translate("operations per layer", lang))
     compact(fig, translate("Table 1 for this model: d = {d} (the paper: d = {paper})", lang, d=d, paper=512), 440)

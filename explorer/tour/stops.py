@@ -152,7 +152,8 @@ STOPS: tuple[Stop, ...] = (
         "Row (A) varies the number of heads while keeping the computation constant. "
         "Rows (B) and (C) change d_k, the depth and the width; (D) dropout and label smoothing; (E) learned "
         "positions. "
-        "The parameter counts below are computed by the engine for each row's configuration.",
+        "The parameter counts in the figure and the table are computed by the engine for each row's "
+        "configuration.",
         (r"d_k = d_v = d_{\mathrm{model}} / h",),
     ),
     Stop(
