@@ -86,7 +86,11 @@ def test_every_way_to_change_the_stop_starts_at_its_top(app, browser, width, hei
 
 # Each KaTeX display block: does it scroll, and which of its glyphs pass the block's box (which clips them)?
 _FORMULAS_JS = """() => Array.from(document.querySelectorAll('[data-testid="stMain"] .katex-display')).map((box, i) => {
-    const b = box.getBoundingClientRect(), out = [];
+    const column = box.closest('[data-testid="stColumn"]') || box.parentElement;
+    const c = column.getBoundingClientRect(), out = [];
+    const d = box.getBoundingClientRect();
+    // The box that clips: the formula's own block, narrowed to the column it sits in.
+    const b = {left: Math.max(c.left, d.left), right: Math.min(c.right, d.right), top: d.top, bottom: d.bottom};
     if (box.scrollWidth > box.clientWidth + 1) out.push(`scrolls: ${box.scrollWidth} px in ${box.clientWidth}`);
     for (const e of box.querySelectorAll('.katex-html *')) {
         const r = e.getBoundingClientRect();
@@ -117,6 +121,12 @@ def test_every_formula_fits_its_box(app, browser, presenter):
             page.goto(url, timeout=RENDER_TIMEOUT_MS)
             wait_idle(page)
             assert_no_exception(page)
+            # KaTeX draws after the page settles (its script loads on first use): wait for every formula.
+            page.wait_for_function(
+                "n => document.querySelectorAll('[data-testid=\"stMain\"] .katex-display .katex-html').length >= n",
+                arg=len(stop.formulas),
+                timeout=RENDER_TIMEOUT_MS,
+            )
             for width, height in ((1280, 720), (1024, 768)):
                 page.set_viewport_size({"width": width, "height": height})
                 wait_for_relayout(page)
