@@ -154,6 +154,15 @@ def positional_similarity(model: Transformer, translation: Translation) -> Exerc
     table = numbers.positions_of(model, n)
     answer = round(numbers.cosine(table[0], table[n - 1]), 2)
     neighbour = numbers.cosine(table[0], table[1]) if n > 1 else 1.0
+    # "Falls with the distance" only where it does: the far position less similar than the neighbour.
+    explanation = (
+        "The cosine is {answer} (positions 0 and 1: {neighbour}). Nearby positions have similar vectors and the "
+        "similarity falls with the distance, because the slow sinusoids change little between them."
+        if answer < round(neighbour, 2)
+        else "The cosine is {answer} (positions 0 and 1: {neighbour}): here the far position is not less similar "
+        "than the neighbour. The fast sinusoids come round again, so the similarity does not fall steadily with "
+        "the distance."
+    )
     return Exercise(
         "pe_cosine",
         5,
@@ -161,8 +170,7 @@ def positional_similarity(model: Transformer, translation: Translation) -> Exerc
         "\u22121 to 1) are the vectors of position 0 and position {last}?",
         NUMBER,
         answer,
-        "The cosine is {answer} (positions 0 and 1: {neighbour}). Nearby positions have similar vectors and the "
-        "similarity falls with the distance, because the slow sinusoids change little between them.",
+        explanation,
         dict(d_model=model.config.d_model, last=n - 1, answer=f"{answer:.2f}", neighbour=f"{neighbour:.2f}"),
         low=-1,
         high=1,

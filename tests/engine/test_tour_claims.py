@@ -185,3 +185,16 @@ def test_long_formulas_are_broken_and_transposes_keep_their_bar():
             for line in re.split(r"\\\\", formula):
                 visible = re.sub(r"\\[a-zA-Z]+|[{}&\s!]", "", line)
                 assert len(visible) <= 40, f"stop {stop.number}: a formula line of {len(visible)} symbols: {line}"
+
+
+def test_exercise_explanations_match_their_values(shipped, words_checkpoint):
+    words = load_checkpoint(words_checkpoint)
+    words_translation = translate(words.model, words.tokenizer, [SENTENCE], with_attention=True)[0]
+    for ck, tr in (shipped, (words, words_translation)):
+        similarity = ex.positional_similarity(ck.model, tr)
+        falls = float(similarity.answer) < float(similarity.fields["neighbour"])
+        assert ("similarity falls with the distance" in similarity.explanation) == falls
+        crossover = ex.crossover(ck.model, tr)
+        n, d = len(tr.source_ids), ck.config.d_model
+        assert crossover.fields["cost"] == claims.attention_cost(n, d)
+        assert ("cheaper" in crossover.fields["cost"]) == (n < d)
