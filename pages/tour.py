@@ -12,7 +12,7 @@ from ui.tour.state import guesses, tour_exercises, tour_translation
 selection, checkpoint = require_model()
 sentence = sentence_section(checkpoint.metadata)
 context = TourContext(selection, checkpoint, sentence, tour_translation(selection, sentence), current_language())
-exercises = tour_exercises(selection, sentence)
+exercises = tour_exercises(selection, sentence, context.lang)
 committed = guesses(exercises)
 
 stop = stop_header(context, exercises, committed)

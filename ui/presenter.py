@@ -2,7 +2,7 @@
 at least 18 px (`FONT_SCALE` on the figure theme), and a presentation remote steps through the view.
 
 A remote sends PageDown/PageUp (some send the arrow keys). Streamlit has no key-event API, so a small script
-in a zero-height component iframe (same origin as the page) listens on the page's document and clicks a
+(`st.html` with JavaScript allowed: not iframed, it runs in the page itself) listens on the document and clicks a
 Streamlit button by its key: `.st-key-present_next button` / `.st-key-present_prev button`, which each page
 in presenter mode draws with `step_buttons`, else the tour's `tour_next` / `tour_prev`. No network.
 """
@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import streamlit as st
-import streamlit.components.v1 as components
 
 from ui.i18n import t
 
@@ -22,9 +21,9 @@ NEXT, PREVIOUS = "present_next", "present_prev"
 # 18 px ticks from 16 px: everything in a figure grows by the same factor (explorer/figures/theme.py).
 FONT_SCALE = 1.125
 
-# Installed once per page document (the flag survives Streamlit's reruns, which re-create the iframe).
+# Installed once per page document (the flag survives Streamlit's reruns, which may run the script again).
 _KEYS_JS = """<script>
-const doc = window.parent.document;
+const doc = document;
 if (!doc.__presenterKeys) {
   doc.__presenterKeys = true;
   const click = (names) => {
@@ -82,8 +81,9 @@ def presenter_toggle() -> bool:
         )
     if on:
         st.query_params[KEY] = "1"
-        st.container(key="present_on", height=1, border=False)  # tells the key script and the style to act
-        components.html(_KEYS_JS, height=0)
+        # The marker tells the key script and the style to act; it holds the script, which shows nothing.
+        marker = st.container(key="present_on", height=1, border=False)
+        marker.html(_KEYS_JS, unsafe_allow_javascript=True)
     elif KEY in st.query_params:
         del st.query_params[KEY]
     return bool(on)

@@ -26,9 +26,17 @@ def _token_heatmap(z: np.ndarray, labels: Sequence[str], y_title: str, **trace: 
 
 
 def ffn_figure(
-    hidden: np.ndarray, tokens: Sequence[str], *, layer: int, units: int = 96, lang: str = "en"
+    hidden: np.ndarray,
+    tokens: Sequence[str],
+    *,
+    layer: int,
+    units: int = 96,
+    show_zero_share: bool = True,
+    lang: str = "en",
 ) -> go.Figure:
-    """hidden (n, d_ff) = max(0, x W1 + b1): the first `units` inner units of each token; zeros are dark."""
+    """hidden (n, d_ff) = max(0, x W1 + b1): the first `units` inner units of each token; zeros are dark.
+
+    The title gives the share of zeros only with `show_zero_share` (the tour asks for it before it tells)."""
     h = np.asarray(hidden, dtype=float)
     shown = h[:, :units]
     labels = _labels(tokens)
@@ -45,8 +53,12 @@ def ffn_figure(
     fig.update_xaxes(
         title_text=translate("inner unit (first {units} of d_ff = {d_ff})", lang, units=shown.shape[1], d_ff=h.shape[1])
     )
-    title = translate(
-        "max(0, xW\u2081 + b\u2081), encoder layer {layer}: {zero}% zeros", lang, layer=layer, zero=f"{zero:.0f}"
+    title = (
+        translate(
+            "max(0, xW\u2081 + b\u2081), encoder layer {layer}: {zero}% zeros", lang, layer=layer, zero=f"{zero:.0f}"
+        )
+        if show_zero_share
+        else translate("max(0, xW\u2081 + b\u2081), encoder layer {layer}", lang, layer=layer)
     )
     return compact(fig, title, 420)
 

@@ -36,10 +36,16 @@ def log_marker(fig: go.Figure, x: float, text: str, hue: str, dash: str, *, top:
     )
 
 
-def operations_figure(n_sentence: int, d: int, *, kernel: int = 3, lang: str = "en") -> go.Figure:
+def operations_figure(
+    n_sentence: int, d: int, *, kernel: int = 3, show_crossover: bool = True, lang: str = "en"
+) -> go.Figure:
     """Operations per layer (Table 1, constants dropped) against n for this model's d, log-log, with n = d
-    and this sentence's n marked."""
-    ns = np.geomspace(1, 8 * max(d, n_sentence), 200)
+    and this sentence's n marked.
+
+    Without `show_crossover` (the tour asks where the curves cross before it tells) n runs only to d / 2, n = d
+    is not marked, and neither is a sentence longer than d / 2."""
+    end = 8 * max(d, n_sentence) if show_crossover else d / 2
+    ns = np.geomspace(1, end, 200)
     curves = (
         (translate("Self-attention", lang), ns**2 * d, PALETTE[0]),
         (translate("Recurrent", lang), ns * d**2, PALETTE[2]),
@@ -57,11 +63,14 @@ def operations_figure(n_sentence: int, d: int, *, kernel: int = 3, lang: str = "
                 hovertemplate="n = %{x:.0f}: %{y:.3s}<extra>" + name + "</extra>",
             )
         )
-    log_marker(fig, d, translate("n = d = {d}", lang, d=d), "gray", "dash", top=True)
-    log_marker(fig, n_sentence, translate("this sentence: n = {n}", lang, n=n_sentence), PALETTE[1], "solid", top=False)
+    if show_crossover:
+        log_marker(fig, d, translate("n = d = {d}", lang, d=d), "gray", "dash", top=True)
+    if n_sentence <= end:
+        marker = translate("this sentence: n = {n}", lang, n=n_sentence)
+        log_marker(fig, n_sentence, marker, PALETTE[1], "solid", top=False)
     fig.update_xaxes(type="log", title_text=translate("sequence length n", lang))
     fig.update_yaxes(type="log", title_text=translate("operations per layer", lang))
-    compact(fig, translate("Table 1 for this model: d = {d}", lang, d=d), 440)
+    compact(fig, translate("Table 1 for this model: d = {d} (the paper: d = {paper})", lang, d=d, paper=512), 440)
     return fig.update_layout(legend=LEGEND_BELOW, margin=dict(b=130))
 
 
@@ -92,10 +101,12 @@ def schedule_figure(
     *,
     warmup_steps: int,
     d_model: int,
+    scale: float = 1.0,
     trained_steps: int | None = None,
     lang: str = "en",
 ) -> go.Figure:
-    """Eq. 3 for this model: the learning rate against the step, warm-up and the end of training marked."""
+    """The learning rate against the step, steps (points,) and rates (points,): `scale` × Eq. 3 (the run's
+    lr_scale), with the warm-up's end (the peak) and the end of training marked."""
     fig = go.Figure(
         go.Scatter(
             x=steps,
@@ -112,7 +123,7 @@ def schedule_figure(
         annotation_text=f"warmup_steps = {warmup_steps}",
         annotation_position="top right",
     )
-    if trained_steps:
+    if trained_steps and trained_steps <= steps[-1]:
         fig.add_vline(
             x=trained_steps,
             line=dict(color="gray", dash="dot"),
@@ -121,7 +132,12 @@ def schedule_figure(
         )
     fig.update_xaxes(title_text=translate("training step", lang))
     fig.update_yaxes(title_text=translate("learning rate", lang), exponentformat="e")
-    return compact(fig, translate("Eq. 3 for d_model = {d}", lang, d=d_model), 400)
+    title = (
+        translate("Eq. 3 for d_model = {d}", lang, d=d_model)
+        if scale == 1
+        else translate("{scale} \u00d7 Eq. 3 (this run's lr_scale), d_model = {d}", lang, scale=f"{scale:g}", d=d_model)
+    )
+    return compact(fig, title, 400)
 
 
 def smoothing_figure(
@@ -131,35 +147,39 @@ def smoothing_figure(
     *,
     smoothed_target: float,
     smoothed_other: float,
+    epsilon: float = 0.1,
+    show_model: bool = True,
     lang: str = "en",
 ) -> go.Figure:
-    """For one target position: the one-hot target, the smoothed target and the model's probabilities."""
+    """For one target position: the one-hot target, the smoothed target (ε_ls = `epsilon`) and, with
+    `show_model`, the model's probabilities (the tour asks for the word's before it tells)."""
     labels = escape_labels([t.replace("\u2581", "") or t for t in top_tokens])
     right = [t == word for t in top_tokens]
-    fig = go.Figure(
-        [
-            go.Bar(
-                x=labels,
-                y=[1.0 if r else 0.0 for r in right],
-                name=translate("one-hot target", lang),
-                marker_color=PALETTE[9],
-            ),
-            go.Bar(
-                x=labels,
-                y=[smoothed_target if r else smoothed_other for r in right],
-                name=translate("smoothed target (\u03b5_ls = 0.1)", lang),
-                marker_color=PALETTE[1],
-            ),
-            go.Bar(x=labels, y=list(top_probs), name=translate("this model", lang), marker_color=PALETTE[0]),
-        ]
-    )
+    bars = [
+        go.Bar(
+            x=labels,
+            y=[1.0 if r else 0.0 for r in right],
+            name=translate("one-hot target", lang),
+            marker_color=PALETTE[9],
+        ),
+        go.Bar(
+            x=labels,
+            y=[smoothed_target if r else smoothed_other for r in right],
+            name=translate("smoothed target (\u03b5_ls = {epsilon})", lang, epsilon=f"{epsilon:g}"),
+            marker_color=PALETTE[1],
+        ),
+    ]
+    if show_model:
+        bars.append(go.Bar(x=labels, y=list(top_probs), name=translate("this model", lang), marker_color=PALETTE[0]))
+    fig = go.Figure(bars)
     fig.update_yaxes(title_text=translate("probability", lang), range=[0, 1.05])
+    shown = escape_labels([word.replace("\u2581", "")])[0]
     compact(
         fig,
-        translate(
-            "The target for \u201c{word}\u201d and the model's prediction",
-            lang,
-            word=escape_labels([word.replace("\u2581", "")])[0],
+        translate("The target for \u201c{word}\u201d and the model's prediction", lang, word=shown)
+        if show_model
+        else translate(
+            "The target for \u201c{word}\u201d (the model's prediction: after your guess)", lang, word=shown
         ),
         380,
     )

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from explorer import claims
 from explorer.inference import Translation
 from explorer.model import Transformer
 from explorer.paper import TABLE3
@@ -80,7 +81,8 @@ def softmax_without_scaling(model: Transformer, translation: Translation, layer:
         answer,
         "Without \u00f7\u221ad_k every score is {factor} times larger, so the softmax is sharper: the largest "
         "weight goes from {scaled} to {answer} and the row entropy from {entropy_scaled} to {entropy_unscaled} "
-        "nats. The larger d_k, the worse: q\u00b7k has variance d_k.",
+        "nats. The larger d_k, the worse: when the components of q and k are independent with mean 0 and "
+        "variance 1, q\u00b7k has variance d_k.",
         dict(
             layer=layer + 1,
             head=head + 1,
@@ -152,6 +154,15 @@ def positional_similarity(model: Transformer, translation: Translation) -> Exerc
     table = numbers.positions_of(model, n)
     answer = round(numbers.cosine(table[0], table[n - 1]), 2)
     neighbour = numbers.cosine(table[0], table[1]) if n > 1 else 1.0
+    # "Falls with the distance" only where it does: the far position less similar than the neighbour.
+    explanation = (
+        "The cosine is {answer} (positions 0 and 1: {neighbour}). Nearby positions have similar vectors and the "
+        "similarity falls with the distance, because the slow sinusoids change little between them."
+        if answer < round(neighbour, 2)
+        else "The cosine is {answer} (positions 0 and 1: {neighbour}): here the far position is not less similar "
+        "than the neighbour. The fast sinusoids come round again, so the similarity does not fall steadily with "
+        "the distance."
+    )
     return Exercise(
         "pe_cosine",
         5,
@@ -159,8 +170,7 @@ def positional_similarity(model: Transformer, translation: Translation) -> Exerc
         "\u22121 to 1) are the vectors of position 0 and position {last}?",
         NUMBER,
         answer,
-        "The cosine is {answer} (positions 0 and 1: {neighbour}). Nearby positions have similar vectors and the "
-        "similarity falls with the distance, because the slow sinusoids change little between them.",
+        explanation,
         dict(d_model=model.config.d_model, last=n - 1, answer=f"{answer:.2f}", neighbour=f"{neighbour:.2f}"),
         low=-1,
         high=1,
@@ -169,7 +179,7 @@ def positional_similarity(model: Transformer, translation: Translation) -> Exerc
     )
 
 
-def crossover(model: Transformer, translation: Translation) -> Exercise:
+def crossover(model: Transformer, translation: Translation, lang: str = "en") -> Exercise:
     """Stop 6: the sentence length at which a self-attention layer costs as much as a recurrent one."""
     d = model.config.d_model
     answer = numbers.crossover_length(d)
@@ -181,9 +191,8 @@ def crossover(model: Transformer, translation: Translation) -> Exercise:
         "need more operations than a recurrent layer (n\u00b7d\u00b2)?",
         NUMBER,
         float(answer),
-        "n\u00b2\u00b7d = n\u00b7d\u00b2 exactly when n = d = {d}. This sentence has n = {n} tokens, so "
-        "self-attention is {ratio} times cheaper here.",
-        dict(d=d, n=n, ratio=f"{d / n:.0f}"),
+        "n\u00b2\u00b7d = n\u00b7d\u00b2 exactly when n = d = {d}. {cost}",
+        dict(d=d, n=n, cost=claims.attention_cost(n, d, lang)),
         low=1,
         high=8 * d,
         step=1,
@@ -192,23 +201,33 @@ def crossover(model: Transformer, translation: Translation) -> Exercise:
     )
 
 
-def smoothed_confidence(model: Transformer, tokenizer: Tokenizer, translation: Translation) -> Exercise:
-    """Stop 7: the probability the model gives the word it produced at one position."""
+def smoothed_confidence(
+    model: Transformer, tokenizer: Tokenizer, translation: Translation, epsilon: float = numbers.PAPER_LABEL_SMOOTHING
+) -> Exercise:
+    """Stop 7: the probability the model gives the word it produced at one position. `epsilon` is the ε_ls the
+    model was trained with."""
     position = numbers.middle_position(translation)
-    word = numbers.next_word(model, tokenizer, translation, position)
+    word = numbers.next_word(model, tokenizer, translation, position, epsilon)
     answer = round(word.probability, 2)
+    explanation = (
+        "It gave \u201c{word}\u201d {answer}. With label smoothing (\u03b5_ls = {epsilon}) the training target for "
+        "the right word is {target}, not 1, so a well-trained model rarely goes much above it; the rest is spread "
+        "over the other {others} words."
+        if epsilon > 0
+        else "It gave \u201c{word}\u201d {answer}. This model was trained without label smoothing (\u03b5_ls = 0): "
+        "its training target for the right word is 1, so it learns to be as sure as it can."
+    )
     return Exercise(
         "confidence",
         7,
         "When the model produced \u201c{word}\u201d, how much probability did it give that word?",
         NUMBER,
         answer,
-        "It gave \u201c{word}\u201d {answer}. With label smoothing (\u03b5_ls = 0.1) the training target for the "
-        "right word is {target}, not 1, so a well-trained model rarely goes much above it; the rest is spread "
-        "over the other {others} words.",
+        explanation,
         dict(
             word=_clean(word.word),
             answer=f"{answer:.2f}",
+            epsilon=f"{epsilon:g}",
             target=f"{word.smoothed_target:.3f}",
             others=word.vocab_size - 1,
         ),
@@ -243,7 +262,7 @@ def beam_changes(rows: Sequence[BeamRow], beam: int = 4, alpha: float = 0.6) -> 
     )
 
 
-def worst_variation() -> Exercise:
+def worst_variation(lang: str = "en") -> Exercise:
     """Stop 9: which Table 3 row loses most BLEU (from the paper's own numbers)."""
     rows = [r for r in TABLE3 if r.group not in ("base", "big")]
     options = tuple(
@@ -260,9 +279,13 @@ def worst_variation() -> Exercise:
         "Which of these changes to the base model lost the most BLEU in Table 3 (base: 25.8)?",
         CHOICE,
         answer.label,
-        "{answer} fell to {bleu} BLEU. Depth matters most in this table; one head instead of eight costs 0.9 BLEU, "
-        "and too many heads hurt too.",
-        dict(answer=answer.label, bleu=answer.bleu),
+        "{answer} fell to {bleu} BLEU. {depth} {heads}",
+        dict(
+            answer=answer.label,
+            bleu=answer.bleu,
+            depth=claims.depth_in_table3(lang),
+            heads=claims.heads_in_table3(lang),
+        ),
         options=options,
     )
 
@@ -295,19 +318,26 @@ def embedding_parameters(model: Transformer) -> Exercise:
 
 
 def build_exercises(
-    model: Transformer, tokenizer: Tokenizer, translation: Translation, beam_rows: Sequence[BeamRow]
+    model: Transformer,
+    tokenizer: Tokenizer,
+    translation: Translation,
+    beam_rows: Sequence[BeamRow],
+    *,
+    epsilon: float = numbers.PAPER_LABEL_SMOOTHING,
+    lang: str = "en",
 ) -> list[Exercise]:
-    """Every exercise of the tour, in stop order, for this model and this sentence."""
+    """Every exercise of the tour, in stop order, for this model and this sentence. `epsilon` is the ε_ls the
+    model was trained with; `lang` words the sentences computed here (explorer.tour.claims)."""
     assert translation.attention is not None, "translate with with_attention=True for the tour's exercises"
     return [
         softmax_without_scaling(model, translation),
         cross_attention_target(translation),
         relu_zeros(model, translation),
         positional_similarity(model, translation),
-        crossover(model, translation),
-        smoothed_confidence(model, tokenizer, translation),
+        crossover(model, translation, lang),
+        smoothed_confidence(model, tokenizer, translation, epsilon),
         beam_changes(beam_rows),
-        worst_variation(),
+        worst_variation(lang),
         embedding_parameters(model),
     ]
 

@@ -239,12 +239,18 @@ def crossover_length(d_model: int) -> int:
 # ---- stop 7: schedule and label smoothing -----------------------------------------------------------------
 
 
+# The schedule is drawn to this many warm-ups (or to the trained steps, when later): far enough to show the
+# decay, near enough that the warm-up, the point of Eq. 3, is not a spike at step 0.
+SCHEDULE_WARMUPS = 10
+PAPER_LABEL_SMOOTHING = 0.1  # ε_ls of Section 5.4
+
+
 @dataclass(frozen=True)
 class Schedule:
     d_model: int
     warmup_steps: int
-    scale: float
-    steps: np.ndarray  # (points,)
+    scale: float  # the run's lr_scale: the curve is scale × Eq. 3
+    steps: np.ndarray  # (points,) ascending, warmup_steps among them (the peak is drawn exactly)
     rates: np.ndarray  # (points,)
     from_checkpoint: bool  # False: the paper's warmup_steps (the checkpoint did not say)
 
@@ -253,15 +259,28 @@ class Schedule:
         return noam_learning_rate(self.warmup_steps, self.d_model, self.warmup_steps, self.scale)
 
 
-def schedule_for(config: ModelConfig, metadata: dict[str, Any], points: int = 300) -> Schedule:
-    """Eq. 3 for this model's d_model and the warmup_steps / scale it was trained with, when recorded."""
-    train = (metadata.get("training") or {}).get("train_config") or {}
+def _train_config(metadata: dict[str, Any]) -> dict[str, Any]:
+    return (metadata.get("training") or {}).get("train_config") or {}
+
+
+def schedule_for(
+    config: ModelConfig, metadata: dict[str, Any], trained_steps: int | None = None, points: int = 300
+) -> Schedule:
+    """Eq. 3 for this model's d_model and the warmup_steps / scale it was trained with, when recorded, from
+    step 1 to SCHEDULE_WARMUPS warm-ups or `trained_steps`, whichever is later."""
+    train = _train_config(metadata)
     warmup = int(train.get("warmup_steps") or PAPER_WARMUP)
     scale = float(train.get("lr_scale") or 1.0)
-    total = int(max(train.get("steps") or 0, 5 * warmup, 1000))
-    steps = np.unique(np.linspace(1, total, points).astype(int))
+    total = max(SCHEDULE_WARMUPS * warmup, trained_steps or 0)
+    steps = np.unique(np.concatenate([np.linspace(1, total, points).round().astype(int), [warmup]]))
     rates = np.array([noam_learning_rate(int(s), config.d_model, warmup, scale) for s in steps])
     return Schedule(config.d_model, warmup, scale, steps, rates, bool(train.get("warmup_steps")))
+
+
+def label_smoothing_of(metadata: dict[str, Any]) -> float | None:
+    """The ε_ls the checkpoint was trained with, or None when it does not record it."""
+    value = _train_config(metadata).get("label_smoothing")
+    return None if value is None else float(value)
 
 
 @dataclass(frozen=True)
@@ -276,11 +295,17 @@ class NextWord:
     smoothed_target: float  # (1 − ε) + ε/V for the right token
     smoothed_other: float  # ε/V for every other token
     vocab_size: int
+    epsilon: float  # ε_ls of the smoothed target
 
 
 @torch.inference_mode()
 def next_word(
-    model: Transformer, tokenizer: Tokenizer, translation: Translation, position: int, epsilon: float = 0.1, k: int = 5
+    model: Transformer,
+    tokenizer: Tokenizer,
+    translation: Translation,
+    position: int,
+    epsilon: float = PAPER_LABEL_SMOOTHING,
+    k: int = 5,
 ) -> NextWord:
     src, tgt = _tensors(model, translation)
     probs = torch.softmax(model(src, tgt).logits[0, position].float(), dim=-1).double().cpu().numpy()
@@ -296,6 +321,7 @@ def next_word(
         1 - epsilon + epsilon / vocab,
         epsilon / vocab,
         vocab,
+        epsilon,
     )
 
 

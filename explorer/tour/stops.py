@@ -42,11 +42,15 @@ STOPS: tuple[Stop, ...] = (
         "The scores are divided by the square root of d_k and a softmax turns each row into weights that sum to one. "
         "The output is the weighted sum of the values. "
         "Without the division the dot products grow with d_k and the softmax saturates: one weight takes almost "
-        "everything and the gradients vanish (footnote 4).",
+        "everything and the gradients vanish. "
+        "Footnote 4: if the components of q and k are independent, with mean 0 and variance 1, their dot product "
+        "has mean 0 and variance d_k.",
         (
             r"\begin{aligned}&\mathrm{Attention}(Q, K, V) \\ "
-            r"&\quad = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right) V\end{aligned}",
-            r"\mathrm{Var}(q \cdot k) = \mathrm{Var}\!\left(\textstyle\sum_{i=1}^{d_k} q_i k_i\right) = d_k",
+            r"&\quad = \mathrm{softmax}\!\left(\frac{QK^{\mathsf{T}}}{\sqrt{d_k}}\right) V\end{aligned}",
+            # Footnote 4's assumption stays beside its result (the text adds that the components are independent).
+            r"\begin{aligned}&\mathrm{E}[q_i] = \mathrm{E}[k_i] = 0, \\ &\mathrm{Var}[q_i] = \mathrm{Var}[k_i] = 1 "
+            r"\\ &\Rightarrow \mathrm{Var}\!\left(\textstyle\sum_{i=1}^{d_k} q_i k_i\right) = d_k\end{aligned}",
         ),
     ),
     Stop(
@@ -117,13 +121,13 @@ STOPS: tuple[Stop, ...] = (
         "Section 5.3, 5.4, Eq. 3",
         "The learning rate rises linearly for warmup_steps steps and then decays with the inverse square root of "
         "the step. "
-        "Label smoothing trains the model towards a target that keeps ε_ls = 0.1 of the probability for other "
-        "words. "
+        "Label smoothing trains the model towards a target that keeps ε_ls of the probability for other words "
+        "(the paper: ε_ls = 0.1). "
         "The paper notes that this hurts perplexity, because the model learns to be more unsure, but improves "
         "BLEU.",
         (
-            r"\begin{aligned}&lrate = d_{\mathrm{model}}^{-0.5} \cdot {} \\ &\min(step^{-0.5},\ "
-            r"step \cdot warmup\_steps^{-1.5})\end{aligned}",
+            r"\begin{aligned}&lrate = d_{\mathrm{model}}^{-0.5} \cdot \min\bigl(step^{-0.5}, \\ "
+            r"&\qquad step \cdot warmup\_steps^{-1.5}\bigr)\end{aligned}",
             r"y_{\mathrm{smooth}} = (1 - \varepsilon_{ls})\, y + \varepsilon_{ls} / V",
         ),
     ),
@@ -148,7 +152,8 @@ STOPS: tuple[Stop, ...] = (
         "Row (A) varies the number of heads while keeping the computation constant. "
         "Rows (B) and (C) change d_k, the depth and the width; (D) dropout and label smoothing; (E) learned "
         "positions. "
-        "The parameter counts below are computed by the engine for each row's configuration.",
+        "The parameter counts in the figure and the table are computed by the engine for each row's "
+        "configuration.",
         (r"d_k = d_v = d_{\mathrm{model}} / h",),
     ),
     Stop(
@@ -159,9 +164,9 @@ STOPS: tuple[Stop, ...] = (
         "The same attention with a different mask gives the two families that followed the paper. "
         "With only the padding mask, every token sees the whole sentence: this is an encoder like BERT. "
         "With only the causal mask, every token sees itself and what came before: this is a decoder like GPT. "
-        "Below, the same encoder layer of this model runs on this sentence under both masks.",
+        "The figure runs the same encoder layer of this model on this sentence under both masks.",
         (
-            r"\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right) V",
+            r"\mathrm{softmax}\!\left(\frac{QK^{\mathsf{T}}}{\sqrt{d_k}} + M\right) V",
             r"M_{ij} = \begin{cases} -\infty & j > i \text{ (causal)} \\ 0 & \text{else} \end{cases}",
         ),
     ),

@@ -25,6 +25,7 @@ SOURCES = [
     "explorer/figures/tour_attention.py",
     "explorer/figures/tour_embeddings.py",
     "explorer/figures/tour_training.py",
+    "explorer/claims.py",
 ]
 
 
@@ -45,12 +46,16 @@ def literal_messages() -> list[str]:
 
 
 def exercise_messages() -> list[str]:
-    """Question and explanation of every exercise (the 3rd and 6th argument of each Exercise(...))."""
+    """Question and explanation of every exercise (the 3rd and 6th argument of each Exercise(...)); an
+    explanation chosen from a value (`a if ... else b`, assigned to `explanation`) counts with both texts."""
     tree = ast.parse((REPO / "explorer/tour/exercises.py").read_text(encoding="utf-8"))
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Exercise":
             found += [a.value for a in (node.args[2], node.args[5]) if isinstance(a, ast.Constant)]
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "explanation":
+            branches = (node.value.body, node.value.orelse) if isinstance(node.value, ast.IfExp) else (node.value,)
+            found += [b.value for b in branches if isinstance(b, ast.Constant)]
     return found
 
 
@@ -61,7 +66,7 @@ def all_messages() -> list[str]:
 
 def test_the_scan_finds_the_tour_texts():
     messages = all_messages()
-    assert len(exercise_messages()) == 18 and "Check" in messages and STOPS[4].text in messages
+    assert len(exercise_messages()) == 20 and "Check" in messages and STOPS[4].text in messages
 
 
 @pytest.mark.parametrize("message", all_messages())

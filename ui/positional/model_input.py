@@ -8,6 +8,7 @@ import streamlit as st
 
 from explorer.analysis.positional import embedding_norms
 from explorer.checkpoint import Checkpoint
+from explorer.claims import token_and_position_cosine
 from explorer.figures.positional import embedding_norms_figure
 from explorer.figures.theme import wrap_words
 from explorer.inference import encode_sources
@@ -44,6 +45,7 @@ def norms_section(checkpoint: Checkpoint) -> None:
             ),
             icon=":material/content_cut:",
         )
+    lang = current_language()
     norms = embedding_norms(checkpoint.model, ids[0], checkpoint.tokenizer.pieces(ids[0]))
     show_figure(
         embedding_norms_figure(
@@ -52,7 +54,7 @@ def norms_section(checkpoint: Checkpoint) -> None:
             norms.total,
             norms.labels,
             title=wrap_words(t("Token term vs position term at the encoder input")),
-            lang=current_language(),
+            lang=lang,
         ),
         "Embedding and position norms",
         key="pe_norms",
@@ -66,14 +68,8 @@ def norms_section(checkpoint: Checkpoint) -> None:
         if config.positional != "learned"
         else t("Learned position vectors have their own norms.")
     )
-    st.markdown(
-        t(
-            "On average the token term is **{ratio:.1f}×** the position term. Mean cosine between the two: "
-            "**{cosine:+.2f}** — nearly orthogonal, so the sum keeps both.",
-            ratio=norms.token_to_position,
-            cosine=norms.mean_cosine,
-        )
-    )
+    ratio = t("On average the token term is **{ratio:.1f}×** the position term.", ratio=norms.token_to_position)
+    st.markdown(f"{ratio} {token_and_position_cosine(norms.mean_cosine, lang)}")
     st.dataframe(
         norms.rows(),
         hide_index=True,

@@ -6,8 +6,10 @@ shows, so the page's "open in the full page" link carries them.
 
 from __future__ import annotations
 
+import numpy as np
 import streamlit as st
 
+from explorer import claims
 from explorer.analysis.positional import shift_linearity
 from explorer.analysis.step_by_step import sqrt_dk_demo
 from explorer.figures import architecture, tour_attention, tour_embeddings
@@ -18,7 +20,7 @@ from ui.attention_view import family_pieces
 from ui.figures import show_figure
 from ui.i18n import t
 from ui.tour.context import Shown, TourContext, layer_and_head, pick, stop_figure
-from ui.tour.state import computed
+from ui.tour.state import computed, revealed
 
 SATURATION_D_KS = (4, 16, 64, 256, 1024)
 
@@ -69,6 +71,7 @@ def architecture_view(ctx: TourContext) -> Shown:
         hide_index=True,
         height=min(300, 36 * (len(tensor.rows) + 1) + 4),
     )
+    st.caption(claims.model_beside_paper(config, ctx.lang))
     return layer, None
 
 
@@ -77,7 +80,16 @@ def architecture_view(ctx: TourContext) -> Shown:
 
 def scaled_dot_product_view(ctx: TourContext) -> Shown:
     slot = st.container()
-    scaled = st.toggle(t("Divide by \u221ad_k"), value=True, key="tour_sdp_scaled")
+    # Without the division the figure shows the exercise's answer: the switch waits for the guess.
+    hidden = not revealed("sqrt_dk")
+    if hidden or "tour_sdp_scaled" not in st.session_state:
+        st.session_state["tour_sdp_scaled"] = True
+    scaled = st.toggle(
+        t("Divide by \u221ad_k"),
+        key="tour_sdp_scaled",
+        disabled=hidden,
+        help=t("Check your guess first: without the division the figure shows the answer.") if hidden else None,
+    )
     layer, head = layer_and_head(ctx, "tour_sdp")
     head_data = computed(
         "scaled_head",
@@ -157,6 +169,7 @@ def multi_head_view(ctx: TourContext) -> Shown:
         )
     if family == "decoder_self":
         st.caption(t("Grey cells are hidden by the decoder's mask: position i may only attend to positions up to i."))
+    st.caption(claims.model_beside_paper(ctx.config, ctx.lang))
     return layer, None
 
 
@@ -171,7 +184,9 @@ def ffn_embeddings_view(ctx: TourContext) -> Shown:
     )
     with slot:
         stop_figure(
-            tour_embeddings.ffn_figure(activity.hidden, activity.tokens, layer=layer, lang=ctx.lang),
+            tour_embeddings.ffn_figure(
+                activity.hidden, activity.tokens, layer=layer, show_zero_share=revealed("relu_zeros"), lang=ctx.lang
+            ),
             t("Feed-forward network"),
             "ffn_embeddings",
         )
@@ -193,14 +208,13 @@ def ffn_embeddings_view(ctx: TourContext) -> Shown:
         if activity.shared
         else t("separate matrices for the two embeddings and the output projection")
     )
-    st.caption(
-        t(
-            "This model: {shared}. \u00d7\u221ad_model = \u00d7{scale} makes the embeddings about as long as "
-            "the positional vectors they are added to.",
-            shared=shared,
-            scale=f"{ctx.config.d_model**0.5:.1f}",
-        )
+    scale = claims.embedding_scale(
+        ctx.config.d_model**0.5,
+        float(np.median(activity.scaled_norm)),
+        float(np.median(activity.positional_norm)),
+        ctx.lang,
     )
+    st.caption(f"{t('This model: {shared}.', shared=shared)} {scale}")
     return layer, None
 
 

@@ -20,7 +20,7 @@ from ui.complexity.measuring import measure_with_bar
 from ui.figures import show_figure
 from ui.i18n import t
 from ui.tour.context import Shown, TourContext, stop_figure
-from ui.tour.state import beam_rows, computed
+from ui.tour.state import beam_rows, computed, label_smoothing, revealed
 from ui.train.runs import manager
 
 # ---- 6 -------------------------------------------------------------------------------------------------
@@ -34,7 +34,11 @@ def _timings() -> dict[int, list[dict[str, Any]]]:
 
 def why_self_attention_view(ctx: TourContext) -> Shown:
     d, n = ctx.config.d_model, len(ctx.translation.source_ids)
-    stop_figure(tour_training.operations_figure(n, d, lang=ctx.lang), t("Table 1"), "why_self_attention")
+    stop_figure(
+        tour_training.operations_figure(n, d, show_crossover=revealed("crossover"), lang=ctx.lang),
+        t("Table 1"),
+        "why_self_attention",
+    )
     rows = table1_rows(n, d)
     st.dataframe(
         [
@@ -73,14 +77,15 @@ def why_self_attention_view(ctx: TourContext) -> Shown:
 
 def training_view(ctx: TourContext) -> Shown:
     metadata = ctx.checkpoint.metadata
-    schedule = numbers.schedule_for(ctx.config, metadata)
     trained = trained_steps(metadata)
+    schedule = numbers.schedule_for(ctx.config, metadata, trained)
     stop_figure(
         tour_training.schedule_figure(
             schedule.steps,
             schedule.rates,
             warmup_steps=schedule.warmup_steps,
             d_model=schedule.d_model,
+            scale=schedule.scale,
             trained_steps=trained,
             lang=ctx.lang,
         ),
@@ -89,13 +94,17 @@ def training_view(ctx: TourContext) -> Shown:
     )
     if not schedule.from_checkpoint:
         st.caption(t("The checkpoint does not record its warm-up; the paper's warmup_steps = 4000 is drawn."))
+    epsilon = label_smoothing(ctx.checkpoint)
+    if numbers.label_smoothing_of(metadata) is None:
+        st.caption(t("The checkpoint does not record its label smoothing; the paper's \u03b5_ls = 0.1 is drawn."))
     position = numbers.middle_position(ctx.translation)
     word = computed(
         "next_word",
         ctx.selection,
         ctx.sentence,
-        lambda ck, tr: numbers.next_word(ck.model, ck.tokenizer, tr, position),
+        lambda ck, tr: numbers.next_word(ck.model, ck.tokenizer, tr, position, epsilon),
         position,
+        epsilon,
     )
     show_figure(
         tour_training.smoothing_figure(
@@ -104,6 +113,8 @@ def training_view(ctx: TourContext) -> Shown:
             word.word,
             smoothed_target=word.smoothed_target,
             smoothed_other=word.smoothed_other,
+            epsilon=epsilon,
+            show_model=revealed("confidence"),
             lang=ctx.lang,
         ),
         t("Label smoothing"),
@@ -130,14 +141,15 @@ def training_view(ctx: TourContext) -> Shown:
 def beam_search_view(ctx: TourContext) -> Shown:
     rows = beam_rows(ctx.selection, ctx.sentence)
     stop_figure(tour_training.beam_figure(rows, lang=ctx.lang), t("Beam search"), "beam_search")
-    st.dataframe(
-        [
-            {t("beam"): r.beam, "\u03b1": r.alpha, t("translation"): r.output, t("score"): round(r.score, 3)}
-            for r in rows
-            if r.alpha == 0.6
-        ],
-        hide_index=True,
-    )
+    if revealed("beam_changes"):  # the translations answer the stop's question: shown after the guess
+        st.dataframe(
+            [
+                {t("beam"): r.beam, "\u03b1": r.alpha, t("translation"): r.output, t("score"): round(r.score, 3)}
+                for r in rows
+                if r.alpha == 0.6
+            ],
+            hide_index=True,
+        )
     bleu = ctx.checkpoint.metadata.get("val_bleu")
     ours = (
         t("this model: {bleu} BLEU on Multi30k validation (greedy)", bleu=f"{bleu[-1]:.1f}")
@@ -162,20 +174,24 @@ def beam_search_view(ctx: TourContext) -> Shown:
 def variations_view(ctx: TourContext) -> Shown:
     rows = numbers.table3_parameter_rows()
     stop_figure(tour_training.table3_figure(rows, lang=ctx.lang), t("Table 3"), "variations")
+    # Every BLEU (and perplexity) but the base model's answers the stop's question: shown after the guess.
+    scores = revealed("table3_worst")
     st.dataframe(
         [
             {
                 t("row"): r["row"],
                 t("change"): r["change"],
-                "PPL": r["ppl"],
-                "BLEU": r["bleu"],
-                t("params, paper (M)"): r["paper_millions"],
+                "PPL": f"{r['ppl']:.2f}" if scores or r["row"] == "base" else "?",
+                "BLEU": f"{r['bleu']:.1f}" if scores or r["row"] == "base" else "?",
+                t("params, paper (M)"): "\u2014" if r["paper_millions"] is None else str(r["paper_millions"]),
                 t("params, engine (M)"): round(r["engine_millions"], 1),
             }
             for r in rows
         ],
         hide_index=True,
     )
+    if not scores:
+        st.caption(t("PPL and BLEU of the changed rows appear once your guess is checked."))
     st.caption(
         t(
             "Engine counts use the paper's 37,000-piece shared vocabulary. Rows (A) keep h\u00b7d_k = "

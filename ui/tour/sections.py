@@ -48,7 +48,17 @@ PROJECTOR_STYLE = (
     ".st-key-tour_body > [data-testid='stLayoutWrapper'] > [data-testid='stHorizontalBlock'] > "
     "[data-testid='stColumn'] { width: 100%; flex: 1 1 auto; } } "
     ":is(.st-key-tour_prev, .st-key-tour_next) :is(.stMarkdownEllipsis, p) { "
-    "white-space: normal; overflow: visible; text-overflow: clip; }</style>"
+    "white-space: normal; overflow: visible; text-overflow: clip; } "
+    ".st-key-tour_to_top { display: none; }</style>"
+)
+
+# Streamlit keeps the main area's scroll position across reruns, so a new stop would open where the reader
+# left the previous one. The script's text names the stop: it is new, and the browser runs it, exactly when
+# the stop changes (Next, Previous, a page number, the presenter's keys), not when a widget of the stop does.
+# A link (?stop=) opens a fresh page, which starts at the top anyway.
+TO_TOP_SCRIPT = (
+    "<script>/* stop {number} */ "
+    "document.querySelectorAll('[data-testid=\"stMain\"]').forEach(main => main.scrollTo(0, 0));</script>"
 )
 
 
@@ -74,6 +84,8 @@ def stop_header(context: TourContext, exercises: list[Exercise], committed: dict
     st.html(PROJECTOR_STYLE)
     header, pager = st.columns((3, 2), vertical_alignment="center")
     number = pager.pagination(len(STOPS), key=STOP_KEY, bind="query-params", max_visible_pages=None, width="stretch")
+    with st.container(key="tour_to_top"):  # not displayed: the script runs, the page keeps its layout
+        st.html(TO_TOP_SCRIPT.format(number=number), unsafe_allow_javascript=True)
     stop = STOPS[number - 1]
     right, answered = score(exercises, committed)
     header.markdown(f"##### {number}/{len(STOPS)} \u00b7 {t(stop.title)}")

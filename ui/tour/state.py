@@ -41,11 +41,29 @@ def beam_rows(selection: Selection, sentence: str) -> list[numbers.BeamRow]:
     return computed("beam", selection, sentence, lambda ck, _t: numbers.beam_grid(ck.model, ck.tokenizer, sentence))
 
 
-def tour_exercises(selection: Selection, sentence: str) -> list[exercises.Exercise]:
+def label_smoothing(checkpoint: Checkpoint) -> float:
+    """The ε_ls the checkpoint was trained with; the paper's where it does not record one."""
+    recorded = numbers.label_smoothing_of(checkpoint.metadata)
+    return numbers.PAPER_LABEL_SMOOTHING if recorded is None else recorded
+
+
+def tour_exercises(selection: Selection, sentence: str, lang: str) -> list[exercises.Exercise]:
+    """Every exercise for this model and sentence; `lang` words their computed sentences."""
     rows = beam_rows(selection, sentence)
     return computed(
-        "exercises", selection, sentence, lambda ck, tr: exercises.build_exercises(ck.model, ck.tokenizer, tr, rows)
+        "exercises",
+        selection,
+        sentence,
+        lambda ck, tr: exercises.build_exercises(
+            ck.model, ck.tokenizer, tr, rows, epsilon=label_smoothing(ck), lang=lang
+        ),
+        lang,
     )
+
+
+def revealed(key: str) -> bool:
+    """Whether exercise `key` has a committed guess: until then, a stop hides what would give its answer away."""
+    return key in st.session_state.get(GUESSES_KEY, {})
 
 
 def guesses(all_exercises: list[exercises.Exercise]) -> dict[str, str | float]:
