@@ -30,6 +30,7 @@ from explorer.figures.theme import wrap_words
 from ui.figures import show_figure
 from ui.i18n import current_language, t
 from ui.layout import controls, page_header
+from ui.markdown import shown_value
 from ui.urlstate import bound_choice, bound_multiselect, bound_slider
 
 MAX_LENGTH = 400
@@ -56,7 +57,7 @@ def intro(name: str, config: ModelConfig) -> None:
                 t(
                     "The loaded model **{name}** has d_model = **{d_model}** and uses **learned** position "
                     "embeddings (Table 3, row E); its table is shown beside the sinusoids.",
-                    name=name,
+                    name=shown_value(name),
                     d_model=config.d_model,
                 )
             )
@@ -64,7 +65,7 @@ def intro(name: str, config: ModelConfig) -> None:
             st.markdown(
                 t(
                     "The loaded model **{name}** has d_model = **{d_model}** and uses the **sinusoidal** encoding.",
-                    name=name,
+                    name=shown_value(name),
                     d_model=config.d_model,
                 )
             )
