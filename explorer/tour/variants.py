@@ -14,6 +14,7 @@ from explorer.data import make_splits
 from explorer.tokenizer import Tokenizer
 from explorer.training import run_folder as rf
 from explorer.training.launcher import RunManager
+from explorer.training.run_folder import CLI_OWNER
 from explorer.training.trainer import TrainConfig
 
 HEADS = (8, 1)  # the base (as the paper's h = 8), then the variant
@@ -51,8 +52,11 @@ def variant_train_config(steps: int) -> TrainConfig:
     )
 
 
-def start_variants(manager: RunManager, steps: int = 300, heads: tuple[int, ...] = HEADS) -> list[str]:
-    """Start one run per head count, same data, seed and schedule; returns the run names (base first).
+def start_variants(
+    manager: RunManager, steps: int = 300, heads: tuple[int, ...] = HEADS, owner: str = CLI_OWNER
+) -> list[str]:
+    """Start one run per head count, same data, seed and schedule, owned by `owner` (who may stop or discard
+    them on a shared server); returns the run names (base first).
 
     Raises explorer.training.run_folder.JobError when the manager has no room for the runs.
     """
@@ -70,6 +74,7 @@ def start_variants(manager: RunManager, steps: int = 300, heads: tuple[int, ...]
                 train=train,
                 val=val,
                 unique=True,
+                owner=owner,
                 metadata={"tour": "table3-row-A", "n_heads": h},
             )
         )

@@ -19,9 +19,10 @@ from explorer.training.run_folder import JobError
 from ui.complexity.measuring import measure_with_bar
 from ui.figures import show_figure
 from ui.i18n import t
+from ui.markdown import ERROR_CHARS, shown_value
 from ui.tour.context import Shown, TourContext, stop_figure
 from ui.tour.state import beam_rows, computed, label_smoothing, revealed
-from ui.train.runs import manager
+from ui.train.runs import manager, session_owner
 
 # ---- 6 -------------------------------------------------------------------------------------------------
 
@@ -218,9 +219,11 @@ def variant_runs(lang: str) -> None:
         )
         if st.button(t("Train one head against eight"), key="tour_start_variants", icon=":material/play_arrow:"):
             try:
-                st.session_state[VARIANT_RUNS] = start_variants(manager())
+                st.session_state[VARIANT_RUNS] = start_variants(manager(), owner=session_owner())
             except JobError as error:
-                st.warning(t("Not started: {error}", error=error), icon=":material/hourglass:")
+                st.warning(
+                    t("Not started: {error}", error=shown_value(error, ERROR_CHARS)), icon=":material/hourglass:"
+                )
                 return
             st.rerun()
         return
