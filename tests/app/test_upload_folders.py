@@ -85,3 +85,21 @@ def test_session_folder_is_released_with_the_session(tmp_path, words_checkpoint)
     st.cache_resource.clear()  # what a disconnect does to the session's resources, through the public API
     assert not folder.exists()
     assert at.session_state["uploads"].checkpoints() == []
+
+
+def test_server_start_up_removes_stale_uploads_and_prepared_jobs(tmp_path, monkeypatch):
+    import ui.startup
+    from explorer.data import prepare
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv(prepare.ROOT_ENV, str(tmp_path / "prepare"))
+    monkeypatch.setattr(ui.startup, "_done", set())  # a fresh server process
+    long_ago = time.time() - STALE_AFTER_S - 60
+    stale_upload, stale_job = tmp_path / f"{PREFIX}{os.getpid()}-old", tmp_path / "prepare" / "0123abcd"
+    fresh_job = tmp_path / "prepare" / "4567ef01"
+    for folder in (stale_upload, stale_job, fresh_job):
+        folder.mkdir(parents=True)
+    for folder in (stale_upload, stale_job):
+        os.utime(folder, (long_ago, long_ago))
+    ui.startup.remove_leftovers()
+    assert not stale_upload.exists() and not stale_job.exists() and fresh_job.exists()
