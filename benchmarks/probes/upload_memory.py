@@ -20,6 +20,7 @@ vocabulary trained, outside the server (explorer/data/prepare.py); a smaller one
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 import threading
@@ -27,6 +28,8 @@ import time
 from pathlib import Path
 
 from benchmarks.probes import parser
+
+PREPARE_ENV = "EXPLORER_PREPARE"  # explorer.data.prepare.ROOT_ENV, without importing the engine here
 
 MIB = 1024 * 1024
 TOLERANCE_MIB = 100
@@ -107,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="upload-memory-") as scratch:
         folder = Path(scratch)
         (folder / "runs").mkdir()
+        os.environ[PREPARE_ENV] = str(folder / "prepare")  # no job of an earlier run is found done
         server, app = start_server(folder / "server.log", runs=folder / "runs")
         try:
             with sync_playwright() as playwright:
