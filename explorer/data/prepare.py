@@ -82,7 +82,7 @@ class StepState:
     progress: float = 0.0  # 0..1, by stage
     error: str = ""
     started: float = 0.0
-    crashed: bool = False  # the process ended without saying how: starting the step again may help
+    crashed: bool = False  # the process died, or failed on something else than its input: starting again may help
 
     @property
     def running(self) -> bool:
@@ -131,6 +131,7 @@ def step_state(job: Path, step: str) -> StepState:
         float(raw.get("progress", 0.0)),
         str(raw.get("error", "")),
         float(raw.get("started", 0.0)),
+        bool(raw.get("retry", False)),
     )
     if state.running and not _alive(_pid(job, step, raw)):
         return StepState("failed", error="the preparing process ended unexpectedly", crashed=True)
@@ -286,16 +287,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CorpusError, ValueError) as error:  # the input's fault: the page shows this sentence
         _write_state(args.job, step, status="failed", error=str(error), started=started, ended=time.time())
         return 2
-    except Exception as error:
+    except Exception as error:  # not the input's fault: the traceback (with the server's paths) goes to the log only
         traceback.print_exc()
-        _write_state(
-            args.job,
-            step,
-            status="failed",
-            error=f"{type(error).__name__}: {error}",
-            started=started,
-            ended=time.time(),
-        )
+        message = f"preparing it failed unexpectedly ({type(error).__name__}); try again"
+        _write_state(args.job, step, status="failed", error=message, retry=True, started=started, ended=time.time())
         return 1
     _write_state(args.job, step, status="done", progress=1.0, started=started, ended=time.time())
     return 0

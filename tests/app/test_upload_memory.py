@@ -144,3 +144,13 @@ def test_the_page_caches_are_bounded():
     finally:
         data.prepare.parse_upload, tok.train_tokenizer = parse, train
         st.cache_resource.clear()
+
+
+def test_an_unexpected_failure_names_no_server_path_and_is_tried_again(jobs):
+    job = jobs / "broken"
+    job.mkdir(parents=True)
+    (job / "request.json").write_text(json.dumps({"names": ["pairs.tsv"], "max_bytes": 1 << 20}))  # no input-0
+    assert prepare.main([prepare.CORPUS, str(job), "--nice", "0"]) == 1
+    state = prepare.step_state(job, prepare.CORPUS)
+    assert state.status == "failed" and state.crashed, "the next start tries again"
+    assert str(jobs) not in state.error and "input-0" not in state.error, state.error
