@@ -29,9 +29,9 @@ from explorer.runtime import configure_for  # noqa: E402
 if "torch" not in sys.modules:
     configure_for("app")
 
-from ui.startup import preload_libraries  # noqa: E402
+from ui.startup import start_up  # noqa: E402
 
-preload_libraries()
+start_up()
 
 import streamlit as st  # noqa: E402
 

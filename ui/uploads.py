@@ -1,13 +1,20 @@
 """Checkpoints uploaded in the sidebar: each browser session gets its own private folder.
 
 The folder is made by `tempfile.mkdtemp` (mode 0700, an unpredictable name) the first time a session uploads,
-listed for that session only, and removed when the session no longer needs it: the `SessionUploads` object
-lives in the session's `st.session_state`, and a `weakref.finalize` deletes the folder when Streamlit drops
-the session (tab closed, session expired) or the process exits. Folders left behind by a server that was
-killed are removed when the next server starts (`remove_stale_folders`), recognised by the process id in
-their name.
+listed for that session only, and removed when the session ends, however it ends:
 
-No streamlit in this module: the sidebar (ui/model_picker.py) holds one `SessionUploads` per session.
+- when its browser disconnects (tab closed, reloaded, crashed, network gone): the folder is registered in a
+  session-scoped resource (`st.cache_resource(scope="session", on_release=...)`, Streamlit's public way to
+  release what a session holds), which Streamlit releases at once when the session's connection ends. The
+  session's state itself is kept for a reconnect and dropped only later, so waiting for it is not enough;
+- when the `SessionUploads` object is dropped or the process exits (`weakref.finalize`), which also covers
+  uses outside a Streamlit session (tests, scripts);
+- when the server was killed before either could run: the next server removes folders whose process is
+  gone, and folders nobody has used for `STALE_AFTER_S` (a restarted server in a container often gets its
+  predecessor's process id), at start-up (`remove_stale_folders`, called from ui/startup.py).
+
+A reconnect after a network blip therefore finds its uploads gone; the model picker says so and the files can
+be uploaded again. Error messages name the uploaded files, never the server's folders (`without_paths`).
 """
 
 from __future__ import annotations
@@ -17,9 +24,13 @@ import os
 import re
 import shutil
 import tempfile
+import time
 import weakref
 from pathlib import Path
 from typing import Any
+
+import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from explorer.checkpoint import (
     CONFIG_FILE,
@@ -33,6 +44,27 @@ from explorer.checkpoint import (
 PREFIX = "attention-explorer-upload-"
 NEEDED = (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE)
 _OWNER = re.compile(re.escape(PREFIX) + r"(\d+)-")
+STALE_AFTER_S = 24 * 3600  # a folder nobody listed or wrote for this long belongs to no live session
+
+
+def _remove_folders(folders: list[Path]) -> None:
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@st.cache_resource(scope="session", on_release=_remove_folders, show_spinner=False)
+def _session_folders() -> list[Path]:
+    """The upload folders of the running browser session; Streamlit removes them when the session disconnects."""
+    return []
+
+
+def release_with_session(folder: Path) -> bool:
+    """Remove `folder` when the running Streamlit session ends; False outside a session (nothing registered)."""
+    try:
+        _session_folders().append(folder)
+    except StreamlitAPIException:  # no session on this thread: a test or a script, the finalizer alone applies
+        return False
+    return True
 
 
 class SessionUploads:
@@ -52,10 +84,18 @@ class SessionUploads:
         if self._folder is None or not self._folder.is_dir():
             self._folder = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=self._parent))
             self._finalizer = weakref.finalize(self, shutil.rmtree, str(self._folder), True)
+            release_with_session(self._folder)
         return self._folder
 
     def checkpoints(self) -> list[Path]:
-        return list_checkpoints(self._folder) if self._folder is not None else []
+        """The checkpoints uploaded so far; listing marks the folder as in use (see `remove_stale_folders`)."""
+        if self._folder is None:
+            return []
+        try:
+            os.utime(self._folder)
+        except OSError:  # released with a dropped connection: nothing to list
+            return []
+        return list_checkpoints(self._folder)
 
     def save(self, files: dict[str, bytes]) -> Path:
         """Store the three files of a checkpoint (name -> bytes) and validate them by loading.
@@ -72,11 +112,14 @@ class SessionUploads:
         if target.is_dir():
             return target
         staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=folder))
-        for name in NEEDED:
-            (staging / name).write_bytes(files[name])
         try:
+            for name in NEEDED:
+                (staging / name).write_bytes(files[name])
             load_checkpoint(staging)
-        except CheckpointError:
+        except CheckpointError as error:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise CheckpointError(without_paths(str(error), staging)) from None
+        except BaseException:  # an unexpected failure (or the session stopping) leaves no half-checked folder
             shutil.rmtree(staging, ignore_errors=True)
             raise
         staging.rename(target)
@@ -89,6 +132,15 @@ class SessionUploads:
         self._folder = None
 
 
+def without_paths(message: str, folder: Path) -> str:
+    """`message` with the server's paths under `folder` replaced by what the user knows: a file by the name it
+    was uploaded under ("…/.staging-x/config.json" -> "config.json"), the folder by "the upload"."""
+    for root in dict.fromkeys((str(folder), os.path.realpath(folder))):
+        message = re.sub(re.escape(root) + r"[/\\]([^\s/\\:,;'\")]+)", r"\1", message)
+        message = message.replace(root, "the upload")
+    return message
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -99,13 +151,22 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def remove_stale_folders(parent: str | Path | None = None) -> list[Path]:
-    """Delete upload folders whose server process is gone (killed before its finalizers ran). Returns them."""
+def remove_stale_folders(parent: str | Path | None = None, stale_after_s: float = STALE_AFTER_S) -> list[Path]:
+    """Delete upload folders no live session can own: their server process is gone (killed before its clean-up
+    ran), or nobody has used them for `stale_after_s` seconds. Returns them."""
     parent = Path(parent or tempfile.gettempdir())
+    now = time.time()
     removed = []
     for folder in parent.glob(f"{PREFIX}*"):
         match = _OWNER.match(folder.name)
-        if match and folder.is_dir() and int(match.group(1)) != os.getpid() and not _alive(int(match.group(1))):
+        if not match or not folder.is_dir():
+            continue
+        owner = int(match.group(1))
+        try:
+            idle = now - folder.stat().st_mtime
+        except OSError:  # removed meanwhile
+            continue
+        if (owner != os.getpid() and not _alive(owner)) or idle > stale_after_s:
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder)
     return removed

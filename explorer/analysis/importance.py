@@ -36,6 +36,7 @@ from explorer.inference import encode_sources, pad, translate
 from explorer.model import HeadMask, HeadMeans, Transformer
 from explorer.model.head_mask import all_head_names, family_layers, parse_head_name
 from explorer.paper import FAMILY_FIELDS, HEAD_FAMILIES
+from explorer.text.spreadsheet import safe_cell
 from explorer.tokenizer import Tokenizer
 
 SHIPPED_FILE = "head_importance.json"
@@ -128,12 +129,19 @@ class ImportanceTable:
         return json.dumps(self.to_dict(), indent=1)
 
     def to_csv(self) -> str:
+        """One row per head; the numbers stay numbers, the head name is made safe for a spreadsheet."""
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(["head", "bleu_without", "bleu_drop", "gradient_importance", "gradient_importance_normalised"])
         for h in self.heads:
             writer.writerow(
-                [h.name, f"{h.bleu:.2f}", f"{h.bleu_drop:.2f}", f"{h.gradient:.6g}", f"{h.gradient_normalised:.4f}"]
+                [
+                    safe_cell(h.name),
+                    f"{h.bleu:.2f}",
+                    f"{h.bleu_drop:.2f}",
+                    f"{h.gradient:.6g}",
+                    f"{h.gradient_normalised:.4f}",
+                ]
             )
         return out.getvalue()
 

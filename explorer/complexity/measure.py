@@ -37,6 +37,7 @@ from torch import nn
 
 from explorer.model.attention import MultiHeadAttention
 from explorer.paper import CONV_DILATED, CONVOLUTIONAL, LAYER_LABELS, RECURRENT, SELF_ATTENTION
+from explorer.text.spreadsheet import safe_rows
 
 SELF_ATTENTION_EXPLICIT = "self_attention_explicit"
 # Layers measured, in plotting order. `FORMULA_OF` names the Table 1 row whose formula each one follows.
@@ -269,10 +270,11 @@ def measure_layers(
 
 
 def rows_to_csv(rows: Sequence[dict[str, Any]]) -> str:
-    """Measurement rows as CSV text (header from the first row's keys), for download."""
+    """Measurement rows as CSV text (header from the first row's keys), for download; text cells a spreadsheet
+    would evaluate are quoted (explorer.text.spreadsheet)."""
     assert rows, "no rows to write"
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows(safe_rows(rows))
     return buffer.getvalue()

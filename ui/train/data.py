@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
+from pathlib import Path
 
 import streamlit as st
 
-from explorer.data import TASKS, CorpusError, ParallelCorpus, make_splits, multi30k_available, task_description
-from explorer.data.corpus import parallel_from_bytes, tsv_from_bytes
-from explorer.training.datasets import SYNTHETIC_VAL_PAIRS, load_corpora, split_off_validation
+from explorer.data import TASKS, CorpusError, ParallelCorpus, make_splits, multi30k_available, prepare, task_description
+from explorer.training.datasets import SYNTHETIC_VAL_PAIRS, load_corpora
 from ui.i18n import t
+from ui.train.prepared import wait_for
 from ui.train.state import apply_data_defaults
 
 UPLOAD_LIMIT_BYTES = 20 * 1024 * 1024  # per file
+# Uploads larger than this (all files together) are read, and their vocabulary trained, outside the server
+# (explorer.data.prepare); a smaller one takes well under a second and little memory, so it is read here.
+LARGE_UPLOAD_BYTES = 1024 * 1024
 PAIRS = (500, 1000, 2000, 5000, 10000, 20000, 50000)
 
 
@@ -34,13 +37,17 @@ class DataChoice:
     label: str
     train: ParallelCorpus
     val: ParallelCorpus
+    job: Path | None = None  # a large upload's preparation folder: its vocabulary is trained there too
 
     @property
     def synthetic(self) -> bool:
         return self.kind in TASKS
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
+# Memory: every cache is bounded. Generated tasks are small and shared by everyone (a few entries, an hour at
+# most); Multi30k is one corpus. An upload belongs to one session: it is kept for that session only, one at a
+# time, and Streamlit releases it when the session's browser disconnects.
+@st.cache_resource(show_spinner=False, max_entries=4, ttl=3600)
 def synthetic_corpora(task: str, n_train: int, max_len: int, seed: int) -> tuple[ParallelCorpus, ParallelCorpus]:
     n_val = min(SYNTHETIC_VAL_PAIRS, max(50, n_train // 10))
     return make_splits(task, n_train, n_val, seed, min_len=min(4, max_len), max_len=max_len)
@@ -51,23 +58,25 @@ def multi30k_corpora() -> tuple[ParallelCorpus, ParallelCorpus]:
     return load_corpora("multi30k")
 
 
-@st.cache_resource(show_spinner=False, max_entries=4)
-def upload_corpora(files: tuple[tuple[str, bytes], ...]) -> tuple[ParallelCorpus, ParallelCorpus]:
-    """Two aligned files (source, target) or one TSV; the last 5% of pairs are held out for validation."""
-    if len(files) == 1:
-        corpus = tsv_from_bytes(files[0][1], files[0][0], UPLOAD_LIMIT_BYTES)
+@st.cache_resource(show_spinner=False, scope="session", max_entries=1)
+def upload_corpora(
+    digest: str, _files: tuple[tuple[str, bytes], ...], _job: str | None
+) -> tuple[ParallelCorpus, ParallelCorpus]:
+    """The upload identified by `digest` as (train, validation), the last 5% of pairs held out: read here from
+    `_files`, or, for a large upload, from what its preparation (`_job`) wrote."""
+    if _job is not None:
+        train, val = prepare.load_corpora(Path(_job))
     else:
-        (src_name, src), (tgt_name, tgt) = files
-        corpus = parallel_from_bytes(src, tgt, src_name, tgt_name, UPLOAD_LIMIT_BYTES)
-    if len(corpus) < 2:
+        train, val = prepare.parse_upload(_files, UPLOAD_LIMIT_BYTES)
+    if len(train) + len(val) < 2:
         raise CorpusError(
             t(
                 "{name} has {count} sentence pair; at least 2 are needed (one is held out for validation)",
-                name=corpus.name,
-                count=len(corpus),
+                name=train.name.removesuffix(" (train)"),
+                count=len(train) + len(val),
             )
         )
-    return split_off_validation(corpus)
+    return train, val
 
 
 def data_section() -> DataChoice | None:
@@ -172,14 +181,20 @@ def upload_section() -> DataChoice | None:
         )
         return None
     files = tuple((f.name, f.getvalue()) for f in uploads)
+    digest = prepare.upload_digest(files)
+    job = None
     try:
+        if sum(len(data) for _, data in files) > LARGE_UPLOAD_BYTES:
+            job = prepare.start_corpus(files, UPLOAD_LIMIT_BYTES)
+            state = wait_for(job, prepare.CORPUS, t("Reading the upload…"))
+            if state.status != "done":
+                raise CorpusError(state.error)
         with st.spinner(t("Reading the upload…")):
-            train, val = upload_corpora(files)
+            train, val = upload_corpora(digest, files, None if job is None else str(job))
     except CorpusError as error:
         st.error(t("Upload not usable: {error}", error=error), icon=":material/error:")
         return None
-    digest = hashlib.sha256(b"\0".join(data for _, data in files)).hexdigest()[:12]
-    return DataChoice(f"upload-{digest}", "upload", " + ".join(name for name, _ in files), train, val)
+    return DataChoice(f"upload-{digest}", "upload", " + ".join(name for name, _ in files), train, val, job)
 
 
 def show_corpus(choice: DataChoice) -> None:

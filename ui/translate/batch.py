@@ -13,6 +13,7 @@ from explorer.checkpoint import Checkpoint
 from explorer.data.corpus import CorpusError, read_sentences
 from explorer.inference import Translation
 from explorer.text.sentences import split_lines
+from explorer.text.spreadsheet import safe_rows
 from ui.attention_view import BATCH_CHUNK, MAX_UPLOAD_BYTES, MAX_UPLOAD_LINES, result_rows, rows_to_delimited
 from ui.figures import file_stem
 from ui.i18n import t
@@ -152,6 +153,11 @@ def upload_section(selection: Selection, checkpoint: Checkpoint, options: dict[s
     return lines[pick or 0]
 
 
+def download_text(rows: Sequence[dict[str, Any]], delimiter: str) -> str:
+    """The table as CSV or TSV text; a sentence a spreadsheet would run as a formula is written as text."""
+    return rows_to_delimited(safe_rows(rows), delimiter)
+
+
 def _downloads(rows: Sequence[dict[str, Any]], stem: str) -> None:
     """The table as CSV and as TSV, two buttons on one row."""
     row = st.container(horizontal=True, gap="small")
@@ -161,7 +167,7 @@ def _downloads(rows: Sequence[dict[str, Any]], stem: str) -> None:
     ):
         row.download_button(
             label,
-            rows_to_delimited(rows, delimiter),
+            download_text(rows, delimiter),
             file_name=f"{stem}.{suffix}",
             mime=mime,
             icon=":material/download:",
