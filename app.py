@@ -6,7 +6,8 @@ model loading), by running `streamlit run main_script/server.py` in its place (t
 pages tell the browser where the server is, so it does not probe two wrong addresses first: see that file).
 The main script lives in a folder of its own because Streamlit treats a `pages/` folder beside its main script
 as its old multipage layout: on a fresh server, the first request for a deep link (/beam?beam_k=3, a lecture
-slide's link) would run pages/beam.py alone, without the frame. Beside this file is `pages/`, so this file must not be the main script.
+slide's link) would run pages/beam.py alone, without the frame. Beside this file is `pages/`, so this file must
+not be the main script.
 
 `streamlit run app.py` works too for the start page (Streamlit then runs this file, which runs the frame), but
 there a fresh server's first deep link opens its page without the frame: use `python app.py`.

@@ -10,6 +10,7 @@ import streamlit as st
 from explorer.data import TASKS, CorpusError, ParallelCorpus, make_splits, multi30k_available, prepare, task_description
 from explorer.training.datasets import SYNTHETIC_VAL_PAIRS, load_corpora
 from ui.i18n import t
+from ui.markdown import ERROR_CHARS, shown_value
 from ui.train.prepared import wait_for
 from ui.train.state import apply_data_defaults
 
@@ -192,7 +193,7 @@ def upload_section() -> DataChoice | None:
         with st.spinner(t("Reading the upload…")):
             train, val = upload_corpora(digest, files, None if job is None else str(job))
     except CorpusError as error:
-        st.error(t("Upload not usable: {error}", error=error), icon=":material/error:")
+        st.error(t("Upload not usable: {error}", error=shown_value(error, ERROR_CHARS)), icon=":material/error:")
         return None
     return DataChoice(f"upload-{digest}", "upload", " + ".join(name for name, _ in files), train, val, job)
 

@@ -6,6 +6,7 @@ import streamlit as st
 
 from explorer.config import PRESETS, ModelConfig, count_parameters
 from ui.i18n import t
+from ui.markdown import ERROR_CHARS, shown_value
 from ui.train.state import apply_preset
 
 D_MODELS = (16, 32, 64, 128, 256, 512, 768, 1024)
@@ -47,7 +48,7 @@ def model_section(vocab_size: int) -> ModelConfig | None:
             dropout=float(dropout),
         )
     except ValueError as error:
-        st.error(t("Not a valid model: {error}", error=error), icon=":material/error:")
+        st.error(t("Not a valid model: {error}", error=shown_value(error, ERROR_CHARS)), icon=":material/error:")
         return None
     st.metric(
         t("Parameters"),

@@ -11,6 +11,7 @@ from explorer.training.launcher import JobError
 from explorer.training.run_folder import validate_run_name
 from explorer.training.train_config import TrainConfig
 from ui.i18n import t
+from ui.markdown import ERROR_CHARS, shown_value
 from ui.model_picker import checkpoint_root
 from ui.train.data import DataChoice
 from ui.train.estimate import estimate_section
@@ -116,7 +117,7 @@ def start_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConfig,
         st.error(problem, icon=":material/error:")
     error = st.session_state.pop("train_start_error", None)
     if error:
-        st.error(t("Not started: {error}", error=error), icon=":material/error:")
+        st.error(t("Not started: {error}", error=shown_value(error, ERROR_CHARS)), icon=":material/error:")
     st.button(
         t("Start training"),
         type="primary",

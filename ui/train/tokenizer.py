@@ -10,6 +10,7 @@ from explorer.data import ParallelCorpus, prepare
 from explorer.tokenizer import Tokenizer
 from explorer.training.datasets import train_tokenizer
 from ui.i18n import t
+from ui.markdown import ERROR_CHARS, shown_value
 from ui.train.data import DataChoice
 from ui.train.prepared import wait_for
 
@@ -53,7 +54,7 @@ def tokenizer_section(choice: DataChoice) -> Tokenizer | None:
             job = None if choice.job is None else str(choice.job)
             tokenizer = tokenizer_for(choice.key, vocab, choice.synthetic, choice.train, job)
     except ValueError as error:
-        st.error(t("No tokenizer: {error}", error=error), icon=":material/error:")
+        st.error(t("No tokenizer: {error}", error=shown_value(error, ERROR_CHARS)), icon=":material/error:")
         return None
     example = choice.train.source[0]
     pieces = tokenizer.pieces(tokenizer.encode(example))
