@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -93,3 +94,9 @@ def upload_checkpoint(at, folder: Path):
     next(b for b in at.sidebar.button if b.label == "Load uploaded checkpoint").click().run()
     assert not at.exception, [e.message for e in at.exception]
     return at
+
+
+def plain(markdown: str) -> str:
+    """The text a reader sees of Markdown the app escaped (ui/markdown.py): backslash escapes undone, the
+    invisible word joiners that keep a value from turning into a link dropped."""
+    return re.sub(r"\\(.)", r"\1", markdown).replace("\u2060", "")

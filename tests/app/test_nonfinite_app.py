@@ -8,7 +8,7 @@ import shutil
 import torch
 from safetensors.torch import load_file, save_file
 
-from tests.apptest_helpers import open_page
+from tests.apptest_helpers import open_page, plain
 
 BROKEN = "decoder_layers.0.feed_forward.w_1.weight"
 
@@ -21,5 +21,5 @@ def test_a_nan_checkpoint_is_refused_with_the_tensor_named(reverse_checkpoint, t
     save_file(weights, str(root / "diverged" / "model.safetensors"))
     monkeypatch.setenv("EXPLORER_CHECKPOINTS", str(root))
     at = open_page("pages/translate.py", model="diverged", beam="4", sentence="a b c")
-    errors = [e.value for e in at.error]
+    errors = [plain(e.value) for e in at.error]
     assert any(f"tensor '{BROKEN}' holds NaN values" in e for e in errors), errors

@@ -21,7 +21,7 @@ from explorer.inference import translate
 from explorer.training.estimate.plan import RunEstimate, StepTiming, planned_schedule
 from explorer.training.snapshots import load_snapshots
 from tests.apptest_helpers import open_app as open_frame
-from tests.apptest_helpers import open_page
+from tests.apptest_helpers import open_page, plain
 
 PAGE = "pages/train.py"
 TINY = {
@@ -321,7 +321,7 @@ def test_bad_uploads_are_rejected_with_a_clear_message(folders, mode, files, mes
         at.file_uploader(key=key).set_value((name, data, "text/plain"))
     at.run()
     assert not at.exception, at.exception
-    errors = [e.value for e in at.error]
+    errors = [plain(e.value) for e in at.error]
     assert any(message in e for e in errors), errors
     assert not [b for b in at.button if b.key == "train_start"], "no run can start from a bad upload"
 
