@@ -10,7 +10,9 @@ by memory (ui/result_cache.py): at most `RESULT_BUDGET_MB` of arrays in all, eac
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Hashable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import streamlit as st
@@ -115,7 +117,7 @@ def current_model(selection: Selection) -> Checkpoint | None:
             t(
                 "Cannot load checkpoint {name}: {error}",
                 name=shown_value(selection.name),
-                error=shown_value(error, ERROR_CHARS),  # may quote the checkpoint's own fields
+                error=shown_value(_named(str(error), selection.path, selection.name), ERROR_CHARS),
             )
         )
         return None
@@ -132,3 +134,11 @@ def require_model() -> tuple[Selection, Checkpoint]:
     if checkpoint is None:
         st.stop()
     return selection, checkpoint
+
+
+def _named(message: str, folder: str | Path, name: str) -> str:
+    """`message` with the server's path of a checkpoint folder replaced by the checkpoint's name, as the picker
+    shows it ("/srv/…/checkpoints/diverged/model.safetensors" -> "diverged/model.safetensors")."""
+    for root in dict.fromkeys((str(folder), os.path.realpath(folder))):
+        message = message.replace(root, name)
+    return message

@@ -23,3 +23,4 @@ def test_a_nan_checkpoint_is_refused_with_the_tensor_named(reverse_checkpoint, t
     at = open_page("pages/translate.py", model="diverged", beam="4", sentence="a b c")
     errors = [plain(e.value) for e in at.error]
     assert any(f"tensor '{BROKEN}' holds NaN values" in e for e in errors), errors
+    assert not any(str(root) in e for e in errors), "the message names the checkpoint, not the server's folder"
