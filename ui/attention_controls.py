@@ -75,9 +75,7 @@ def show_translation(translation: Translation, max_len: int, *, how: str, source
     _translation_card([translation], translation.output, max_len, how=how, summary=summary, source=source)
 
 
-def show_translations(
-    translations: Sequence[Translation], max_len: int, *, how: str, source: bool = False
-) -> None:
+def show_translations(translations: Sequence[Translation], max_len: int, *, how: str, source: bool = False) -> None:
     """A line's translation: the card of its one sentence, or its sentences' translations joined, with how
     many sentences it had and the warnings of any of them. source: as `show_translation`'s."""
     if len(translations) == 1:

@@ -49,17 +49,20 @@ def view_controls(side: Any) -> ViewChoice:
         )
         # Off by default: "▁Ein" on every label reads as noise in a class. On, it shows which pieces start a
         # word, which is what the subword units teach (Section 5.1).
-        marker = bound_toggle(
-            st,
-            t("Pieces as the model sees them"),
-            "marker",
-            False,
-            disabled=units != "pieces",  # a word has no marker
-            help=t(
-                "On: each piece as the tokenizer gives it to the model, with “▁” where a new word starts "
-                "(“▁Hund” “e” is the word “Hunde”). Off: the pieces without that mark."
-            ),
-        ) and units == "pieces"
+        marker = (
+            bound_toggle(
+                st,
+                t("Pieces as the model sees them"),
+                "marker",
+                False,
+                disabled=units != "pieces",  # a word has no marker
+                help=t(
+                    "On: each piece as the tokenizer gives it to the model, with “▁” where a new word starts "
+                    "(“▁Hund” “e” is the word “Hunde”). Off: the pieces without that mark."
+                ),
+            )
+            and units == "pieces"
+        )
         stretch = mode in ("head", "mean") and bound_toggle(
             st,
             t("Stretch the colours to this view's largest weight"),
