@@ -61,7 +61,7 @@ def test_positional_page_shows_the_shift_error_and_model_norms(words_checkpoint)
 
     norms = table_with(at, "‖E·√d‖")
     pieces = ck.tokenizer.pieces(ck.tokenizer.encode(WORDS_SENTENCE) + [ck.config.eos_id])
-    assert list(norms["token"]) == pieces
+    assert list(norms["token"]) == shown_pieces(pieces)  # as a reader sees them, no "▁"
     ids = ck.tokenizer.encode(WORDS_SENTENCE) + [ck.config.eos_id]
     expected = np.linalg.norm(ck.model.embedding.weight.detach().numpy()[ids], axis=1) * np.sqrt(d)
     np.testing.assert_allclose(norms["‖E·√d‖"], expected, rtol=1e-5)
