@@ -19,7 +19,7 @@ from explorer.paper import FAMILIES, FAMILY_SHORT, FAMILY_TITLES
 from explorer.text.sentences import join_sentences
 from ui.attention_view import FAMILY_HELP, UNITS, data_kind, example_sentences
 from ui.i18n import t
-from ui.markdown import md_escape, shown_value
+from ui.markdown import SENTENCE_CHARS, md_escape, shown_value
 from ui.urlstate import bound_buttons, bound_choice, bound_select_slider, bound_text
 
 MAX_SENTENCE_CHARS = 1000
@@ -63,22 +63,23 @@ def sentence_input(
     return text.strip()
 
 
-def show_translation(translation: Translation, max_len: int, *, how: str) -> None:
-    """The translation in large type, with how it was found and a warning if the source was cut."""
+def show_translation(translation: Translation, max_len: int, *, how: str, source: bool = False) -> None:
+    """The translation in large type, with how it was found and a warning if the source was cut.
+    source: the source sentence as text beside it (the page shows it nowhere else in its main area)."""
     summary = t(
         "{source} source tokens → {target} target tokens · score {score:.3f} (length-normalised log-probability)",
         source=len(translation.source_pieces),
         target=len(translation.output_ids),
         score=translation.score,
     )
-    _translation_card([translation], translation.output, max_len, how=how, summary=summary)
+    _translation_card([translation], translation.output, max_len, how=how, summary=summary, source=source)
 
 
-def show_translations(translations: Sequence[Translation], max_len: int, *, how: str) -> None:
+def show_translations(translations: Sequence[Translation], max_len: int, *, how: str, source: bool = False) -> None:
     """A line's translation: the card of its one sentence, or its sentences' translations joined, with how
-    many sentences it had and the warnings of any of them."""
+    many sentences it had and the warnings of any of them. source: as `show_translation`'s."""
     if len(translations) == 1:
-        show_translation(translations[0], max_len, how=how)
+        show_translation(translations[0], max_len, how=how, source=source)
         return
     summary = t(
         "{n} sentences, each translated on its own and joined; {source} source tokens → {target} target tokens",
@@ -87,17 +88,26 @@ def show_translations(translations: Sequence[Translation], max_len: int, *, how:
         target=sum(len(tr.output_ids) for tr in translations),
     )
     output = join_sentences(tr.output for tr in translations)
-    _translation_card(translations, output, max_len, how=how, summary=summary)
+    _translation_card(translations, output, max_len, how=how, summary=summary, source=source)
 
 
 def _translation_card(
-    translations: Sequence[Translation], output: str, max_len: int, *, how: str, summary: str
+    translations: Sequence[Translation], output: str, max_len: int, *, how: str, summary: str, source: bool
 ) -> None:
     """`output` in large type over how it was found and `summary`, then the warnings of any of `translations`
-    (cut at the length limit, unfinished, repeating)."""
+    (cut at the length limit, unfinished, repeating). source: the source sentence beside the output."""
     # Compact (one heading line, one caption line): on a 720 px projector the figure below must still fit.
     with st.container(border=True, gap="small"):
-        st.markdown(f"## {md_escape(output) if output else t('(empty)')}")
+        shown = f"## {md_escape(output) if output else t('(empty)')}"
+        if source:
+            # Beside, not above: the pair reads as one line of a slide ("A man … → Ein Mann …") and costs no
+            # height. The source a step smaller, so the eye lands on the translation; cut like any quoted
+            # sentence (the box takes 1000 characters).
+            said, translated = st.columns(2, gap="medium", vertical_alignment="center")
+            said.markdown(f"### {shown_value(join_sentences(tr.source for tr in translations), SENTENCE_CHARS)} →")
+            translated.markdown(shown)
+        else:
+            st.markdown(shown)
         details = t("Translation · {how}", how=how) + " · " + summary
         if not all(tr.finished for tr in translations):
             details += " · " + t("stopped at the length limit without producing </s>")

@@ -25,6 +25,7 @@ from explorer.examples import Examples, load_examples
 from explorer.i18n import translate
 from explorer.inference import Translation
 from explorer.paper import FAMILIES, FAMILY_TITLES
+from explorer.text.pieces import shown_pieces
 from explorer.text.sentences import join_sentences
 from explorer.tokenizer import word_groups, word_labels
 
@@ -138,17 +139,25 @@ def family_pieces(translation: Translation, family: str, lang: str = "en") -> tu
     raise KeyError(f"unknown attention family {family!r}; expected one of {FAMILIES}")
 
 
-def attention_view(translation: Translation, family: str, units: str = "pieces", lang: str = "en") -> AttentionView:
+def attention_view(
+    translation: Translation, family: str, units: str = "pieces", lang: str = "en", *, marker: bool = False
+) -> AttentionView:
     """The weights (layers, heads, q, k) and labels of `family`; units='words' merges sub-word pieces
-    (summed over a word's pieces on the key side, averaged on the query side). Axis titles in `lang`."""
+    (summed over a word's pieces on the key side, averaged on the query side). Axis titles in `lang`.
+
+    Labels as a reader sees them ("Hund", not "▁Hund": explorer/text/pieces.py); marker=True keeps the pieces
+    as the model sees them, word-start marker included (units='pieces' only: a word has no marker).
+    """
     assert translation.attention is not None, "translate with with_attention=True to look at attention"
     assert units in UNITS, f"units must be one of {UNITS}, got {units!r}"
     weights = np.asarray(translation.attention.family(family))
     queries, keys, query_title, key_title = family_pieces(translation, family, lang)
     if units == "words":
         weights = merge_attention_to_words(weights, word_groups(queries), word_groups(keys))
-        queries, keys = word_labels(queries), word_labels(keys)
-    return AttentionView(family, units, weights, list(queries), list(keys), query_title, key_title)
+        queries, keys, marker = word_labels(queries), word_labels(keys), False
+    return AttentionView(
+        family, units, weights, shown_pieces(queries, marker), shown_pieces(keys, marker), query_title, key_title
+    )
 
 
 def head_title(family: str, layer: int, head: int | None, lang: str = "en") -> str:

@@ -25,6 +25,7 @@ from explorer.figures.theme import (
     rgba,
 )
 from explorer.i18n import translate
+from explorer.text.pieces import shown_pieces
 
 
 def _matrix(a: np.ndarray, name: str, shape_doc: str) -> np.ndarray:
@@ -216,7 +217,8 @@ def embedding_norms_figure(
     """Per-token bars of ‖E·√d_model‖ (Section 3.4 scales embeddings by √d_model), ‖PE‖ and ‖sum‖.
 
     Shows whether the position signal is drowned by, or drowns, the token signal. The x axis is
-    indexed by position, so repeated tokens keep their own bars.
+    indexed by position, so repeated tokens keep their own bars; `labels` are the tokenizer's pieces, shown
+    without the word-start marker (explorer/text/pieces.py).
     """
     series = [np.asarray(token_norms), np.asarray(pe_norms), np.asarray(sum_norms)]
     n = len(labels)
@@ -228,7 +230,7 @@ def embedding_norms_figure(
         "\u2016E\u00b7\u221ad_model + PE\u2016 " + translate("(sum)", lang),
     ]
     positions = np.arange(n)
-    text = escape_labels(labels)
+    text = escape_labels(shown_pieces(labels))
     fig = go.Figure(
         [
             go.Bar(

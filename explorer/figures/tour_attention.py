@@ -14,12 +14,13 @@ from plotly.subplots import make_subplots
 
 from explorer.figures.theme import PALETTE, WEIGHT_COLORSCALE, apply_theme, colorbar, escape_labels
 from explorer.i18n import translate
+from explorer.text.pieces import shown_pieces
 
 MASKED_GREY = "rgba(150, 150, 150, 0.75)"
 
 
 def _labels(pieces: Sequence[str]) -> list[str]:
-    return escape_labels([p.replace("\u2581", "") or p for p in pieces])
+    return escape_labels(shown_pieces(pieces))
 
 
 def _heatmap(

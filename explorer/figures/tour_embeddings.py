@@ -11,10 +11,11 @@ import plotly.graph_objects as go
 from explorer.figures.theme import DIVERGING_COLORSCALE, WEIGHT_COLORSCALE, colorbar, escape_labels
 from explorer.figures.tour_attention import compact
 from explorer.i18n import translate
+from explorer.text.pieces import shown_pieces
 
 
 def _labels(pieces: Sequence[str]) -> list[str]:
-    return escape_labels([p.replace("\u2581", "") or p for p in pieces])
+    return escape_labels(shown_pieces(pieces))
 
 
 def _token_heatmap(z: np.ndarray, labels: Sequence[str], y_title: str, **trace: Any) -> go.Figure:

@@ -17,6 +17,7 @@ from explorer import claims
 from explorer.inference import Translation
 from explorer.model import Transformer
 from explorer.paper import TABLE3
+from explorer.text.pieces import shown_piece
 from explorer.tokenizer import Tokenizer
 from explorer.tour import numbers
 from explorer.tour.numbers import BeamRow
@@ -62,10 +63,6 @@ class Exercise:
         return value if self.low <= value <= self.high else None
 
 
-def _clean(piece: str) -> str:
-    return piece.replace("\u2581", "") or piece
-
-
 def softmax_without_scaling(model: Transformer, translation: Translation, layer: int = 0, head: int = 0) -> Exercise:
     """Stop 2: the largest weight of one query row once the ÷√d_k is removed."""
     scaled = numbers.scaled_head(model, translation, layer, head)
@@ -86,7 +83,7 @@ def softmax_without_scaling(model: Transformer, translation: Translation, layer:
         dict(
             layer=layer + 1,
             head=head + 1,
-            query=_clean(scaled.tokens[row]),
+            query=shown_piece(scaled.tokens[row]),
             scaled=f"{peaks[row]:.2f}",
             answer=f"{answer:.2f}",
             factor=f"{scaled.d_k**0.5:.1f}",
@@ -119,8 +116,8 @@ def cross_attention_target(translation: Translation, layer: int | None = None, h
         dict(
             layer=layer + 1,
             head=head + 1,
-            word=translation.target_output_pieces[row],
-            answer=answer,
+            word=shown_piece(translation.target_output_pieces[row]),
+            answer=shown_piece(answer),
             weight=f"{weights.max():.2f}",
         ),
         options=options,
@@ -225,7 +222,7 @@ def smoothed_confidence(
         answer,
         explanation,
         dict(
-            word=_clean(word.word),
+            word=shown_piece(word.word),
             answer=f"{answer:.2f}",
             epsilon=f"{epsilon:g}",
             target=f"{word.smoothed_target:.3f}",

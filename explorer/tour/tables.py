@@ -1,21 +1,14 @@
-"""The small tables and lists the tour's stops show beside their figures, as plain data: token labels without
-the sentencepiece word marker, the first columns of a tensor rounded for reading, the training step a
-checkpoint records, and the sequence lengths stop 6 times.
+"""The small tables and lists the tour's stops show beside their figures, as plain data: the first columns of a
+tensor rounded for reading, the training step a checkpoint records, and the sequence lengths stop 6 times.
+(Token labels without the sentencepiece word marker: explorer/text/pieces.py.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-
-WORD_MARK = "\u2581"  # sentencepiece's "starts a word"
-
-
-def plain_pieces(pieces: Sequence[str]) -> list[str]:
-    """The pieces with the word marker removed, for a table's token column."""
-    return [piece.replace(WORD_MARK, "") for piece in pieces]
 
 
 def leading_columns(values: np.ndarray, count: int, decimals: int, name: str = "") -> dict[str, np.ndarray]:

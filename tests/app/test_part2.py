@@ -16,6 +16,7 @@ import pytest
 from explorer.checkpoint import load_checkpoint
 from explorer.cli import main as cli_main
 from explorer.inference import attention_for, translate
+from explorer.text.pieces import shown_pieces
 from tests import apptest_helpers as helpers
 from tests.apptest_helpers import chart, plotly_array
 from ui.model_picker import weights_version
@@ -60,7 +61,7 @@ def test_positional_page_shows_the_shift_error_and_model_norms(words_checkpoint)
 
     norms = table_with(at, "‖E·√d‖")
     pieces = ck.tokenizer.pieces(ck.tokenizer.encode(WORDS_SENTENCE) + [ck.config.eos_id])
-    assert list(norms["token"]) == pieces
+    assert list(norms["token"]) == shown_pieces(pieces)  # as a reader sees them, no "▁"
     ids = ck.tokenizer.encode(WORDS_SENTENCE) + [ck.config.eos_id]
     expected = np.linalg.norm(ck.model.embedding.weight.detach().numpy()[ids], axis=1) * np.sqrt(d)
     np.testing.assert_allclose(norms["‖E·√d‖"], expected, rtol=1e-5)
@@ -191,7 +192,7 @@ def test_step_by_step_softmax_row_is_the_models_attention(words_checkpoint, fami
     stages = table_with(at, "softmax")
     np.testing.assert_allclose(stages["softmax"], expected, atol=1e-6)
     keys = t.target_input_pieces if family == "decoder_self" else t.source_pieces
-    assert list(stages["key"]) == keys
+    assert list(stages["key"]) == shown_pieces(keys)  # as a reader sees them, no "▁"
     d_k = ck.config.d_model // ck.config.n_heads
     np.testing.assert_allclose(stages["÷ √d_k"], stages["q·k"] / np.sqrt(d_k), rtol=1e-5)
     masked = [m == "masked (−∞)" for m in stages["mask"]]

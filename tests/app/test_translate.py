@@ -18,6 +18,7 @@ from explorer.decoding import output_loop
 from explorer.figures.export import find_browser
 from explorer.figures.theme import escape_labels
 from explorer.inference import translate
+from explorer.text.pieces import shown_pieces
 from tests.apptest_helpers import charts, open_page, plotly_array, query_value
 from ui.attention_view import (
     MAX_UPLOAD_LINES,
@@ -58,10 +59,14 @@ def test_examples_follow_checkpoint_metadata():
 def test_attention_view_labels_and_word_merge(words_checkpoint):
     t = engine(words_checkpoint, [WORDS_SENTENCE], with_attention=True)[0]
     cross = attention_view(t, "cross")
-    assert cross.query_labels == t.target_output_pieces and cross.key_labels == t.source_pieces
+    assert cross.query_labels == shown_pieces(t.target_output_pieces)
+    assert cross.key_labels == shown_pieces(t.source_pieces)
+    assert not any("\u2581" in label for label in cross.query_labels + cross.key_labels), "no word-start marker"
+    model = attention_view(t, "cross", marker=True)  # as the model sees them
+    assert model.query_labels == t.target_output_pieces and model.key_labels == t.source_pieces
     assert cross.weights.shape[-2:] == (len(t.target_output_pieces), len(t.source_pieces))
     dec = attention_view(t, "decoder_self")
-    assert dec.query_labels == t.target_input_pieces and dec.query_labels[0] == "<s>"
+    assert dec.query_labels == shown_pieces(t.target_input_pieces) and dec.query_labels[0] == "<s>"
     words = attention_view(t, "encoder_self", "words")
     assert words.key_labels == ["a", "small", "child", "sees", "the", "red", "dog", ".", "</s>"]
     assert len(words.key_labels) < len(t.source_pieces), "the fixture's vocabulary should split some words"
@@ -137,8 +142,8 @@ def test_url_restores_layer_head_and_family(checkpoint_root, words_checkpoint):
     t = engine(words_checkpoint, [WORDS_SENTENCE], with_attention=True)[0]
     np.testing.assert_allclose(plotly_array(fig["data"][0]["z"]), t.attention.cross[1, 1], atol=1e-5)
     # Rows are queries (target pieces), columns are keys (source pieces).
-    assert fig["layout"]["yaxis"]["ticktext"] == escape_labels(t.target_output_pieces)
-    assert fig["layout"]["xaxis"]["ticktext"] == escape_labels(t.source_pieces)
+    assert fig["layout"]["yaxis"]["ticktext"] == escape_labels(shown_pieces(t.target_output_pieces))
+    assert fig["layout"]["xaxis"]["ticktext"] == escape_labels(shown_pieces(t.source_pieces))
     assert "layer 2" in fig["layout"]["title"]["text"] and "head 2" in fig["layout"]["title"]["text"]
     assert any("Layer 2, head 2" in m.value for m in at.markdown), "the head's caption is shown"
     # Download buttons (PNG and SVG) sit under the figure; without a local Chromium a caption says why not.
@@ -290,7 +295,7 @@ def test_three_sentences_are_translated_alone_and_picked_one_at_a_time(checkpoin
     assert not at.exception
     (fig,) = charts(at, "translate_head")
     np.testing.assert_allclose(plotly_array(fig["data"][0]["z"]), alone[1].attention.cross[layers - 1, 0], atol=1e-5)
-    assert fig["layout"]["xaxis"]["ticktext"] == escape_labels(alone[1].source_pieces)
+    assert fig["layout"]["xaxis"]["ticktext"] == escape_labels(shown_pieces(alone[1].source_pieces))
     assert shown_translations(at) == [md_escape(" ".join(t.output for t in alone))], "the line's card stays"
 
 

@@ -93,7 +93,7 @@ def test_embedding_norms_figure():
     fig = embedding_norms_figure([4.0, 5.0, 4.0], [2.8, 2.8, 2.8], [5.0, 6.0, 4.5], labels)
     assert [t.type for t in fig.data] == ["bar"] * 3
     assert [list(t.y) for t in fig.data] == [[4.0, 5.0, 4.0], [2.8, 2.8, 2.8], [5.0, 6.0, 4.5]]
-    assert list(fig.layout.xaxis.ticktext) == labels  # the repeated '▁a' keeps its own bars
+    assert list(fig.layout.xaxis.ticktext) == ["a", "cat", "a"]  # no '▁'; the repeated 'a' keeps its own bars
     assert "\u221ad_model" in fig.data[0].name and "PE" in fig.data[1].name
     with pytest.raises(AssertionError, match="one per label"):
         embedding_norms_figure([1.0], [1.0, 2.0], [1.0, 2.0], ["a", "b"])

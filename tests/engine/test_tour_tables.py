@@ -1,14 +1,10 @@
-"""The tour's small tables: labels, rounded columns, the recorded step, the timed lengths."""
+"""The tour's small tables: rounded columns, the recorded step, the timed lengths."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from explorer.tour.tables import leading_columns, plain_pieces, timed_lengths, trained_steps
-
-
-def test_plain_pieces_drop_the_word_mark():
-    assert plain_pieces(["\u2581two", "dogs", "\u2581"]) == ["two", "dogs", ""]
+from explorer.tour.tables import leading_columns, timed_lengths, trained_steps
 
 
 def test_leading_columns_are_the_first_columns_rounded():

@@ -9,6 +9,7 @@ import streamlit as st
 
 from explorer.checkpoint import Checkpoint
 from explorer.figures.heads import replay_frame
+from explorer.text.pieces import shown_pieces
 from explorer.training.snapshots import SNAPSHOT_JSON, AttentionSnapshot, SnapshotError, load_snapshots
 from ui.figures import show_figure
 from ui.heads.numbering import numbering_note
@@ -72,8 +73,8 @@ def replay_section(path: str, checkpoint: Checkpoint) -> None:
     st.caption(t("Output at this step: {output}", output=sample.output or t("(empty)")))
     figure = replay_frame(
         sample.cross_attention[layer, head],
-        sample.output_pieces,
-        sample.source_pieces,
+        shown_pieces(sample.output_pieces),
+        shown_pieces(sample.source_pieces),
         history.get("step", []),
         history.get("loss", []),
         step,

@@ -11,6 +11,7 @@ import streamlit as st
 
 from explorer.analysis.roles import MIN_ROWS, POSITIONAL_MARGIN, ROLE_RULES, ROLE_THRESHOLDS, HeadRole, measure_roles
 from explorer.checkpoint import Checkpoint
+from explorer.text.pieces import shown_piece
 from ui.attention_view import example_sentences
 from ui.heads.numbering import numbering_note
 from ui.i18n import t
@@ -112,4 +113,9 @@ def roles_section(selection: Selection, checkpoint: Checkpoint, sentence: str | 
             for example in r.examples:
                 # Validation sentences: a trained model's come from the corpus someone uploaded.
                 st.markdown(f"*{shown_value(example.sentence, SENTENCE_CHARS)}* — {example.score:.0%}")
-                st.markdown("  \n".join(f"{shown_value(q)} → {shown_value(k)} ({w:.0%})" for q, k, w in example.pairs))
+                st.markdown(
+                    "  \n".join(
+                        f"{shown_value(shown_piece(q))} → {shown_value(shown_piece(k))} ({w:.0%})"
+                        for q, k, w in example.pairs
+                    )
+                )

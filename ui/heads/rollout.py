@@ -8,16 +8,12 @@ import streamlit as st
 from explorer.analysis.rollout import disagreements, last_layer_cross, output_attribution
 from explorer.figures.heads import rollout_comparison
 from explorer.inference import Translation
-from explorer.tokenizer import WORD_START
+from explorer.text.pieces import shown_pieces
 from ui.figures import show_figure
 from ui.i18n import current_language, t
 from ui.markdown import md_escape
 
 MAX_SENTENCES = 4
-
-
-def _word(piece: str) -> str:
-    return md_escape(piece.replace(WORD_START, "") or piece)
 
 
 def rollout_section(translation: Translation) -> None:
@@ -33,7 +29,7 @@ def rollout_section(translation: Translation) -> None:
     assert att is not None, "the translation needs its attention"
     flow = output_attribution(att.encoder_self, att.decoder_self, att.cross)
     plain = last_layer_cross(att.cross)
-    outputs, sources = translation.target_output_pieces, translation.source_pieces
+    outputs, sources = shown_pieces(translation.target_output_pieces), shown_pieces(translation.source_pieces)
     figure = rollout_comparison(flow, plain, outputs, sources, lang=current_language())
     show_figure(figure, "rollout vs cross-attention", key="heads_rollout")
     differ = disagreements(flow, plain)
@@ -43,9 +39,9 @@ def rollout_section(translation: Translation) -> None:
     lines = [
         t(
             "For **{output}** the top layer looks most at **{plain}**, the flow through all layers at **{flow}**.",
-            output=_word(outputs[row]),
-            plain=_word(sources[b]),
-            flow=_word(sources[a]),
+            output=md_escape(outputs[row]),
+            plain=md_escape(sources[b]),
+            flow=md_escape(sources[a]),
         )
         for row, a, b in differ[:MAX_SENTENCES]
     ]

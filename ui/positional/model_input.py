@@ -12,6 +12,7 @@ from explorer.claims import token_and_position_cosine
 from explorer.figures.positional import embedding_norms_figure
 from explorer.figures.theme import wrap_words
 from explorer.inference import encode_sources
+from explorer.text.pieces import shown_pieces
 from ui.attention_controls import sentence_input
 from ui.figures import show_figure
 from ui.i18n import current_language, t
@@ -46,7 +47,8 @@ def norms_section(checkpoint: Checkpoint) -> None:
             icon=":material/content_cut:",
         )
     lang = current_language()
-    norms = embedding_norms(checkpoint.model, ids[0], checkpoint.tokenizer.pieces(ids[0]))
+    # Labels as a reader sees them (no "▁"), for the figure and the table alike.
+    norms = embedding_norms(checkpoint.model, ids[0], shown_pieces(checkpoint.tokenizer.pieces(ids[0])))
     show_figure(
         embedding_norms_figure(
             norms.token,

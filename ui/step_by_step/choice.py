@@ -4,7 +4,7 @@ module for that translation, cached per model and view."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import streamlit as st
 
@@ -12,6 +12,7 @@ from explorer.analysis.step_by_step import HeadSteps, InspectedAttention, head_s
 from explorer.checkpoint import Checkpoint
 from explorer.inference import Translation
 from explorer.paper import FAMILY_TITLES
+from explorer.text.pieces import shown_pieces
 from ui.attention_controls import family_picker, number_picker, sentence_input, show_translation
 from ui.i18n import t
 from ui.layout import controls, page_header
@@ -105,6 +106,9 @@ def follow_section(selection: Selection, checkpoint: Checkpoint) -> Followed | N
         layer = number_picker("Layer", "sbs_layer", n_layers)
         head = number_picker("Head", "sbs_head", config.n_heads)
     view = inspected(selection, sentence, translation, family, layer - 1)
+    # The tokens as a reader sees them ("Hund", not "▁Hund"): every figure, table and sentence below takes its
+    # labels from here; the numbers are the cached ones, unchanged.
+    view = replace(view, query_pieces=shown_pieces(view.query_pieces), key_pieces=shown_pieces(view.key_pieces))
     queries = view.query_pieces
     query: int = bound_choice(
         side.pills,

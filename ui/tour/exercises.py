@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from explorer.text.pieces import shown_piece
 from explorer.tour.exercises import CHOICE, Exercise
 from ui.i18n import t
 from ui.markdown import md_escape
@@ -16,7 +17,7 @@ CHOICE_LABELS = {"yes": "yes", "no": "no"}
 def _option_label(option: str) -> str:
     if option in CHOICE_LABELS:
         return t(CHOICE_LABELS[option])
-    return option.replace("\u2581", "") or option
+    return shown_piece(option)
 
 
 def _answer_text(exercise: Exercise) -> str:

@@ -14,8 +14,9 @@ from explorer.analysis.positional import shift_linearity
 from explorer.analysis.step_by_step import sqrt_dk_demo
 from explorer.figures import architecture, tour_attention, tour_embeddings
 from explorer.paper import FAMILIES, FAMILY_TITLES
+from explorer.text.pieces import shown_pieces
 from explorer.tour import numbers
-from explorer.tour.tables import leading_columns, plain_pieces
+from explorer.tour.tables import leading_columns
 from ui.attention_view import family_pieces
 from ui.figures import show_figure
 from ui.i18n import t
@@ -67,7 +68,7 @@ def architecture_view(ctx: TourContext) -> Shown:
         )
     )
     st.dataframe(
-        {t("token"): plain_pieces(tensor.rows), **leading_columns(tensor.values, 6, 3)},
+        {t("token"): shown_pieces(tensor.rows), **leading_columns(tensor.values, 6, 3)},
         hide_index=True,
         height=min(300, 36 * (len(tensor.rows) + 1) + 4),
     )
@@ -126,7 +127,7 @@ def scaled_dot_product_view(ctx: TourContext) -> Shown:
     with st.expander(t("Q, K and V of this head (first dimensions)")):
         st.dataframe(
             {
-                t("token"): plain_pieces(head_data.tokens),
+                t("token"): shown_pieces(head_data.tokens),
                 **leading_columns(head_data.query, 4, 2, "q"),
                 **leading_columns(head_data.key, 4, 2, "k"),
                 **leading_columns(head_data.value, 4, 2, "v"),

@@ -33,6 +33,7 @@ class ViewChoice:
     mode: str  # a key of MODES
     units: str  # one of UNITS
     stretch: bool  # colours up to the view's largest weight instead of 1
+    marker: bool  # pieces as the model sees them, with SentencePiece's word-start marker "▁"
 
 
 def view_controls(side: Any) -> ViewChoice:
@@ -46,6 +47,22 @@ def view_controls(side: Any) -> ViewChoice:
                 "pieces on the key side and averaged over them on the query side."
             ),
         )
+        # Off by default: "▁Ein" on every label reads as noise in a class. On, it shows which pieces start a
+        # word, which is what the subword units teach (Section 5.1).
+        marker = (
+            bound_toggle(
+                st,
+                t("Pieces as the model sees them"),
+                "marker",
+                False,
+                disabled=units != "pieces",  # a word has no marker
+                help=t(
+                    "On: each piece as the tokenizer gives it to the model, with “▁” where a new word starts "
+                    "(“▁Hund” “e” is the word “Hunde”). Off: the pieces without that mark."
+                ),
+            )
+            and units == "pieces"
+        )
         stretch = mode in ("head", "mean") and bound_toggle(
             st,
             t("Stretch the colours to this view's largest weight"),
@@ -56,7 +73,7 @@ def view_controls(side: Any) -> ViewChoice:
                 "the structure of heads that spread their attention."
             ),
         )
-    return ViewChoice(mode, str(units), stretch)
+    return ViewChoice(mode, str(units), stretch, marker)
 
 
 @st.fragment
@@ -68,7 +85,7 @@ def attention_section(translation: Translation, choice: ViewChoice) -> None:
     pickers, shown = st.columns((1.35, 3), gap="medium")  # shown: _FIGURE_SHARE of the width
     with pickers:
         family = family_picker("family", vertical=True)
-    view = attention_view(translation, family, choice.units, current_language())
+    view = attention_view(translation, family, choice.units, current_language(), marker=choice.marker)
     if choice.mode == "grid":
         _grid(view, shown)
         return

@@ -28,7 +28,7 @@ def translation_section(selection: Selection, config: ModelConfig, sentence: str
     except NoTranslationError as error:
         st.error(t("Translation failed: {error}", error=md_escape(str(error))), icon=":material/error:")
         st.stop()
-    show_translations(translations, config.max_len, how=decoding.how())
+    show_translations(translations, config.max_len, how=decoding.how(), source=True)
     note_unknown_input(selection, translations)
     if decoding.no_repeat:
         plain = translate_for(selection, parts, with_attention=False, beam_size=decoding.beam, alpha=decoding.alpha)
