@@ -91,7 +91,8 @@ def attention_section(
     heads = ["mean"] + [str(h) for h in range(1, config.n_heads + 1)]
     # Side by side where they fit, one under the other where not (columns would break the head row in two).
     with st.container(horizontal=True, gap="large"):
-        layer = number_picker("Decoder layer", "beam_layer", config.n_decoder_layers)
+        # The last layer, as on Translate: the first layer's cross-attention is diffuse.
+        layer = number_picker("Decoder layer", "beam_layer", config.n_decoder_layers, default=config.n_decoder_layers)
         head = bound_choice(
             st.segmented_control,
             t("Head"),

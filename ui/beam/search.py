@@ -34,11 +34,11 @@ class SearchChoice:
     extra: int  # output tokens beyond the input's length
 
 
-def search_controls(side: Any, checkpoint: Checkpoint) -> SearchChoice | None:
-    """The sentence and the search's settings in `side`, each kept in the URL; None (with a hint) while the
-    sentence is empty."""
+def search_controls(side: Any, checkpoint: Checkpoint, default: str) -> SearchChoice | None:
+    """The sentence (`default` until one is typed) and the search's settings in `side`, each kept in the URL;
+    None (with a hint) while the sentence is empty."""
     with side:
-        sentence = sentence_input("beam_sentence", checkpoint.metadata)
+        sentence = sentence_input("beam_sentence", checkpoint.metadata, default=default)
     beam_size = bound_slider(side, t("Beam size k"), "beam_k", 1, 10, 4, on_change=forget_tree_click)
     alpha = bound_slider(
         side,
