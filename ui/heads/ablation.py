@@ -31,6 +31,9 @@ from ui.model_picker import Selection
 URL_KEY = "heads"
 MODES = {"zero": "Zero (Michel et al.)", "mean": "Mean output"}
 MEAN_REFERENCE_SENTENCES = 50
+# Output tokens beyond the input's length for a re-decoding with heads off: a model missing heads may never
+# produce </s> ("Gewächsssss…"), and input + 50 filled the figure's axes with the repeats.
+ABLATION_EXTRA_TOKENS = 10
 
 
 def _key(family: str, layer: int, head: int, prefix: str = "hm") -> str:
@@ -74,12 +77,17 @@ def _all_on(config: ModelConfig, prefix: str) -> None:
         st.session_state[_key(family, int(layer), int(head), prefix)] = True
 
 
-def head_mask_grid(config: ModelConfig, *, url_key: str = URL_KEY, prefix: str = "hm") -> HeadMask:
+def head_mask_grid(
+    config: ModelConfig, *, url_key: str = URL_KEY, prefix: str = "hm", stacked: bool = False
+) -> HeadMask:
     """One checkbox per head, a row per layer, a block per family; unticked = switched off. Returns the mask
     and writes it to the URL as ?{url_key}=. `prefix` names the checkboxes' keys (`hm_cross_1_0`), so two
-    pages keep separate grids."""
+    pages keep separate grids. `stacked`: the family blocks one under another (in a column beside a figure)."""
     _seed_from_url(config, url_key, prefix)
-    blocks = st.columns(len(HEAD_FAMILIES), gap="medium", border=True)
+    if stacked:
+        blocks = [st.container(border=True) for _ in HEAD_FAMILIES]
+    else:
+        blocks = st.columns(len(HEAD_FAMILIES), gap="medium", border=True)
     off = []
     for block, family in zip(blocks, HEAD_FAMILIES, strict=True):
         with block:
@@ -144,6 +152,7 @@ def ablated_translation(
             beam_size=beam_size,
             alpha=alpha,
             with_attention=True,
+            max_extra_tokens=ABLATION_EXTRA_TOKENS,
         )[0]
 
     return cached("ablate", selection, (sentence, beam_size, alpha, mode, tuple(mask.off())), compute)
@@ -164,6 +173,20 @@ def marked_changes(original: str, ablated: str) -> tuple[str, int]:
     return " ".join(parts), changed
 
 
+def _off_caption(names: list[str]) -> str:
+    """ "1 head off: …", "3 heads off: …" (one msgid a form: Korean counts without a plural)."""
+    shown = ", ".join(shown_name(name) for name in names)
+    if len(names) == 1:
+        return t("1 head off: {names}", names=shown)
+    return t("{n} heads off: {names}", n=len(names), names=shown)
+
+
+def _changed_caption(changed: int) -> str:
+    if changed == 0:
+        return t("Same translation")
+    return t("1 word changed") if changed == 1 else t("{n} words changed", n=changed)
+
+
 def show_side_by_side(original: Translation, ablated: Translation, mask: HeadMask) -> None:
     left, right = st.columns(2, gap="large", border=True)
     with left:
@@ -171,14 +194,10 @@ def show_side_by_side(original: Translation, ablated: Translation, mask: HeadMas
         st.markdown(f"### {md_escape(original.output) or t('(empty)')}")
     with right:
         off = mask.off()
-        st.caption(
-            t("{n} heads off: {names}", n=len(off), names=", ".join(shown_name(name) for name in off))
-            if off
-            else t("Every head on")
-        )
+        st.caption(_off_caption(off) if off else t("No head off yet: untick one to switch it off"))
         marked, changed = marked_changes(original.output, ablated.output)
         st.markdown(f"### {marked or t('(empty)')}")
-        st.caption(t("{n} words changed", n=changed) if changed else t("Same translation"))
+        st.caption(_changed_caption(changed))
 
 
 def remaining_heads(
@@ -188,6 +207,17 @@ def remaining_heads(
     view = attention_view(translation, FAMILY_FIELDS[family], "pieces")
     gates = getattr(mask, family)
     off = [bool(gates is not None and gates[layer, h] == 0) for h in range(view.weights.shape[1])]
+    if all(off):  # four empty panels said nothing
+        st.info(
+            t(
+                "Every head of {family}, layer {layer} is switched off: this layer's attention passes nothing on, "
+                "so there are no weights to draw. Tick a head to see it.",
+                family=t(HEAD_FAMILY_TITLES[family]),
+                layer=layer + 1,
+            ),
+            icon=":material/visibility_off:",
+        )
+        return
     # Wrapped here, where the theme gives the extra line its room above the panels' own titles.
     title = wrap_words(
         t("{family}, layer {layer}, after switching heads off", family=t(HEAD_FAMILY_TITLES[family]), layer=layer + 1)

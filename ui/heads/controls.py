@@ -75,11 +75,12 @@ def heads_controls(side: Any, checkpoint: Checkpoint) -> AblationChoice:
 
 def ablate_section(selection: Selection, checkpoint: Checkpoint, choice: AblationChoice) -> None:
     """The translation with every head on beside the one with the unticked heads off, and the heads left on."""
-    # The translations and the figure first (on the first screen), the head switches under them; the switches
-    # are read first, so the figure's place is kept by an empty container.
-    results = st.container()
-    st.markdown(t("Untick a head to switch it off; the link keeps the choice."))
-    mask = head_mask_grid(checkpoint.config)
+    # The head switches beside the translations and the figure, both on the first screen: untick a head and
+    # watch the figure change without scrolling.
+    results, switches = st.columns([3, 2], gap="medium")
+    with switches:
+        st.markdown(t("Untick a head to switch it off; the link keeps the choice."))
+        mask = head_mask_grid(checkpoint.config, stacked=True)
     if not choice.sentence:
         results.info(t("Type a sentence above, or click an example."), icon=":material/keyboard:")
         return
