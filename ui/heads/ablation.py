@@ -14,7 +14,7 @@ from explorer.checkpoint import Checkpoint
 from explorer.config import ModelConfig
 from explorer.figures.heads import layer_heads
 from explorer.figures.theme import NARROW_TITLE_PX, wrap_words
-from explorer.inference import Translation, translate
+from explorer.inference import EXTRA_OUTPUT_TOKENS, Translation, translate
 from explorer.model import HeadMask, HeadMeans, HeadNameError
 from explorer.model.head_mask import family_layers, head_name
 from explorer.paper import FAMILY_FIELDS, HEAD_FAMILIES, HEAD_FAMILY_TITLES
@@ -31,9 +31,10 @@ from ui.model_picker import Selection
 URL_KEY = "heads"
 MODES = {"zero": "Zero (Michel et al.)", "mean": "Mean output"}
 MEAN_REFERENCE_SENTENCES = 50
-# Output tokens beyond the input's length for a re-decoding with heads off: a model missing heads may never
-# produce </s> ("Gewächsssss…"), and input + 50 filled the figure's axes with the repeats.
-ABLATION_EXTRA_TOKENS = 10
+# Tokens a re-decoding with heads off may run past the translation with every head on: a model missing heads
+# may never produce </s> ("Gewächsssss…"), and running to input + 50 filled the figure's axes with repeats.
+ABLATION_MARGIN = 10
+FIGURE_PX = 380  # the remaining heads' figure: on the first screen under the two translations
 
 
 def _key(family: str, layer: int, head: int, prefix: str = "hm") -> str:
@@ -134,11 +135,26 @@ def _means(checkpoint: Checkpoint) -> HeadMeans:
     return head_means(checkpoint.model, checkpoint.tokenizer, sources, outputs)
 
 
+def ablation_extra_tokens(original: Translation) -> int:
+    """`max_extra_tokens` (beyond the input's length) for re-decoding `original`'s sentence with heads off:
+    `ABLATION_MARGIN` tokens past `original`'s output, within the page's input + 50 (Section 6.1). With no head
+    off the re-decoding is `original` again."""
+    past_original = len(original.output_ids) + ABLATION_MARGIN - len(original.source_ids)
+    return max(1, min(EXTRA_OUTPUT_TOKENS, past_original))
+
+
 def ablated_translation(
-    selection: Selection, sentence: str, mask: HeadMask, *, beam_size: int = 1, alpha: float = 0.6, mode: str = "zero"
+    selection: Selection,
+    sentence: str,
+    mask: HeadMask,
+    *,
+    beam_size: int = 1,
+    alpha: float = 0.6,
+    mode: str = "zero",
+    max_extra_tokens: int = EXTRA_OUTPUT_TOKENS,
 ) -> Translation:
     """`sentence` decoded with the same search as the plain translation (beam, length penalty α), `mask`'s
-    heads off; cached."""
+    heads off, at most `max_extra_tokens` past the input's length (`ablation_extra_tokens`); cached."""
 
     def compute(checkpoint: Checkpoint) -> Translation:
         used = mask
@@ -152,10 +168,11 @@ def ablated_translation(
             beam_size=beam_size,
             alpha=alpha,
             with_attention=True,
-            max_extra_tokens=ABLATION_EXTRA_TOKENS,
+            max_extra_tokens=max_extra_tokens,
         )[0]
 
-    return cached("ablate", selection, (sentence, beam_size, alpha, mode, tuple(mask.off())), compute)
+    key = (sentence, beam_size, alpha, mode, tuple(mask.off()), max_extra_tokens)
+    return cached("ablate", selection, key, compute)
 
 
 def marked_changes(original: str, ablated: str) -> tuple[str, int]:
@@ -201,9 +218,16 @@ def show_side_by_side(original: Translation, ablated: Translation, mask: HeadMas
 
 
 def remaining_heads(
-    translation: Translation, mask: HeadMask, family: str, layer: int, *, key: str = "heads_remaining"
+    translation: Translation,
+    mask: HeadMask,
+    family: str,
+    layer: int,
+    *,
+    key: str = "heads_remaining",
+    width: int = NARROW_TITLE_PX,
 ) -> None:
-    """The ablated translation's attention in one layer (0-based `layer`), switched-off heads blanked."""
+    """The ablated translation's attention in one layer (0-based `layer`), switched-off heads blanked, in a
+    column at least `width` px wide."""
     view = attention_view(translation, FAMILY_FIELDS[family], "pieces")
     gates = getattr(mask, family)
     off = [bool(gates is not None and gates[layer, h] == 0) for h in range(view.weights.shape[1])]
@@ -223,9 +247,16 @@ def remaining_heads(
         t("{family}, layer {layer}, after switching heads off", family=t(HEAD_FAMILY_TITLES[family]), layer=layer + 1)
     )
     figure = layer_heads(
-        view.weights[layer], off, view.query_labels, view.key_labels, title=title, lang=current_language()
+        view.weights[layer],
+        off,
+        view.query_labels,
+        view.key_labels,
+        title=title,
+        lang=current_language(),
+        height=min(FIGURE_PX, max(360, 30 * len(view.query_labels) + 220)),
+        width=width,
     )
-    show_figure(fit_height(figure, 380, width=NARROW_TITLE_PX), f"heads {family} layer {layer + 1} ablated", key=key)
+    show_figure(fit_height(figure, FIGURE_PX, width=width), f"heads {family} layer {layer + 1} ablated", key=key)
 
 
 # On the Translate and Compare pages the head view's ?heads= (1-based head numbers) is taken, so the mask
@@ -258,7 +289,14 @@ def ablation_expander(
         if mask.is_empty:
             show_side_by_side(original, original, mask)
             return
-        changed = ablated_translation(selection, original.source, mask, beam_size=beam_size, alpha=alpha)
+        changed = ablated_translation(
+            selection,
+            original.source,
+            mask,
+            beam_size=beam_size,
+            alpha=alpha,
+            max_extra_tokens=ablation_extra_tokens(original),
+        )
         show_side_by_side(original, changed, mask)
         # The attention of the heads left on, in the family and layer chosen here.
         family = st.segmented_control(

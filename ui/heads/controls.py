@@ -15,17 +15,20 @@ from ui.attention_controls import choice_list, number_picker, sentence_input
 from ui.heads.ablation import (
     MODES,
     ablated_translation,
+    ablation_extra_tokens,
     head_mask_grid,
     remaining_heads,
     show_side_by_side,
 )
 from ui.heads.rollout import rollout_section
 from ui.i18n import t
+from ui.layout import COLUMN_GAP_PX, figure_column_px
 from ui.model_cache import translate_for
 from ui.model_picker import Selection
 from ui.urlstate import bound_buttons, bound_choice
 
 BEAMS = (1, 4)
+FIGURE_SHARE = 0.6  # of the main area: the translations and the figure; the head switches beside them
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,7 @@ def ablate_section(selection: Selection, checkpoint: Checkpoint, choice: Ablatio
     """The translation with every head on beside the one with the unticked heads off, and the heads left on."""
     # The head switches beside the translations and the figure, both on the first screen: untick a head and
     # watch the figure change without scrolling.
-    results, switches = st.columns([3, 2], gap="medium")
+    results, switches = st.columns([FIGURE_SHARE, 1 - FIGURE_SHARE], gap="medium")
     with switches:
         st.markdown(t("Untick a head to switch it off; the link keeps the choice."))
         mask = head_mask_grid(checkpoint.config, stacked=True)
@@ -85,10 +88,17 @@ def ablate_section(selection: Selection, checkpoint: Checkpoint, choice: Ablatio
         results.info(t("Type a sentence above, or click an example."), icon=":material/keyboard:")
         return
     original = translate_for(selection, [choice.sentence], beam_size=choice.beam, with_attention=True)[0]
-    changed = ablated_translation(selection, choice.sentence, mask, beam_size=choice.beam, mode=choice.mode)
+    changed = ablated_translation(
+        selection,
+        choice.sentence,
+        mask,
+        beam_size=choice.beam,
+        mode=choice.mode,
+        max_extra_tokens=ablation_extra_tokens(original),
+    )
     with results:
         show_side_by_side(original, changed, mask)
-        remaining_heads(changed, mask, choice.family, choice.layer)
+        remaining_heads(changed, mask, choice.family, choice.layer, width=figure_column_px(FIGURE_SHARE, COLUMN_GAP_PX))
 
 
 def flow_section(selection: Selection, sentence: str) -> None:
