@@ -96,7 +96,7 @@ def beam_tree_figure(
     Laid out for a figure `width` px wide (its least width on the page: drawn wider, the columns only spread):
     the x axis counts px, each step a column as wide as a node, the widest label and the edges' run, so no label
     meets another label, a node or an edge and none is shortened. Where the steps up to `upto_step` do not all
-    fit, the figure shows the last ones that do (the title says which). Rows are at least `_ROW_PX[1]` apart,
+    fit, the figure shows the last ones that do (the axis title says which). Rows are at least `_ROW_PX[1]` apart,
     so a figure asked for at most `max_height` px grows past it rather than let rows touch."""
     nodes = _layout(trace)
     last_step = len(trace.steps) - 1
@@ -127,22 +127,25 @@ def beam_tree_figure(
 
     title = translate("Beam search, beam size {k}, α = {alpha}", lang, k=trace.beam_size, alpha=f"{trace.alpha:g}")
     # Where the search stands goes on a second line: one line with both runs past a 1024 px window.
-    if first > 0:
-        title += "<br>" + translate(
-            "steps {first} to {last} of {steps}", lang, first=first, last=upto + 1, steps=last_step + 1
-        )
-    elif upto < last_step:
+    if upto < last_step:
         title += "<br>" + translate("step {step} of {steps}", lang, step=upto + 1, steps=last_step + 1)
     elif trace.stop_reason:
         title += "<br>" + translate("stopped: {reason}", lang, reason=stop_reason_text(trace.stop_reason, lang))
+    shown = sorted({n.x for n in visible})
+    x_title = translate("tokens generated (decoding step)", lang)
+    margin = dict(_MARGIN)
+    if first > 0:  # the steps before did not fit: said under the axis, where the step numbers start late
+        x_title += "<br>" + translate(
+            "steps {first} to {last} of {steps}", lang, first=first, last=upto + 1, steps=last_step + 1
+        )
+        margin["b"] += int(1.3 * FONT_SIZE)
     max_y = max((abs(n.y) for n in nodes), default=0.0)
     row_px = float(_ROW_PX[0])
     if max_height is not None and max_y > 0:
-        room = max_height - _MARGIN["t"] - _MARGIN["b"] - 2 * _RADIUS - 8
+        room = max_height - margin["t"] - margin["b"] - 2 * _RADIUS - 8
         row_px = max(float(_ROW_PX[1]), min(row_px, room / (2 * max_y)))
     edge = (_RADIUS + 4) / row_px  # room for the outer rows' markers and labels, in rows
-    height = int(round(_MARGIN["t"] + _MARGIN["b"] + (2 * max_y + 2 * edge) * row_px))
-    shown = sorted({n.x for n in visible})
+    height = int(round(margin["t"] + margin["b"] + (2 * max_y + 2 * edge) * row_px))
     fig.update_layout(
         # Body-size title: two lines of it and the legend's row fit the top margin.
         title={"text": title, "font": {"size": FONT_SIZE}},
@@ -150,7 +153,7 @@ def beam_tree_figure(
         paper_bgcolor="rgba(0,0,0,0)",
         plot_bgcolor="rgba(0,0,0,0)",
         height=height,
-        margin=_MARGIN,
+        margin=margin,
         legend={
             "orientation": "h",
             "yanchor": "bottom",
@@ -161,7 +164,7 @@ def beam_tree_figure(
         },
         hoverlabel={"font": {"size": HOVER_SIZE, "family": FONT_FAMILY}},
         xaxis={
-            "title": {"text": translate("tokens generated (decoding step)", lang)},
+            "title": {"text": x_title},
             "tickvals": [left[x] for x in shown],
             "ticktext": [str(x) for x in shown],
             "tickfont": {"size": TICK_SIZE},
