@@ -14,6 +14,7 @@ from explorer.examples import beam_example
 from explorer.inference import translate
 from tests.apptest_helpers import chart, open_page
 from ui.beam.tree import TABLE_PX
+from ui.markdown import md_escape
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = "pages/beam.py"
@@ -82,3 +83,12 @@ def test_the_tables_fit_the_main_area_with_score_and_status(shipped, one_torch_t
         assert needed <= set(columns), columns
         assert all("width" in c for c in columns.values()), "every column has its width"
         assert sum(c["width"] for c in columns.values()) <= TABLE_PX, columns
+
+
+def test_tour_stop_8_shows_the_beam_pages_sentence_where_the_beam_changes_the_score(shipped, one_torch_thread):
+    """With the tour's first sentence the four lines of stop 8 were flat: every beam found greedy's output."""
+    at = open_page("pages/tour.py", model=SHIPPED, stop="8", lang="en")
+    sentence = beam_example(REPO / "checkpoints" / SHIPPED)
+    assert sentence and any(md_escape(sentence) in m.value for m in at.main.markdown), "the stop names its sentence"
+    lines = chart(at, "tour_figure_beam_search")["data"]
+    assert any(len(set(line["y"])) > 1 for line in lines), "some α's score changes with the beam size"
