@@ -11,7 +11,15 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from explorer.figures.attention import _check, index_axis, pair_heatmap
-from explorer.figures.theme import DIVERGING_COLORSCALE, WEIGHT_COLORSCALE, apply_theme, color, colorbar
+from explorer.figures.theme import (
+    DIVERGING_COLORSCALE,
+    FONT_SIZE,
+    WEIGHT_COLORSCALE,
+    apply_theme,
+    color,
+    colorbar,
+    text_width_px,
+)
 from explorer.i18n import translate
 from explorer.paper import HEAD_FAMILY_TITLES
 
@@ -180,7 +188,8 @@ def layer_heads(
     The weights of an ablated head are still computed (only its output is removed), so they are hidden
     rather than shown: they no longer reach the translation. Drawn `height` px tall (default: 30 px a query
     row) and at least `width` px wide, every n-th token is named where naming them all would stack the labels
-    (a model with heads off can repeat a piece to the length limit).
+    (a model with heads off can repeat a piece to the length limit), and panels too narrow for "Head 1 · off"
+    are titled "1 · off" (the figure's title says they are heads).
     """
     w = _check(weights, 3, query_labels, key_labels, "(heads, q, k)")
     heads, q, k = w.shape
@@ -188,6 +197,9 @@ def layer_heads(
     off_word = translate("off", lang)
     named = [translate("Head {n}", lang, n=h + 1) for h in range(heads)]  # 1-based, as on every page
     titles = [f"{named[h]} · {off_word}" if off[h] else named[h] for h in range(heads)]
+    panel_px = (width - _SIDES_PX) / heads
+    if max(text_width_px(title, FONT_SIZE) for title in titles) > panel_px:  # "Head 1 · offHead 2" ran together
+        titles = [f"{h + 1} · {off_word}" if off[h] else str(h + 1) for h in range(heads)]
     fig = make_subplots(
         rows=1,
         cols=heads,
@@ -211,7 +223,6 @@ def layer_heads(
             col=h + 1,
         )
     height = max(360, 30 * q + 220) if height is None else height
-    panel_px = (width - _SIDES_PX) / heads
     for h in range(heads):
         fig.update_xaxes(**thinned_axis(key_labels, panel_px), row=1, col=h + 1)
     fig.update_yaxes(**thinned_axis(query_labels, height - _ABOVE_BELOW_PX, reverse=True), row=1, col=1)

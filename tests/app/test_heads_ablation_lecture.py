@@ -4,6 +4,8 @@ counts worded for one head in English and Korean."""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 import ui.heads.ablation
@@ -17,12 +19,26 @@ SENTENCE = "a b c d e f g"  # the reverse fixture repeats "b" to the length limi
 
 
 def test_the_head_switches_sit_beside_the_figure(checkpoint_root, one_torch_thread):
+    """The switches of the family the figure shows share its row (the others follow below the figure)."""
     at = open_page(PAGE, model="reverse-fixture", h_sentence=SENTENCE, heads="cross.0.0")
     (figure_column,) = [c for c in at.main.columns if c.get("plotly_chart")]
-    (switch_column,) = [c for c in at.main.columns if c.get("checkbox")]
-    assert not figure_column.get("checkbox") and not switch_column.get("plotly_chart")
-    assert figure_column.weight + switch_column.weight == pytest.approx(1.0), "one row: the figure and its switches"
-    assert len(switch_column.get("checkbox")) == 12, "every head's switch (3 families x 2 layers x 2 heads)"
+    beside = [c for c in at.main.columns if any(box.key.startswith("hm_cross_") for box in c.get("checkbox"))]
+    assert len(beside) == 1 and not figure_column.get("checkbox") and not beside[0].get("plotly_chart")
+    assert figure_column.weight + beside[0].weight == pytest.approx(1.0), "one row: the figure and its switches"
+    assert len(beside[0].get("checkbox")) == 4, "the shown family's switches (2 layers x 2 heads), nothing else"
+    assert at.radio(key="h_family").value == "cross"
+
+
+def test_narrow_panels_are_titled_by_number():
+    import numpy as np
+
+    from explorer.figures.heads import layer_heads
+
+    weights = np.full((4, 3, 3), 1 / 3)
+    narrow = layer_heads(weights, [True, False, False, False], list("abc"), list("xyz"), width=400)
+    wide = layer_heads(weights, [True, False, False, False], list("abc"), list("xyz"), width=1200)
+    assert [a.text for a in narrow.layout.annotations][:4] == ["1 · off", "2", "3", "4"]
+    assert [a.text for a in wide.layout.annotations][:4] == ["Head 1 · off", "Head 2", "Head 3", "Head 4"]
 
 
 def test_an_all_off_layer_says_so(checkpoint_root, one_torch_thread):
@@ -44,10 +60,13 @@ def test_counts_read_right_for_one_head_and_for_none(checkpoint_root, one_torch_
     assert cards[0] != cards[1] and cards[1].startswith(none_off), cards
 
 
-def test_decoding_with_heads_off_stops_near_the_original(checkpoint_root, one_torch_thread, monkeypatch):
+def test_decoding_with_heads_off_stops_near_the_original(checkpoint_root, one_torch_thread, monkeypatch, tmp_path):
     """The re-decoding is given a length limit: the original's output plus a margin, within input + 50."""
     sentence = "a small child sees the red dog ."
-    checkpoint = load_checkpoint(checkpoint_root / "words-fixture")
+    # A copy under its own name: the words fixture's page state stays as the importance tests expect it.
+    shutil.copytree(checkpoint_root / "words-fixture", tmp_path / "words-copy")
+    monkeypatch.setenv("EXPLORER_CHECKPOINTS", str(tmp_path))
+    checkpoint = load_checkpoint(tmp_path / "words-copy")
     (original,) = translate(checkpoint.model, checkpoint.tokenizer, [sentence])
     calls: list[tuple[int, Translation]] = []
 
@@ -57,7 +76,7 @@ def test_decoding_with_heads_off_stops_near_the_original(checkpoint_root, one_to
         return result
 
     monkeypatch.setattr(ui.heads.ablation, "translate", spy)
-    open_page(PAGE, model="words-fixture", h_sentence=sentence, heads="cross.0.0,cross.0.1,dec.0.0,dec.0.1")
+    open_page(PAGE, model="words-copy", h_sentence=sentence, heads="cross.0.0,cross.0.1,dec.0.0,dec.0.1")
     expected = max(1, min(EXTRA_OUTPUT_TOKENS, len(original.output_ids) + ABLATION_MARGIN - len(original.source_ids)))
     assert [limit for limit, _ in calls] == [expected]
     ((_, ablated),) = calls

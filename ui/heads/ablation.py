@@ -7,6 +7,8 @@ Reusable: the Translate and Compare pages can call `head_mask_grid` and `ablated
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
+from typing import Any
 
 import streamlit as st
 
@@ -79,19 +81,20 @@ def _all_on(config: ModelConfig, prefix: str) -> None:
 
 
 def head_mask_grid(
-    config: ModelConfig, *, url_key: str = URL_KEY, prefix: str = "hm", stacked: bool = False
+    config: ModelConfig, *, url_key: str = URL_KEY, prefix: str = "hm", placed: Mapping[str, Any] | None = None
 ) -> HeadMask:
     """One checkbox per head, a row per layer, a block per family; unticked = switched off. Returns the mask
     and writes it to the URL as ?{url_key}=. `prefix` names the checkboxes' keys (`hm_cross_1_0`), so two
-    pages keep separate grids. `stacked`: the family blocks one under another (in a column beside a figure)."""
+    pages keep separate grids. `placed`: a container for some families' blocks (beside a figure, without the
+    head names on hover, which would break a narrow row); the others go side by side here."""
     _seed_from_url(config, url_key, prefix)
-    if stacked:
-        blocks = [st.container(border=True) for _ in HEAD_FAMILIES]
-    else:
-        blocks = st.columns(len(HEAD_FAMILIES), gap="medium", border=True)
+    placed = placed or {}
+    rest = [f for f in HEAD_FAMILIES if f not in placed]
+    blocks = dict(zip(rest, st.columns(len(rest), gap="medium", border=True), strict=True)) if rest else {}
     off = []
-    for block, family in zip(blocks, HEAD_FAMILIES, strict=True):
-        with block:
+    for family in HEAD_FAMILIES:
+        narrow = family in placed
+        with placed[family] if narrow else blocks[family]:
             st.markdown(f"**{t(HEAD_FAMILY_TITLES[family])}** · `{family}`")
             for layer in range(family_layers(config, family)):
                 row = st.container(horizontal=True, gap="small", vertical_alignment="center")
@@ -100,8 +103,9 @@ def head_mask_grid(
                     key = _key(family, layer, head, prefix)
                     if key not in st.session_state:
                         st.session_state[key] = True
-                    if not row.checkbox(str(head + 1), key=key, help=head_name(family, layer, head)):
-                        off.append(head_name(family, layer, head))
+                    name = head_name(family, layer, head)
+                    if not row.checkbox(str(head + 1), key=key, help=None if narrow else name):
+                        off.append(name)
     st.caption(numbering_note(config))
     st.button(
         t("Switch every head back on"),

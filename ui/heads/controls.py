@@ -28,7 +28,7 @@ from ui.model_picker import Selection
 from ui.urlstate import bound_buttons, bound_choice
 
 BEAMS = (1, 4)
-FIGURE_SHARE = 0.6  # of the main area: the translations and the figure; the head switches beside them
+FIGURE_SHARE = 0.66  # of the main area: the remaining heads' figure; the switches of its family beside it
 
 
 @dataclass(frozen=True)
@@ -78,12 +78,12 @@ def heads_controls(side: Any, checkpoint: Checkpoint) -> AblationChoice:
 
 def ablate_section(selection: Selection, checkpoint: Checkpoint, choice: AblationChoice) -> None:
     """The translation with every head on beside the one with the unticked heads off, and the heads left on."""
-    # The head switches beside the translations and the figure, both on the first screen: untick a head and
-    # watch the figure change without scrolling.
-    results, switches = st.columns([FIGURE_SHARE, 1 - FIGURE_SHARE], gap="medium")
-    with switches:
-        st.markdown(t("Untick a head to switch it off; the link keeps the choice."))
-        mask = head_mask_grid(checkpoint.config, stacked=True)
+    # On the first screen: the two translations, then the figure with the switches of the family it shows beside
+    # it; untick a head and watch both change without scrolling. The other families' switches follow below.
+    results = st.container()
+    figure, switches = st.columns([FIGURE_SHARE, 1 - FIGURE_SHARE], gap="medium")
+    st.markdown(t("Untick a head to switch it off; the link keeps the choice."))
+    mask = head_mask_grid(checkpoint.config, placed={choice.family: switches.container(border=True)})
     if not choice.sentence:
         results.info(t("Type a sentence above, or click an example."), icon=":material/keyboard:")
         return
@@ -98,7 +98,9 @@ def ablate_section(selection: Selection, checkpoint: Checkpoint, choice: Ablatio
     )
     with results:
         show_side_by_side(original, changed, mask)
-        remaining_heads(changed, mask, choice.family, choice.layer, width=figure_column_px(FIGURE_SHARE, COLUMN_GAP_PX))
+    with figure:
+        width = figure_column_px(FIGURE_SHARE, COLUMN_GAP_PX)
+        remaining_heads(changed, mask, choice.family, choice.layer, width=width)
 
 
 def flow_section(selection: Selection, sentence: str) -> None:
