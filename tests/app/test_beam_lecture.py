@@ -36,6 +36,9 @@ def test_the_page_opens_on_a_sentence_where_beam_and_greedy_differ(shipped, one_
     at = open_page(PAGE, model=SHIPPED)
     sentence = at.text_input(key="beam_sentence").value
     assert sentence == beam_example(REPO / "checkpoints" / SHIPPED)
+    own = json.loads((REPO / "checkpoints" / SHIPPED / "examples.json").read_text())["en"]
+    offered = list(at.pills(key="beam_sentence_example").options)
+    assert len(offered) == len(own) + 1 and md_escape(sentence) in offered[0], "its own examples, this one first"
     beam, greedy = translations(at)
     assert beam != greedy, "the first look shows what the beam is for"
     captions = " ".join(c.value for c in at.caption)
