@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import re
 
 import numpy as np
@@ -167,4 +166,6 @@ def test_labels_are_drawn_after_every_marker_and_let_clicks_through(trace):
     assert labels.textposition == "middle right"
     nodes = sorted((y, x) for t in node_traces(fig) for x, y in zip(t.x, t.y, strict=True))
     drawn = sorted(zip(labels.y, labels.x, strict=True))
-    assert [y for y, _ in drawn] == [y for y, _ in nodes] and all(lx > nx for (_, lx), (_, nx) in zip(drawn, nodes))
+    assert [y for y, _ in drawn] == [y for y, _ in nodes] and all(
+        lx > nx for (_, lx), (_, nx) in zip(drawn, nodes, strict=True)
+    )
