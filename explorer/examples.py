@@ -1,7 +1,9 @@
 """Example sentences for a checkpoint: a first look at the app should show sensible attention.
 
-A checkpoint folder may carry `examples.json`, ``{"en": ["A man ...", ...]}``: a few sentences in its source
-language, in the domain it was trained on (Multi30k: people, animals, streets). A checkpoint without the
+A checkpoint folder may carry `examples.json`, ``{"en": ["A man ...", ...], "beam": {"en": "Three women ..."}}``:
+a few sentences in its source language, in the domain it was trained on (Multi30k: people, animals, streets), and
+under "beam" one on which beam search finds another output than greedy decoding (found on validation data by
+checkpoints/recipes/beam_example.py), for the Beam page and the tour's beam search stop. A checkpoint without the
 file gets `GENERIC_EXAMPLES`; a file that cannot be used gets them too, with a message that says why (the
 app shows it; nothing here raises on a bad file).
 """
@@ -15,6 +17,7 @@ from pathlib import Path
 from explorer.i18n import translate
 
 EXAMPLES_FILE = "examples.json"
+BEAM_KEY = "beam"
 MAX_EXAMPLES = 20
 MAX_CHARS = 300  # a sentence, not a paragraph: the attention figure has a row per token
 
@@ -76,3 +79,18 @@ def load_examples(checkpoint_dir: str | Path, source_lang: str = "en", *, lang: 
 def examples_for(checkpoint_dir: str | Path, source_lang: str = "en") -> list[str]:
     """Just the sentences of `load_examples`: the checkpoint's own, else the generic ones."""
     return list(load_examples(checkpoint_dir, source_lang).sentences)
+
+
+def beam_example(checkpoint_dir: str | Path, source_lang: str = "en") -> str | None:
+    """The checkpoint's sentence on which beam search and greedy decoding differ (examples.json's "beam"), or
+    None when its folder has none (or none usable: the caller then looks for one itself)."""
+    path = Path(checkpoint_dir) / EXAMPLES_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    beam = data.get(BEAM_KEY) if isinstance(data, dict) else None
+    sentence = beam.get(source_lang) if isinstance(beam, dict) else None
+    if not isinstance(sentence, str) or not sentence.strip() or len(sentence) > MAX_CHARS:
+        return None
+    return sentence.strip()

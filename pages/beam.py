@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.beam.example import beam_sentence
 from ui.beam.hypothesis import attention_section, chosen_hypothesis, hypothesis_picker, nbest_list, nbest_section
 from ui.beam.search import search_controls, search_section, verdict
 from ui.beam.tree import picked_tokens, step_section, step_slider, tree_section
@@ -28,7 +29,7 @@ page_header(
 )
 
 side = controls()
-choice = search_controls(side, checkpoint)
+choice = search_controls(side, checkpoint, beam_sentence(selection))
 if choice is None:
     st.stop()
 searched = search_section(selection, checkpoint.config.max_len, choice)

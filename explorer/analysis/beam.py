@@ -9,7 +9,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from explorer.decoding.hypotheses import BeamTrace, Hypothesis
-from explorer.decoding.policy import length_penalty
+from explorer.decoding.policy import length_penalty, normalized_score
+from explorer.inference import translate
+from explorer.model import Transformer
 from explorer.tokenizer import Tokenizer
 
 
@@ -62,3 +64,29 @@ def step_rows(trace: BeamTrace, step: int, tokenizer: Tokenizer) -> list[dict[st
             }
         )
     return rows
+
+
+def beam_differs(
+    model: Transformer,
+    tokenizer: Tokenizer,
+    sentences: Sequence[str],
+    *,
+    beam_size: int = 4,
+    alpha: float = 0.6,
+    max_words: int = 10,
+) -> str | None:
+    """The shortest of `sentences` (at most `max_words` words; the first among equals) on which beam search
+    with `beam_size` beams and length penalty `alpha` finds another output than greedy decoding, one that ranks
+    higher by the α-normalised score the search uses (Section 6.1); None when there is none. A sentence on
+    which both agree cannot show what the beam is for; a short one keeps its search tree readable."""
+    short = [s for s in sentences if 0 < len(s.split()) <= max_words]
+    if not short:
+        return None
+    greedy = translate(model, tokenizer, short, beam_size=1, alpha=alpha)
+    beam = translate(model, tokenizer, short, beam_size=beam_size, alpha=alpha)
+    differing = [
+        sentence
+        for sentence, g, b in zip(short, greedy, beam, strict=True)
+        if g.output_ids != b.output_ids and b.score > normalized_score(g.log_prob, len(g.output_ids), alpha)
+    ]
+    return min(differing, key=lambda s: len(s.split()), default=None)

@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 
 from explorer.decoding.hypotheses import BeamTrace
 from explorer.decoding.policy import STOP_BEAM_FULL, STOP_BOUND, STOP_MAX_LEN, STOP_NO_LIVE
-from explorer.figures.theme import FONT_FAMILY, FONT_SIZE, HOVER_SIZE, TICK_SIZE, text_width_px
+from explorer.figures.theme import FONT_FAMILY, FONT_SIZE, HOVER_SIZE, TICK_SIZE
 from explorer.i18n import translate
 
 TokenLabels = Callable[[int], str] | Sequence[str]
@@ -53,14 +53,15 @@ def stop_reason_text(reason: str, lang: str = "en") -> str:
 
 
 HIGHLIGHT = "#f59e0b"
-# Room for a node's label above it: the largest marker (a finished star on the highlighted path) and a line
-# of label text, with some air; presenter mode draws the text an eighth larger.
-_LABEL_ABOVE_PX = (STYLE["finished"][2] + 6) / 2 + 1.6 * FONT_SIZE
-_MARKER_BELOW_PX = (STYLE["finished"][2] + 6) / 2 + 4
 _MARGIN = {"l": 20, "r": 20, "t": 124, "b": 60}
-_RIGHT_OF_LAST = 0.7  # x-axis room after the last step, in steps
-# Node labels at the tick size (16 px; 18 in presenter mode): a tree's columns are narrow, and the pieces long.
+# Node labels at the tick size (16 px; 18 in presenter mode), each to the right of its node; a column holds a
+# node, the gap, the widest label of the figure, and room for the edges to its children.
 LABEL_SIZE = TICK_SIZE
+_RADIUS = (STYLE["finished"][2] + 6) / 2  # the largest marker: a finished star on the highlighted path
+_GAP = 6  # px between a marker and its label, and between a label and its edges
+_EDGE_PX = 40  # the least horizontal run of the edges between a column's labels and the next column's nodes
+_ROW_PX = (44, 36)  # px between two rows: wished for, and the least (two largest markers and some air)
+MARKER = "\u2581"  # SentencePiece's word-start marker: not drawn on the tree (the pieces are the model's words)
 EDGE = {"kept": "rgba(59, 130, 246, 0.6)", "finished": "rgba(34, 197, 94, 0.7)", "pruned": "rgba(148, 163, 184, 0.45)"}
 
 
@@ -86,54 +87,43 @@ def beam_tree_figure(
     highlight: tuple[int, ...] | None = None,
     lang: str = "en",
     max_height: int | None = None,
-    width: int | None = None,
+    width: int = 600,
 ) -> go.Figure:
     """Draw `trace` as a tree: one node per candidate of steps 0..`upto_step` (all when None; negative:
-    only the start node), labeled with its token piece, hover showing log-probabilities and the
-    length-normalized score. `highlight` (a hypothesis' tokens) thickens that hypothesis' path.
+    only the start node), its token piece to its right (without the "▁" marker), hover showing log-probabilities
+    and the length-normalized score. `highlight` (a hypothesis' tokens) thickens that hypothesis' path.
 
-    The figure is at most `max_height` px tall; the y range leaves the top row's labels room inside the plot,
-    so none is cut at the plot's edge or runs into the legend above it. Drawn `width` px wide, a label longer than
-    its step's column is shortened with "…" (the hover keeps it whole): at 1024 px a tree of 8 steps has columns
-    of about 60 px, and "▁Fahrrad" over one node ran into "▁einem" over the next."""
+    Laid out for a figure `width` px wide (its least width on the page: drawn wider, the columns only spread):
+    the x axis counts px, each step a column as wide as a node, the widest label and the edges' run, so no label
+    meets another label, a node or an edge and none is shortened. Where the steps up to `upto_step` do not all
+    fit, the figure shows the last ones that do (the axis title says which). Rows are at least `_ROW_PX[1]` apart,
+    so a figure asked for at most `max_height` px grows past it rather than let rows touch."""
     nodes = _layout(trace)
     last_step = len(trace.steps) - 1
-    label = _labeler(token_labels)
-    # The width estimate is an upper one (theme.text_width_px): labels as wide as the column keep some air.
-    text = label if width is None else _labeler(token_labels, _column_px(width, last_step + 1))
     upto = last_step if upto_step is None else min(upto_step, last_step)
-    visible = [n for n in nodes if n.step <= upto]
-    by_id = {n.id: n for n in nodes}
+    hover = _labeler(token_labels)
+    text = _labeler(token_labels, drawn=True)
+    widths = _column_widths(nodes, text)
+    plot_width = width - _MARGIN["l"] - _MARGIN["r"]
+    first = _first_column(widths, upto + 1, plot_width)  # the leftmost column shown: tokens generated
+    visible = [n for n in nodes if n.step <= upto and n.x >= first]
+    left = {x: _RADIUS + _GAP / 2 + sum(widths[first:x]) for x in range(first, len(widths))}
+    x_of = {n.id: left[n.x] for n in visible}
+    by_id = {n.id: n for n in visible}
     on_path = _path_ids(nodes, highlight)
 
     fig = go.Figure()
     for status in ("pruned", "kept", "finished"):
-        edges = [n for n in visible if n.status == status and n.parent_id is not None]
-        fig.add_trace(
-            _edges(
-                edges,
-                by_id,
-                EDGE[status],
-                width=2,
-                dash="dot" if status == "pruned" else "solid",
-                name=f"edges: {status}",
-            )
-        )
+        edges = [n for n in visible if n.status == status and n.parent_id in by_id]
+        dash = "dot" if status == "pruned" else "solid"
+        fig.add_trace(_edges(edges, by_id, x_of, text, widths, EDGE[status], 2, dash, f"edges: {status}"))
     if on_path:
-        fig.add_trace(
-            _edges(
-                [n for n in visible if n.id in on_path and n.parent_id is not None],
-                by_id,
-                HIGHLIGHT,
-                width=6,
-                dash="solid",
-                name="highlight",
-            )
-        )
+        path = [n for n in visible if n.id in on_path and n.parent_id in by_id]
+        fig.add_trace(_edges(path, by_id, x_of, text, widths, HIGHLIGHT, 6, "solid", "highlight"))
     for status in ("start", "pruned", "kept", "finished"):
         group = [n for n in visible if n.status == status]
-        fig.add_trace(_markers(group, status, label, on_path, lang))
-    fig.add_trace(_labels(visible, text, on_path))
+        fig.add_trace(_markers(group, x_of, status, hover, on_path, lang))
+    fig.add_trace(_labels(visible, x_of, text, on_path))
 
     title = translate("Beam search, beam size {k}, α = {alpha}", lang, k=trace.beam_size, alpha=f"{trace.alpha:g}")
     # Where the search stands goes on a second line: one line with both runs past a 1024 px window.
@@ -141,11 +131,21 @@ def beam_tree_figure(
         title += "<br>" + translate("step {step} of {steps}", lang, step=upto + 1, steps=last_step + 1)
     elif trace.stop_reason:
         title += "<br>" + translate("stopped: {reason}", lang, reason=stop_reason_text(trace.stop_reason, lang))
-    max_x = last_step + 1
+    shown = sorted({n.x for n in visible})
+    x_title = translate("tokens generated (decoding step)", lang)
+    margin = dict(_MARGIN)
+    if first > 0:  # the steps before did not fit: said under the axis, where the step numbers start late
+        x_title += "<br>" + translate(
+            "steps {first} to {last} of {steps}", lang, first=first, last=upto + 1, steps=last_step + 1
+        )
+        margin["b"] += int(1.3 * FONT_SIZE)
     max_y = max((abs(n.y) for n in nodes), default=0.0)
-    height = int(max(360, 70 * (2 * max_y + 1) + 160))
-    if max_height is not None:
-        height = min(height, max_height)
+    row_px = float(_ROW_PX[0])
+    if max_height is not None and max_y > 0:
+        room = max_height - margin["t"] - margin["b"] - 2 * _RADIUS - 8
+        row_px = max(float(_ROW_PX[1]), min(row_px, room / (2 * max_y)))
+    edge = (_RADIUS + 4) / row_px  # room for the outer rows' markers and labels, in rows
+    height = int(round(margin["t"] + margin["b"] + (2 * max_y + 2 * edge) * row_px))
     fig.update_layout(
         # Body-size title: two lines of it and the legend's row fit the top margin.
         title={"text": title, "font": {"size": FONT_SIZE}},
@@ -153,7 +153,7 @@ def beam_tree_figure(
         paper_bgcolor="rgba(0,0,0,0)",
         plot_bgcolor="rgba(0,0,0,0)",
         height=height,
-        margin=_MARGIN,
+        margin=margin,
         legend={
             "orientation": "h",
             "yanchor": "bottom",
@@ -164,27 +164,18 @@ def beam_tree_figure(
         },
         hoverlabel={"font": {"size": HOVER_SIZE, "family": FONT_FAMILY}},
         xaxis={
-            "title": {"text": translate("tokens generated (decoding step)", lang)},
-            "tickvals": list(range(max_x + 1)),
+            "title": {"text": x_title},
+            "tickvals": [left[x] for x in shown],
+            "ticktext": [str(x) for x in shown],
             "tickfont": {"size": TICK_SIZE},
-            "range": [-0.5, max_x + _RIGHT_OF_LAST],
+            "range": [0, plot_width],
             "gridcolor": "rgba(128, 128, 128, 0.2)",
             "zeroline": False,
+            "fixedrange": True,
         },
-        yaxis={"visible": False, "range": y_range(max_y, height - _MARGIN["t"] - _MARGIN["b"])},
+        yaxis={"visible": False, "range": [-max_y - edge, max_y + edge], "fixedrange": True},
     )
     return fig
-
-
-def y_range(max_y: float, plot_px: float) -> list[float]:
-    """The y range for rows at -max_y..max_y in a plot `plot_px` tall, with `_LABEL_ABOVE_PX` free above the
-    top row and `_MARKER_BELOW_PX` below the bottom one. With u px per row the range is
-    [-max_y - below/u, max_y + above/u] and spans plot_px/u rows, so u = (plot_px - above - below) / (2 max_y)."""
-    if max_y <= 0:  # one row (only the start node): in the middle, one unit a pixel
-        return [-plot_px / 2, plot_px / 2]
-    spare = max(plot_px - _LABEL_ABOVE_PX - _MARKER_BELOW_PX, plot_px / 3)  # a tiny plot still shows its rows
-    per_row = spare / (2 * max_y)
-    return [-max_y - _MARKER_BELOW_PX / per_row, max_y + _LABEL_ABOVE_PX / per_row]
 
 
 def _layout(trace: BeamTrace) -> list[_Node]:
@@ -224,15 +215,56 @@ def _path_ids(nodes: list[_Node], highlight: tuple[int, ...] | None) -> set[int]
     return path if len(path) > 1 else set()
 
 
+def label_px(text: str) -> float:
+    """A drawn label's width, on the safe side: 0.65 em a character (the theme's sans-serif averages about 0.5;
+    Hangul and other wide scripts, 1 em); a column is laid out for its widest label by this."""
+    return sum(1.0 if ord(ch) >= 0x1100 else 0.65 for ch in text) * LABEL_SIZE
+
+
+def _column_widths(nodes: list[_Node], text: Callable[[int], str]) -> list[float]:
+    """px from each column's nodes to the next column's (a column per number of tokens generated): a marker, the
+    column's widest drawn label (`label_px`) between two gaps, and the edges' run."""
+    widest = [0.0] * (max((n.x for n in nodes), default=0) + 1)
+    for n in nodes:
+        widest[n.x] = max(widest[n.x], label_px(html.unescape(text(n.token))))
+    return [2 * _RADIUS + 2 * _GAP + w + _EDGE_PX for w in widest]
+
+
+def _first_column(widths: list[float], last: int, plot_width: float) -> int:
+    """The leftmost column such that columns first..`last` fit `plot_width` px (the last one needs no edge run);
+    the last column alone where even two do not fit (a label is never shortened)."""
+    first, used = last, widths[last] - _EDGE_PX + _GAP / 2
+    while first > 0 and used + widths[first - 1] <= plot_width:
+        first -= 1
+        used += widths[first]
+    return first
+
+
+def _label_end(node: _Node, x_of: dict[int, float], text: Callable[[int], str]) -> float:
+    """The x (px) where `node`'s drawn label ends."""
+    return x_of[node.id] + _RADIUS + _GAP + label_px(html.unescape(text(node.token)))
+
+
 def _edges(
-    children: list[_Node], by_id: dict[int, _Node], color: str, width: float, dash: str, name: str
+    children: list[_Node],
+    by_id: dict[int, _Node],
+    x_of: dict[int, float],
+    text: Callable[[int], str],
+    widths: list[float],
+    color: str,
+    width: float,
+    dash: str,
+    name: str,
 ) -> go.Scatter:
+    """Each child's edge: from its parent's label end along the parent's row to where the column's labels end,
+    then to the child's node; so no edge crosses a label."""
     xs: list[float | None] = []
     ys: list[float | None] = []
     for child in children:
         parent = by_id[child.parent_id]  # type: ignore[index]
-        xs += [parent.x, child.x, None]
-        ys += [parent.y, child.y, None]
+        turn = x_of[parent.id] + widths[parent.x] - _RADIUS - _EDGE_PX
+        xs += [_label_end(parent, x_of, text) + _GAP, turn, x_of[child.id], None]
+        ys += [parent.y, parent.y, child.y, None]
     return go.Scatter(
         x=xs,
         y=ys,
@@ -244,8 +276,10 @@ def _edges(
     )
 
 
-def _markers(group: list[_Node], status: str, label: Callable[[int], str], on_path: set[int], lang: str) -> go.Scatter:
-    """One status' nodes as markers, each token's whole `label` in the hover (the drawn labels are `_labels`)."""
+def _markers(
+    group: list[_Node], x_of: dict[int, float], status: str, label: Callable[[int], str], on_path: set[int], lang: str
+) -> go.Scatter:
+    """One status' nodes as markers, each node's whole prefix in the hover (the drawn labels are `_labels`)."""
     color, symbol, size = STYLE[status]
     legend = _legend(status, lang)
     token, prefix, score = translate("token", lang), translate("prefix", lang), translate("score", lang)
@@ -256,7 +290,7 @@ def _markers(group: list[_Node], status: str, label: Callable[[int], str], on_pa
         for n in group
     ]
     return go.Scatter(
-        x=[n.x for n in group],
+        x=[x_of[n.id] for n in group],
         y=[n.y for n in group],
         mode="markers",
         name=legend,
@@ -278,50 +312,31 @@ def _marker_px(node: _Node, on_path: set[int]) -> int:
     return STYLE[node.status][2] + (6 if node.id in on_path else 0)
 
 
-def _labels(visible: list[_Node], text: Callable[[int], str], on_path: set[int]) -> go.Scatter:
-    """Every node's token label over it, as `text` draws it, in one layer above all markers: drawn with each
-    status' markers, a label under a later status' marker was hidden (at 1024x768 the highlighted path's finished
-    star, 32 px, covered "▁Fah…" over the node below it). Transparent markers of the nodes' sizes keep each label
-    just above its own marker, as plotly places the text of a marker. No hover or clicks of its own
-    (hoverinfo "skip"): a click on a label reaches the node under it, whose id the page's click handler reads."""
+def _labels(visible: list[_Node], x_of: dict[int, float], text: Callable[[int], str], on_path: set[int]) -> go.Scatter:
+    """Every node's token label to the right of the largest marker, in one text layer after all markers; no
+    hover or clicks of its own (hoverinfo "skip"), so a click reaches the node, whose id the page reads."""
     return go.Scatter(
-        x=[n.x for n in visible],
+        x=[x_of[n.id] + _RADIUS + _GAP for n in visible],
         y=[n.y for n in visible],
-        mode="markers+text",
-        marker={"size": [_marker_px(n, on_path) for n in visible], "color": "rgba(0,0,0,0)"},
+        mode="text",
         name="labels",
         text=[text(n.token) for n in visible],
-        textposition="top center",
+        textposition="middle right",
         textfont={"size": LABEL_SIZE},
-        cliponaxis=False,  # the y range leaves labels room; a label a pixel over the edge still shows
+        cliponaxis=False,
         hoverinfo="skip",
         showlegend=False,
     )
 
 
-def _column_px(width: int, steps: int) -> float:
-    """The px between two steps' nodes in a figure `width` px wide showing steps 0..`steps`."""
-    return (width - _MARGIN["l"] - _MARGIN["r"]) / (steps + 0.5 + _RIGHT_OF_LAST)
-
-
-def _fit(text: str, width: float) -> str:
-    """`text`, or its longest start that fits `width` px with "…" after it (at least one character and "…")."""
-    if text_width_px(text, LABEL_SIZE) <= width:
-        return text
-    for end in range(len(text) - 1, 1, -1):
-        if text_width_px(text[:end] + "\u2026", LABEL_SIZE) <= width:
-            return text[:end] + "\u2026"
-    return text[:1] + "\u2026"
-
-
-def _labeler(token_labels: TokenLabels, width: float | None = None) -> Callable[[int], str]:
-    """Token id -> piece (fitted to `width` px when given); HTML-escaped for plotly, which reads "<s>" as a
-    strike-through tag (escaped after fitting, so that "…" never cuts an entity)."""
+def _labeler(token_labels: TokenLabels, *, drawn: bool = False) -> Callable[[int], str]:
+    """Token id -> piece, HTML-escaped for plotly (which reads "<s>" as a strike-through tag); `drawn`: without
+    SentencePiece's "▁" (kept when the piece is nothing else)."""
     if callable(token_labels):
         name = token_labels
     else:
         pieces = list(token_labels)
         name = lambda token: pieces[token] if 0 <= token < len(pieces) else f"<{token}>"  # noqa: E731
-    if width is None:
+    if not drawn:
         return lambda token: html.escape(name(token))
-    return lambda token: html.escape(_fit(name(token), width))
+    return lambda token: html.escape(name(token).replace(MARKER, "") or name(token))

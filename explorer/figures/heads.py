@@ -11,7 +11,15 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from explorer.figures.attention import _check, index_axis, pair_heatmap
-from explorer.figures.theme import DIVERGING_COLORSCALE, WEIGHT_COLORSCALE, apply_theme, color, colorbar
+from explorer.figures.theme import (
+    DIVERGING_COLORSCALE,
+    FONT_SIZE,
+    WEIGHT_COLORSCALE,
+    apply_theme,
+    color,
+    colorbar,
+    text_width_px,
+)
 from explorer.i18n import translate
 from explorer.paper import HEAD_FAMILY_TITLES
 
@@ -172,11 +180,16 @@ def layer_heads(
     *,
     title: str | None = None,
     lang: str = "en",
+    height: int | None = None,
+    width: int = 600,
 ) -> go.Figure:
     """One layer's heads side by side, weights (heads, q, k); a switched-off head is drawn empty, titled "off".
 
     The weights of an ablated head are still computed (only its output is removed), so they are hidden
-    rather than shown: they no longer reach the translation.
+    rather than shown: they no longer reach the translation. Drawn `height` px tall (default: 30 px a query
+    row) and at least `width` px wide, every n-th token is named where naming them all would stack the labels
+    (a model with heads off can repeat a piece to the length limit), and panels too narrow for "Head 1 · off"
+    are titled "1 · off" (the figure's title says they are heads).
     """
     w = _check(weights, 3, query_labels, key_labels, "(heads, q, k)")
     heads, q, k = w.shape
@@ -184,6 +197,9 @@ def layer_heads(
     off_word = translate("off", lang)
     named = [translate("Head {n}", lang, n=h + 1) for h in range(heads)]  # 1-based, as on every page
     titles = [f"{named[h]} · {off_word}" if off[h] else named[h] for h in range(heads)]
+    panel_px = (width - _SIDES_PX) / heads
+    if max(text_width_px(title, FONT_SIZE) for title in titles) > panel_px:  # "Head 1 · offHead 2" ran together
+        titles = [f"{h + 1} · {off_word}" if off[h] else str(h + 1) for h in range(heads)]
     fig = make_subplots(
         rows=1,
         cols=heads,
@@ -206,12 +222,30 @@ def layer_heads(
             row=1,
             col=h + 1,
         )
-        fig.update_xaxes(**index_axis(key_labels), row=1, col=h + 1)
-    fig.update_yaxes(**index_axis(query_labels, reverse=True), row=1, col=1)
+    height = max(360, 30 * q + 220) if height is None else height
+    for h in range(heads):
+        fig.update_xaxes(**thinned_axis(key_labels, panel_px), row=1, col=h + 1)
+    fig.update_yaxes(**thinned_axis(query_labels, height - _ABOVE_BELOW_PX, reverse=True), row=1, col=1)
     fig.update_layout(
         coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=1.0, colorbar=colorbar(translate("weight", lang)))
     )
-    return apply_theme(fig, title=title, height=max(360, 30 * q + 220))
+    return apply_theme(fig, title=title, height=height)
+
+
+_SIDES_PX = 220  # the theme's side margins, the query labels and the colour bar
+_ABOVE_BELOW_PX = 220  # the title, the panels' titles and the key labels
+TICK_PX = 22  # the least px between two named ticks: a tick label's line with some air
+
+
+def thinned_axis(labels: Sequence[str], span_px: float, *, reverse: bool = False) -> dict[str, object]:
+    """`index_axis` over `labels` on an axis `span_px` long, naming every n-th position (n the least that leaves
+    `TICK_PX` between names) so that long outputs keep readable axes."""
+    axis = index_axis(labels, reverse=reverse)
+    every = max(1, int(np.ceil(len(labels) * TICK_PX / max(span_px, 1.0))))
+    if every > 1:
+        axis["tickvals"] = axis["tickvals"][::every]
+        axis["ticktext"] = axis["ticktext"][::every]
+    return axis
 
 
 REPLAY_GAP = 0.22  # between the heatmap and the loss curve (the loss axis's numbers and title), share of width

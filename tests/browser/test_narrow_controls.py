@@ -118,7 +118,7 @@ def test_heatmap_rows_readable_at_1024(app, browser, presenter):
 _NODE_ON_SCREEN = """() => {
     const plot = document.querySelector('[data-testid="stMain"] .js-plotly-plot');
     const layout = plot._fullLayout, box = plot.getBoundingClientRect();
-    const kept = plot.data.find(t => t.mode === "markers" && t.customdata && t.customdata[0][3] === "kept");
+    const kept = plot.data.find(t => t.mode === "markers" && t.customdata?.length && t.customdata[0][3] === "kept");
     const i = kept.marker.line.width.findIndex(w => w === 0);
     return {x: box.left + layout.xaxis._offset + layout.xaxis.l2p(kept.x[i]),
             y: box.top + layout.yaxis._offset + layout.yaxis.l2p(kept.y[i]),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import re
 
 import numpy as np
@@ -100,7 +99,9 @@ def test_labels_hover_and_positions(trace: BeamTrace) -> None:
         for c, x, y in zip(t.customdata, t.x, t.y, strict=False)
     }
     assert all(full[i] == partial[i] for i in partial), "walking step by step must not move nodes"
-    assert all(full[c.id][0] == s.step + 1 for s in trace.steps for c in s.candidates)
+    column = {s.step: {full[c.id][0] for c in s.candidates} for s in trace.steps}
+    assert all(len(xs) == 1 for xs in column.values()), "one column per step"
+    assert [column[s.step] for s in trace.steps] == sorted(column.values(), key=min), "left to right"
 
 
 def test_highlight_marks_one_path(trace: BeamTrace) -> None:
@@ -130,26 +131,6 @@ def wide_search() -> tuple[BeamTrace, tuple[int, ...]]:
     return result.trace, tuple(result.hypotheses[0].tokens)
 
 
-@pytest.mark.parametrize("max_height", [470, 360, None])
-def test_the_top_row_labels_have_room_inside_the_plot(max_height: int | None) -> None:
-    """Node labels sit above their markers; the y range leaves the top row's label room inside the plot area,
-    where plotly would otherwise cut it (and above which the legend sits)."""
-    trace, best = wide_search()
-    fig = beam_tree_figure(trace, LABELS, highlight=best, max_height=max_height)
-    if max_height is not None:
-        assert fig.layout.height <= max_height
-    top_row = max(y for t in node_traces(fig) for y in t.y)
-    low, high = fig.layout.yaxis.range
-    plot_px = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
-    px_per_unit = plot_px / (high - low)
-    marker_radius = max(max(t.marker.size) for t in node_traces(fig)) / 2
-    label_px = label_trace(fig).textfont.size * 1.25  # one line of label text
-    room = (high - top_row) * px_per_unit
-    assert room >= marker_radius + label_px, f"{room:.0f} px above the top row, labels need {marker_radius + label_px}"
-    bottom_row = min(y for t in node_traces(fig) for y in t.y)
-    assert (bottom_row - low) * px_per_unit >= marker_radius, "the bottom row's markers are inside the plot too"
-
-
 def test_the_title_and_legend_fit_the_top_margin(trace: BeamTrace) -> None:
     fig = beam_tree_figure(trace, LABELS, max_height=470)
     lines = fig.layout.title.text.split("<br>")
@@ -174,36 +155,17 @@ def test_the_stop_reason_follows_the_figure_language(trace: BeamTrace) -> None:
     assert trace.stop_reason not in korean and stop_reason_text(trace.stop_reason, "ko") in korean
 
 
-def test_labels_are_shortened_to_their_step_column_and_whole_in_the_hover(trace):
-    """At 1024 px a tree of 8 steps has columns of about 60 px; "▁Fahrrad" over one node ran into "▁einem" over
-    the next. Drawn `width` px wide, each label fits its column (by the theme's upper estimate of text width);
-    the hover keeps the whole piece."""
-    from explorer.figures.beam_tree import LABEL_SIZE, _column_px
-    from explorer.figures.theme import text_width_px
-
-    long = ["</s>", "<s>", "\u2581Fahrradfahrerin", "\u2581ein", "\u2581Motorradrennen"]
-    whole = beam_tree_figure(trace, long)
-    fitted = beam_tree_figure(trace, long, width=300)
-    column = _column_px(300, len(trace.steps))
-    drawn = [html.unescape(text) for text in label_trace(fitted).text]
-    assert drawn and all(text_width_px(text, LABEL_SIZE) <= column for text in drawn), (column, drawn)
-    assert any(text.endswith("\u2026") for text in drawn) and "\u2581ein" in drawn
-    assert label_trace(whole).text != label_trace(fitted).text
-    hovers = " ".join(h for t in node_traces(fitted) for h in t.hovertext)
-    assert "\u2581Fahrradfahrerin" in hovers, "the hover names the whole piece"
-    assert "&lt;/s&gt;" in label_trace(fitted).text, "escaped after fitting"
-
-
-def test_labels_are_drawn_above_every_marker_and_let_clicks_through(trace):
-    """Labels were drawn with their status' markers, so a later status' marker covered them: at 1024x768 the
-    highlighted finished star (32 px) hid "▁Fah…" over the node below it. They are now one layer after every
-    marker trace, one label per node at its node's position, with no hover or click of their own (a click on
-    a label reaches the node, whose id the page reads from customdata)."""
+def test_labels_are_drawn_after_every_marker_and_let_clicks_through(trace):
+    """Labels were drawn with their status' markers, so a later status' marker covered them. They are one text
+    layer after every marker trace, one label per node on its node's row and to its right, with no hover or click
+    of their own (a click reaches the node, whose id the page reads from customdata)."""
     fig = beam_tree_figure(trace, LABELS, highlight=(A, A, EOS))
     labels = label_trace(fig)
     assert fig.data[-1] is labels and all(t.text is None for t in node_traces(fig))
-    assert labels.hoverinfo == "skip" and labels.showlegend is False
-    # Each label over its own node, offset by that node's marker size (the label layer's markers are invisible).
-    nodes = sorted((x, y, size) for t in node_traces(fig) for x, y, size in zip(t.x, t.y, t.marker.size, strict=True))
-    assert sorted(zip(labels.x, labels.y, labels.marker.size, strict=True)) == nodes
-    assert labels.marker.color == "rgba(0,0,0,0)"
+    assert labels.hoverinfo == "skip" and labels.showlegend is False and labels.mode == "text"
+    assert labels.textposition == "middle right"
+    nodes = sorted((y, x) for t in node_traces(fig) for x, y in zip(t.x, t.y, strict=True))
+    drawn = sorted(zip(labels.y, labels.x, strict=True))
+    assert [y for y, _ in drawn] == [y for y, _ in nodes] and all(
+        lx > nx for (_, lx), (_, nx) in zip(drawn, nodes, strict=True)
+    )

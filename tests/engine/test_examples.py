@@ -12,7 +12,7 @@ import pytest
 
 from explorer.checkpoint import read_config
 from explorer.cli import build_parser
-from explorer.examples import GENERIC_EXAMPLES, MAX_EXAMPLES, examples_for, load_examples
+from explorer.examples import GENERIC_EXAMPLES, MAX_EXAMPLES, beam_example, examples_for, load_examples
 from explorer.model.head_mask import HeadMask
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,6 +78,23 @@ def test_the_message_comes_in_korean(tmp_path):
 def test_a_folder_named_examples_json_is_not_a_crash(tmp_path):
     (tmp_path / "examples.json").mkdir()
     assert examples_for(tmp_path) == list(GENERIC_EXAMPLES)
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ('{"en": ["A dog."], "beam": {"en": "Three women smiling."}}', "Three women smiling."),
+        ('{"en": ["A dog."]}', None),  # none shipped: the app searches the examples
+        ('{"en": ["A dog."], "beam": {"de": "Drei Frauen."}}', None),
+        ('{"en": ["A dog."], "beam": "Three women."}', None),
+        ("not json", None),
+    ],
+)
+def test_the_beam_example_is_read_when_usable(tmp_path, content, expected):
+    (tmp_path / "examples.json").write_text(content, encoding="utf-8")
+    assert beam_example(tmp_path) == expected
+    if expected is not None:
+        assert load_examples(tmp_path).sentences == ("A dog.",), "the field leaves the examples as they were"
 
 
 # ---- the README's examples ----------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from explorer.model.transformer import SentenceAttention
 from explorer.tokenizer import Tokenizer
 from ui.attention_controls import number_picker
 from ui.beam.search import Searched, forget_tree_click
-from ui.beam.tree import beam_table
+from ui.beam.tree import NBEST_COLUMNS, beam_table
 from ui.figures import show_figure
 from ui.i18n import current_language, t
 from ui.markdown import md_escape
@@ -41,7 +41,7 @@ def chosen_hypothesis(searched: Searched, rows: list[dict[str, Any]]) -> tuple[i
 
 def nbest_section(rows: list[dict[str, Any]]) -> None:
     st.header(t("The {n}-best list", n=len(rows)))
-    beam_table(rows, key="beam_nbest", number_columns=("log p", "lp(length)"), decimals=4)
+    beam_table(rows, key="beam_nbest", columns=NBEST_COLUMNS, number_columns=("log p", "lp(length)"), decimals=4)
 
 
 def hypothesis_picker(rows: list[dict[str, Any]], tokenizer: Tokenizer, clicked: tuple[int, ...] | None) -> None:
@@ -91,7 +91,8 @@ def attention_section(
     heads = ["mean"] + [str(h) for h in range(1, config.n_heads + 1)]
     # Side by side where they fit, one under the other where not (columns would break the head row in two).
     with st.container(horizontal=True, gap="large"):
-        layer = number_picker("Decoder layer", "beam_layer", config.n_decoder_layers)
+        # The last layer, as on Translate: the first layer's cross-attention is diffuse.
+        layer = number_picker("Decoder layer", "beam_layer", config.n_decoder_layers, default=config.n_decoder_layers)
         head = bound_choice(
             st.segmented_control,
             t("Head"),

@@ -13,6 +13,7 @@ from explorer.decoding.hypotheses import BeamTrace
 from explorer.decoding.policy import normalized_score
 from explorer.inference import EXTRA_OUTPUT_TOKENS, Translation
 from ui.attention_controls import sentence_input, show_translation
+from ui.attention_view import checkpoint_examples
 from ui.i18n import t
 from ui.model_cache import translate_for
 from ui.model_picker import Selection
@@ -34,11 +35,14 @@ class SearchChoice:
     extra: int  # output tokens beyond the input's length
 
 
-def search_controls(side: Any, checkpoint: Checkpoint) -> SearchChoice | None:
-    """The sentence and the search's settings in `side`, each kept in the URL; None (with a hint) while the
-    sentence is empty."""
+def search_controls(side: Any, checkpoint: Checkpoint, default: str) -> SearchChoice | None:
+    """The sentence (`default` until one is typed) and the search's settings in `side`, each kept in the URL;
+    None (with a hint) while the sentence is empty."""
+    # The checkpoint's own examples, the one the page opens on first: a click brings the lecture's sentence back.
+    own = checkpoint_examples(checkpoint.path, checkpoint.metadata).sentences
+    offered = {**checkpoint.metadata, "examples": list(dict.fromkeys((default, *own)))}
     with side:
-        sentence = sentence_input("beam_sentence", checkpoint.metadata)
+        sentence = sentence_input("beam_sentence", offered, default=default)
     beam_size = bound_slider(side, t("Beam size k"), "beam_k", 1, 10, 4, on_change=forget_tree_click)
     alpha = bound_slider(
         side,

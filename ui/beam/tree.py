@@ -21,36 +21,71 @@ from ui.urlstate import bound_slider
 TREE_KEY = "beam_tree"
 
 
-def _header_columns() -> dict[str, Any]:
+def _headers() -> dict[str, str]:
     """Column labels of the step and n-best tables in the page's language; the formula headers (log p, lp) stay."""
-    headers = {
+    return {
         "rank": t("rank"),
         "prefix": t("prefix"),
         "token": t("token"),
         "status": t("status"),
         "translation": t("translation"),
-        "pieces": t("pieces"),
         "length": t("length"),
         "finished": t("finished"),
     }
-    return {name: st.column_config.Column(label) for name, label in headers.items()}
 
 
-def beam_table(rows: list[dict[str, Any]], *, key: str, number_columns: Sequence[str], decimals: int) -> None:
-    """A full-width table of the search (a step's continuations, the n-best list) with its column labels in
-    the page's language and the `number_columns` (log probabilities, the length penalty) and the score at
-    `decimals` decimals."""
+# Each table's columns in order with their width in px: together they fit the main area's least width (600 px
+# at 1024 and 1280 beside the sidebar, less a scroll bar), so the score and status columns are never off the
+# edge. Texts longer than their column end in "…" in the cell and show whole on hover.
+TABLE_PX = 580
+STEP_COLUMNS = (
+    ("rank", 48),
+    ("prefix", 150),
+    ("token", 90),
+    ("status", 84),
+    ("score", 64),
+    ("log p(token)", 72),
+    ("log p(prefix + token)", 72),
+)
+# The pieces column is left out: the tree above shows the pieces, and the hypothesis picker the text.
+NBEST_COLUMNS = (
+    ("rank", 48),
+    ("translation", 198),
+    ("score", 64),
+    ("log p", 64),
+    ("lp(length)", 72),
+    ("length", 60),
+    ("finished", 70),
+)
+
+
+def beam_table(
+    rows: list[dict[str, Any]],
+    *,
+    key: str,
+    columns: Sequence[tuple[str, int]],
+    number_columns: Sequence[str],
+    decimals: int,
+) -> None:
+    """A table of the search (a step's continuations, the n-best list): `columns` in order at their widths,
+    labelled in the page's language, the `number_columns` (log probabilities, the length penalty) and the score
+    at `decimals` decimals."""
     number = f"%.{decimals}f"
+    headers = _headers()
+    config: dict[str, Any] = {}
+    for name, px in columns:
+        if name in number_columns or name == "score":
+            label = t("score") if name == "score" else None
+            config[name] = st.column_config.NumberColumn(label, format=number, width=px)
+        else:
+            config[name] = st.column_config.Column(headers[name], width=px)
     st.dataframe(
         rows,
         hide_index=True,
         width="stretch",
         key=key,
-        column_config={
-            **_header_columns(),
-            **{name: st.column_config.NumberColumn(format=number) for name in number_columns},
-            "score": st.column_config.NumberColumn(t("score"), format=number),
-        },
+        column_order=[name for name, _ in columns],
+        column_config=config,
     )
 
 
@@ -117,10 +152,11 @@ def step_section(searched: Searched, tokenizer: Tokenizer, upto: int) -> None:
     """The continuations of step `upto`, and why the search stopped when it is the last."""
     trace = searched.trace
     st.subheader(t("Step {step}: the {n} best continuations", step=upto + 1, n=len(trace.steps[upto].candidates)))
-    status = {"kept": t("kept in the beam"), "pruned": t("pruned"), "finished": t("finished (EOS)")}
+    status = {"kept": t("kept"), "pruned": t("pruned"), "finished": t("finished")}
     beam_table(
         [{**row, "status": status.get(row["status"], row["status"])} for row in step_rows(trace, upto, tokenizer)],
         key="beam_step_table",
+        columns=STEP_COLUMNS,
         number_columns=("log p(token)", "log p(prefix + token)"),
         decimals=3,
     )

@@ -7,6 +7,8 @@ Reusable: the Translate and Compare pages can call `head_mask_grid` and `ablated
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
+from typing import Any
 
 import streamlit as st
 
@@ -14,7 +16,7 @@ from explorer.checkpoint import Checkpoint
 from explorer.config import ModelConfig
 from explorer.figures.heads import layer_heads
 from explorer.figures.theme import NARROW_TITLE_PX, wrap_words
-from explorer.inference import Translation, translate
+from explorer.inference import EXTRA_OUTPUT_TOKENS, Translation, translate
 from explorer.model import HeadMask, HeadMeans, HeadNameError
 from explorer.model.head_mask import family_layers, head_name
 from explorer.paper import FAMILY_FIELDS, HEAD_FAMILIES, HEAD_FAMILY_TITLES
@@ -31,6 +33,10 @@ from ui.model_picker import Selection
 URL_KEY = "heads"
 MODES = {"zero": "Zero (Michel et al.)", "mean": "Mean output"}
 MEAN_REFERENCE_SENTENCES = 50
+# Tokens a re-decoding with heads off may run past the translation with every head on: a model missing heads
+# may never produce </s> ("Gewächsssss…"), and running to input + 50 filled the figure's axes with repeats.
+ABLATION_MARGIN = 10
+FIGURE_PX = 380  # the remaining heads' figure: on the first screen under the two translations
 
 
 def _key(family: str, layer: int, head: int, prefix: str = "hm") -> str:
@@ -74,15 +80,21 @@ def _all_on(config: ModelConfig, prefix: str) -> None:
         st.session_state[_key(family, int(layer), int(head), prefix)] = True
 
 
-def head_mask_grid(config: ModelConfig, *, url_key: str = URL_KEY, prefix: str = "hm") -> HeadMask:
+def head_mask_grid(
+    config: ModelConfig, *, url_key: str = URL_KEY, prefix: str = "hm", placed: Mapping[str, Any] | None = None
+) -> HeadMask:
     """One checkbox per head, a row per layer, a block per family; unticked = switched off. Returns the mask
     and writes it to the URL as ?{url_key}=. `prefix` names the checkboxes' keys (`hm_cross_1_0`), so two
-    pages keep separate grids."""
+    pages keep separate grids. `placed`: a container for some families' blocks (beside a figure, without the
+    head names on hover, which would break a narrow row); the others go side by side here."""
     _seed_from_url(config, url_key, prefix)
-    blocks = st.columns(len(HEAD_FAMILIES), gap="medium", border=True)
+    placed = placed or {}
+    rest = [f for f in HEAD_FAMILIES if f not in placed]
+    blocks = dict(zip(rest, st.columns(len(rest), gap="medium", border=True), strict=True)) if rest else {}
     off = []
-    for block, family in zip(blocks, HEAD_FAMILIES, strict=True):
-        with block:
+    for family in HEAD_FAMILIES:
+        narrow = family in placed
+        with placed[family] if narrow else blocks[family]:
             st.markdown(f"**{t(HEAD_FAMILY_TITLES[family])}** · `{family}`")
             for layer in range(family_layers(config, family)):
                 row = st.container(horizontal=True, gap="small", vertical_alignment="center")
@@ -91,8 +103,9 @@ def head_mask_grid(config: ModelConfig, *, url_key: str = URL_KEY, prefix: str =
                     key = _key(family, layer, head, prefix)
                     if key not in st.session_state:
                         st.session_state[key] = True
-                    if not row.checkbox(str(head + 1), key=key, help=head_name(family, layer, head)):
-                        off.append(head_name(family, layer, head))
+                    name = head_name(family, layer, head)
+                    if not row.checkbox(str(head + 1), key=key, help=None if narrow else name):
+                        off.append(name)
     st.caption(numbering_note(config))
     st.button(
         t("Switch every head back on"),
@@ -126,11 +139,26 @@ def _means(checkpoint: Checkpoint) -> HeadMeans:
     return head_means(checkpoint.model, checkpoint.tokenizer, sources, outputs)
 
 
+def ablation_extra_tokens(original: Translation) -> int:
+    """`max_extra_tokens` (beyond the input's length) for re-decoding `original`'s sentence with heads off:
+    `ABLATION_MARGIN` tokens past `original`'s output, within the page's input + 50 (Section 6.1). With no head
+    off the re-decoding is `original` again."""
+    past_original = len(original.output_ids) + ABLATION_MARGIN - len(original.source_ids)
+    return max(1, min(EXTRA_OUTPUT_TOKENS, past_original))
+
+
 def ablated_translation(
-    selection: Selection, sentence: str, mask: HeadMask, *, beam_size: int = 1, alpha: float = 0.6, mode: str = "zero"
+    selection: Selection,
+    sentence: str,
+    mask: HeadMask,
+    *,
+    beam_size: int = 1,
+    alpha: float = 0.6,
+    mode: str = "zero",
+    max_extra_tokens: int = EXTRA_OUTPUT_TOKENS,
 ) -> Translation:
     """`sentence` decoded with the same search as the plain translation (beam, length penalty α), `mask`'s
-    heads off; cached."""
+    heads off, at most `max_extra_tokens` past the input's length (`ablation_extra_tokens`); cached."""
 
     def compute(checkpoint: Checkpoint) -> Translation:
         used = mask
@@ -144,9 +172,11 @@ def ablated_translation(
             beam_size=beam_size,
             alpha=alpha,
             with_attention=True,
+            max_extra_tokens=max_extra_tokens,
         )[0]
 
-    return cached("ablate", selection, (sentence, beam_size, alpha, mode, tuple(mask.off())), compute)
+    key = (sentence, beam_size, alpha, mode, tuple(mask.off()), max_extra_tokens)
+    return cached("ablate", selection, key, compute)
 
 
 def marked_changes(original: str, ablated: str) -> tuple[str, int]:
@@ -164,6 +194,20 @@ def marked_changes(original: str, ablated: str) -> tuple[str, int]:
     return " ".join(parts), changed
 
 
+def _off_caption(names: list[str]) -> str:
+    """ "1 head off: …", "3 heads off: …" (one msgid a form: Korean counts without a plural)."""
+    shown = ", ".join(shown_name(name) for name in names)
+    if len(names) == 1:
+        return t("1 head off: {names}", names=shown)
+    return t("{n} heads off: {names}", n=len(names), names=shown)
+
+
+def _changed_caption(changed: int) -> str:
+    if changed == 0:
+        return t("Same translation")
+    return t("1 word changed") if changed == 1 else t("{n} words changed", n=changed)
+
+
 def show_side_by_side(original: Translation, ablated: Translation, mask: HeadMask) -> None:
     left, right = st.columns(2, gap="large", border=True)
     with left:
@@ -171,31 +215,52 @@ def show_side_by_side(original: Translation, ablated: Translation, mask: HeadMas
         st.markdown(f"### {md_escape(original.output) or t('(empty)')}")
     with right:
         off = mask.off()
-        st.caption(
-            t("{n} heads off: {names}", n=len(off), names=", ".join(shown_name(name) for name in off))
-            if off
-            else t("Every head on")
-        )
+        st.caption(_off_caption(off) if off else t("No head off yet: untick one to switch it off"))
         marked, changed = marked_changes(original.output, ablated.output)
         st.markdown(f"### {marked or t('(empty)')}")
-        st.caption(t("{n} words changed", n=changed) if changed else t("Same translation"))
+        st.caption(_changed_caption(changed))
 
 
 def remaining_heads(
-    translation: Translation, mask: HeadMask, family: str, layer: int, *, key: str = "heads_remaining"
+    translation: Translation,
+    mask: HeadMask,
+    family: str,
+    layer: int,
+    *,
+    key: str = "heads_remaining",
+    width: int = NARROW_TITLE_PX,
 ) -> None:
-    """The ablated translation's attention in one layer (0-based `layer`), switched-off heads blanked."""
+    """The ablated translation's attention in one layer (0-based `layer`), switched-off heads blanked, in a
+    column at least `width` px wide."""
     view = attention_view(translation, FAMILY_FIELDS[family], "pieces")
     gates = getattr(mask, family)
     off = [bool(gates is not None and gates[layer, h] == 0) for h in range(view.weights.shape[1])]
+    if all(off):  # four empty panels said nothing
+        st.info(
+            t(
+                "Every head of {family}, layer {layer} is switched off: this layer's attention passes nothing on, "
+                "so there are no weights to draw. Tick a head to see it.",
+                family=t(HEAD_FAMILY_TITLES[family]),
+                layer=layer + 1,
+            ),
+            icon=":material/visibility_off:",
+        )
+        return
     # Wrapped here, where the theme gives the extra line its room above the panels' own titles.
     title = wrap_words(
         t("{family}, layer {layer}, after switching heads off", family=t(HEAD_FAMILY_TITLES[family]), layer=layer + 1)
     )
     figure = layer_heads(
-        view.weights[layer], off, view.query_labels, view.key_labels, title=title, lang=current_language()
+        view.weights[layer],
+        off,
+        view.query_labels,
+        view.key_labels,
+        title=title,
+        lang=current_language(),
+        height=min(FIGURE_PX, max(360, 30 * len(view.query_labels) + 220)),
+        width=width,
     )
-    show_figure(fit_height(figure, 380, width=NARROW_TITLE_PX), f"heads {family} layer {layer + 1} ablated", key=key)
+    show_figure(fit_height(figure, FIGURE_PX, width=width), f"heads {family} layer {layer + 1} ablated", key=key)
 
 
 # On the Translate and Compare pages the head view's ?heads= (1-based head numbers) is taken, so the mask
@@ -228,7 +293,14 @@ def ablation_expander(
         if mask.is_empty:
             show_side_by_side(original, original, mask)
             return
-        changed = ablated_translation(selection, original.source, mask, beam_size=beam_size, alpha=alpha)
+        changed = ablated_translation(
+            selection,
+            original.source,
+            mask,
+            beam_size=beam_size,
+            alpha=alpha,
+            max_extra_tokens=ablation_extra_tokens(original),
+        )
         show_side_by_side(original, changed, mask)
         # The attention of the heads left on, in the family and layer chosen here.
         family = st.segmented_control(

@@ -15,17 +15,20 @@ from ui.attention_controls import choice_list, number_picker, sentence_input
 from ui.heads.ablation import (
     MODES,
     ablated_translation,
+    ablation_extra_tokens,
     head_mask_grid,
     remaining_heads,
     show_side_by_side,
 )
 from ui.heads.rollout import rollout_section
 from ui.i18n import t
+from ui.layout import COLUMN_GAP_PX, figure_column_px
 from ui.model_cache import translate_for
 from ui.model_picker import Selection
 from ui.urlstate import bound_buttons, bound_choice
 
 BEAMS = (1, 4)
+FIGURE_SHARE = 0.66  # of the main area: the remaining heads' figure; the switches of its family beside it
 
 
 @dataclass(frozen=True)
@@ -75,19 +78,29 @@ def heads_controls(side: Any, checkpoint: Checkpoint) -> AblationChoice:
 
 def ablate_section(selection: Selection, checkpoint: Checkpoint, choice: AblationChoice) -> None:
     """The translation with every head on beside the one with the unticked heads off, and the heads left on."""
-    # The translations and the figure first (on the first screen), the head switches under them; the switches
-    # are read first, so the figure's place is kept by an empty container.
+    # On the first screen: the two translations, then the figure with the switches of the family it shows beside
+    # it; untick a head and watch both change without scrolling. The other families' switches follow below.
     results = st.container()
+    figure, switches = st.columns([FIGURE_SHARE, 1 - FIGURE_SHARE], gap="medium")
     st.markdown(t("Untick a head to switch it off; the link keeps the choice."))
-    mask = head_mask_grid(checkpoint.config)
+    mask = head_mask_grid(checkpoint.config, placed={choice.family: switches.container(border=True)})
     if not choice.sentence:
         results.info(t("Type a sentence above, or click an example."), icon=":material/keyboard:")
         return
     original = translate_for(selection, [choice.sentence], beam_size=choice.beam, with_attention=True)[0]
-    changed = ablated_translation(selection, choice.sentence, mask, beam_size=choice.beam, mode=choice.mode)
+    changed = ablated_translation(
+        selection,
+        choice.sentence,
+        mask,
+        beam_size=choice.beam,
+        mode=choice.mode,
+        max_extra_tokens=ablation_extra_tokens(original),
+    )
     with results:
         show_side_by_side(original, changed, mask)
-        remaining_heads(changed, mask, choice.family, choice.layer)
+    with figure:
+        width = figure_column_px(FIGURE_SHARE, COLUMN_GAP_PX)
+        remaining_heads(changed, mask, choice.family, choice.layer, width=width)
 
 
 def flow_section(selection: Selection, sentence: str) -> None:

@@ -16,10 +16,11 @@ from explorer.tour import numbers
 from explorer.tour.tables import timed_lengths, trained_steps
 from explorer.tour.variants import start_variants, variant_curves
 from explorer.training.run_folder import JobError
+from ui.beam.example import beam_sentence
 from ui.complexity.measuring import measure_with_bar
 from ui.figures import show_figure
 from ui.i18n import t
-from ui.markdown import ERROR_CHARS, shown_value
+from ui.markdown import ERROR_CHARS, md_escape, shown_value
 from ui.tour.context import Shown, TourContext, stop_figure
 from ui.tour.state import beam_rows, computed, label_smoothing, revealed
 from ui.train.runs import manager, session_owner
@@ -140,7 +141,9 @@ def training_view(ctx: TourContext) -> Shown:
 
 
 def beam_search_view(ctx: TourContext) -> Shown:
-    rows = beam_rows(ctx.selection, ctx.sentence)
+    sentence = beam_sentence(ctx.selection)  # the Beam page's: one where the beam has something to show
+    rows = beam_rows(ctx.selection, sentence)
+    st.markdown(t("This stop uses the Beam page's sentence: \u201c{sentence}\u201d.", sentence=md_escape(sentence)))
     stop_figure(tour_training.beam_figure(rows, lang=ctx.lang), t("Beam search"), "beam_search")
     if revealed("beam_changes"):  # the translations answer the stop's question: shown after the guess
         st.dataframe(

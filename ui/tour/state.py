@@ -11,6 +11,7 @@ import streamlit as st
 from explorer.checkpoint import Checkpoint
 from explorer.inference import Translation
 from explorer.tour import exercises, numbers
+from ui.beam.example import beam_sentence
 from ui.model_cache import cached, translate_for
 from ui.model_picker import Selection
 from ui.tour.guesses import decode_guesses, encode_guesses
@@ -49,7 +50,7 @@ def label_smoothing(checkpoint: Checkpoint) -> float:
 
 def tour_exercises(selection: Selection, sentence: str, lang: str) -> list[exercises.Exercise]:
     """Every exercise for this model and sentence; `lang` words their computed sentences."""
-    rows = beam_rows(selection, sentence)
+    rows = beam_rows(selection, beam_sentence(selection))  # the Beam page's sentence: beam and greedy differ
     return computed(
         "exercises",
         selection,
