@@ -5,9 +5,9 @@ Each stop is opened by its link (`/tour?stop=N&lang=..`) in the same browser tab
 (the window is resized; Streamlit does not rerun on a resize, plotly re-lays out). Without scrolling, the
 stop's live figure (the plotly chart the stop draws first, `tour_figure_<stop key>`) and the first figure of
 the main area lie inside the first screen; on the whole stop nothing is wider than the window and nothing is
-cut: no formula box that scrolls, no control cut by its container or broken over two rows, no label ending in
-an ellipsis, no figure text outside its figure; in Korean the stop's text is Korean. The measured figure boxes
-are written to test-artifacts/tour_first_screen.json.
+cut: no formula box that scrolls and no glyph of a formula outside its box, no control cut by its container
+or broken over two rows, no label ending in an ellipsis, no figure text outside its figure; in Korean the
+stop's text is Korean. The measured figure boxes are written to test-artifacts/tour_first_screen.json.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from tests.browser.helpers import (
     wait_for_relayout,
     wait_idle,
 )
+from tests.browser.test_tour_walk import FORMULAS_JS
 
 SIZES = ((1024, 768), (1280, 720))
 SENTENCE = "a small child sees the red dog ."
@@ -101,6 +102,12 @@ def test_every_stop_shows_its_figure_on_the_first_screen_and_nothing_cut(app, br
                 problems.append(f"{where}: the stop shows no Korean text: {heading!r}")
             figure = stop_figure(page, stop.key)
             figure.wait_for(state="visible", timeout=RENDER_TIMEOUT_MS)
+            # KaTeX draws after the page settles (its script loads on first use): wait for every formula.
+            page.wait_for_function(
+                "n => document.querySelectorAll('[data-testid=\"stMain\"] .katex-display .katex-html').length >= n",
+                arg=len(stop.formulas),
+                timeout=RENDER_TIMEOUT_MS,
+            )
             for size in SIZES:
                 at = f"{where} {size[0]}x{size[1]}"
                 page.set_viewport_size({"width": size[0], "height": size[1]})
@@ -118,6 +125,7 @@ def test_every_stop_shows_its_figure_on_the_first_screen_and_nothing_cut(app, br
                     problems.append(f"{at}: the first figure spans {spans(first)}, not inside the first screen")
                 problems.extend(f"{at}: wider than the window: {found}" for found in overflowing(page))
                 problems.extend(f"{at}: cut: {found}" for found in cut_text(page) + everything_cut(page))
+                problems.extend(f"{at}: {found}" for found in page.evaluate(FORMULAS_JS))
     finally:
         context.close()
     assert not problems, "\n".join(problems)
