@@ -262,7 +262,7 @@ def test_the_estimate_before_start_is_the_whole_measured_run(folders, fresh_esti
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Estimated time"] == "≈ 2 min 33 s"
     assert metrics["Time per step"] == "250 ms" and metrics["600 steps"] == "≈ 2 min 30 s"
-    assert "start-up: 3.0 s" in texts(at) and "evaluations: 6 × 0.0 s" in texts(at)
+    assert "start-up: 3.0 s" in texts(at) and "evaluations: 15 × 0.0 s" in texts(at)  # every 50 steps and at 10, 20, 40
     assert "An estimate, measured on this machine" in texts(at) and "at a load average of 1.0:" in texts(at)
     assert not moved(at), moved(at)
 
