@@ -9,6 +9,8 @@ page says which theme it shows and `for_page_theme(fig, "light" | "dark")` sets 
 theme's body text (`PAGE_COLORS`); static exports use the light pair on white. The paper and plot
 backgrounds stay transparent, so the page shows through.
 
+Log axes: labelled at their decades only (`apply_theme` sets `dtick=1` where the figure chose no ticks).
+
 Colour scales: both heatmap scales are perceptually uniform and rise monotonically in lightness, so they
 still read in greyscale (a photocopied handout, a washed-out projector): Viridis for attention weights
 (0 dark, 1 bright), Cividis for signed values (negative dark blue, zero neutral grey, positive yellow).
@@ -220,6 +222,11 @@ def apply_theme(fig: go.Figure, *, title: str | None = None, height: int | None 
     )
     fig.update_xaxes(**axis_style)
     fig.update_yaxes(**axis_style)
+    # Log axes labelled at their decades only: plotly's default also labels the 2s and 5s between them
+    # ("5 10 2 5 100 2 5 1000"), which reads as a row of unrelated numbers. An axis given its ticks keeps them.
+    for axis in [*fig.select_xaxes(), *fig.select_yaxes()]:
+        if axis.type == "log" and axis.tickvals is None and axis.dtick is None:
+            axis.dtick = 1
     # Subplot titles ("Head 1", "Layer 2") are annotations; give them the base size too.
     fig.update_annotations(font_size=FONT_SIZE)
     return fig
