@@ -27,7 +27,7 @@ from explorer.complexity.table1 import (
     path_nodes,
     restricted_crossover_n,
 )
-from explorer.figures.theme import FONT_SIZE, NARROW_TITLE_PX, apply_theme, color, rgba, wrap_words
+from explorer.figures.theme import FONT_SIZE, NARROW_TITLE_PX, apply_theme, color, legend_below, rgba, wrap_words
 from explorer.i18n import translate
 from explorer.paper import (
     CONV_CONTIGUOUS,
@@ -53,8 +53,6 @@ COLORS: dict[str, str] = {
     RESTRICTED: color(4),
 }
 MUTED = "rgba(128, 128, 128, 0.55)"
-# Legends under the plot area, so a narrow page column keeps the whole width for the curves.
-LEGEND_BELOW = dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0)
 
 
 def metric_labels(lang: str = "en") -> dict[str, str]:
@@ -84,6 +82,7 @@ def _marker_line(x: float, y_low: float, y_high: float, name: str, hue: str) -> 
         name=name,
         line=dict(color=hue, dash="dash", width=2),
         hoverinfo="name",
+        showlegend=False,  # its note names it on the plot; the legend keeps its rows for the four layer types
     )
 
 
@@ -164,7 +163,10 @@ def operations_figure(
             n_cross, low, high, translate("n = d = {d}: self-attention = recurrent", lang, d=d), COLORS[RECURRENT]
         )
     )
-    _marker_note(fig, n_cross, translate("self-attention cheaper", lang) + " ← n = d", left=True, top=False)
+    # On two lines: on one, a narrow plot's note reached over the n = r marker and the curves.
+    _marker_note(
+        fig, n_cross, translate("self-attention cheaper", lang) + f"<br>\u2190 n = d = {d}", left=True, top=False
+    )
     n_restricted = restricted_crossover_n(r)
     restricted_marker = _marker_line(n_restricted, low, high, f"n = r = {r}", COLORS[RESTRICTED])
     restricted_marker.line.dash = "dot"
@@ -177,6 +179,7 @@ def operations_figure(
                 y=[operations(layer, highlight_n, d, k, r) for layer in LAYER_TYPES],
                 mode="markers",
                 name=f"n = {highlight_n}",
+                showlegend=False,  # the dots mark the table's values under the figure
                 marker=dict(size=14, color=[COLORS[layer] for layer in LAYER_TYPES], line=dict(width=2, color=MUTED)),
                 text=[_name(LAYER_LABELS[layer], lang) for layer in LAYER_TYPES],
                 hovertemplate=f"%{{text}}<br>n = %{{x}}<br>{operations_word} = %{{y:,.0f}}<extra></extra>",
@@ -193,7 +196,7 @@ def operations_figure(
         title=wrap_words(translate("Complexity per layer (Table 1), d = {d}, k = {k}, r = {r}", lang, d=d, k=k, r=r)),
         height=640,
     )
-    return fig.update_layout(legend=LEGEND_BELOW)
+    return legend_below(fig)
 
 
 def _formula_curve(layer: str, ns: np.ndarray, depths: np.ndarray, d: int, kernel: int) -> np.ndarray:
@@ -281,7 +284,7 @@ def measured_figure(
         ),
         height=680,
     )
-    return fig.update_layout(legend=LEGEND_BELOW)
+    return legend_below(fig)
 
 
 def _receptive_field(layer: str, target: int, levels: int, n: int, k: int, r: int) -> tuple[list[int], list[int]]:

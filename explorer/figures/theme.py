@@ -232,6 +232,21 @@ def apply_theme(fig: go.Figure, *, title: str | None = None, height: int | None 
     return fig
 
 
+LEGEND_ROW_PX = 30  # one legend entry per row, the narrow case (1024 px)
+
+
+def legend_below(fig: go.Figure) -> go.Figure:
+    """The legend at the figure's foot, its entries in rows, with a bottom margin that holds them (one per row,
+    the narrow case) under the x axis's numbers and title; in place. Placed in container coordinates: under the
+    plot area in the plot's own fraction, it moved with the plot's height, and a figure capped to the first
+    screen drew it over the axis title."""
+    entries = sum(1 for trace in fig.data if trace.showlegend is not False)
+    return fig.update_layout(
+        legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0),
+        margin_b=110 + LEGEND_ROW_PX * entries,
+    )
+
+
 def _colorbar_text(bar: Any, text: str) -> None:
     bar.tickfont.color = text
     bar.title.font.color = text

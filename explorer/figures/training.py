@@ -17,6 +17,7 @@ from explorer.figures.theme import (
     apply_theme,
     color,
     colorbar,
+    legend_below,
     text_width_px,
 )
 from explorer.i18n import translate
@@ -192,8 +193,7 @@ def lr_schedule_curve(
     fig.update_xaxes(range=[0, right * 1.02])
     _by_step(fig, rate, title, lang, exponentformat="e", range=[0, 1.25 * top] if top > 0 else None)
     # Under the axis: inside the plot the legend would cover the curve or the warm-up label.
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.28, xanchor="left", x=0))
-    return fig
+    return legend_below(fig)
 
 
 def _panels_per_row(n: int, n_source: int, label_px: float, width: float) -> int:
