@@ -378,3 +378,8 @@ def test_the_page_speaks_korean(folders):
     assert {"학습 문장 쌍", "예상 시간"} <= {m.label for m in at.metric}
     assert any("시작:" in c.value and "학습:" in c.value for c in at.caption), [c.value for c in at.caption]
     assert at.button(key="train_start").label == "학습 시작"
+    # The task's description and the preview's headers were English in the Korean page.
+    assert any("반대 대각선" in c.value for c in at.caption), [c.value for c in at.caption]
+    preview = json.loads(at.dataframe[0].proto.columns)
+    assert (preview["source"]["label"], preview["target"]["label"]) == ("원문", "번역문"), preview
+    assert any("word-break: keep-all" in h.proto.body for h in at.get("html")), "Hangul lines break between words"
