@@ -449,7 +449,7 @@ def path_length_figure(i: int, j: int, n: int, k: int = 3, r: int = 16, *, lang:
             row=row,
             col=1,
         )
-    fig.update_xaxes(title_text=translate("position", lang), row=drawings + 1, col=1)
+    fig.update_xaxes(title_text=translate("position (from 0)", lang), row=drawings + 1, col=1)
     apply_theme(
         fig,
         title=wrap_words(

@@ -136,3 +136,14 @@ def test_exported_figures_meet_wcag_aa_on_white():
     for name, fig in _figures().items():
         weak = {w: c for w, c in text_colours(fig).items() if contrast(c, "#FFFFFF") < WCAG_AA}
         assert not weak, f"{name} exported on white: {weak}"
+
+
+def test_position_axes_say_they_count_from_0():
+    """Layers and heads count from 1 in every label; positions from 0 (PE(pos) at pos = 0): the axes say so."""
+    from explorer.figures.positional import pe_heatmap
+
+    titles = [
+        path_length_figure(0, 5, 8).layout.xaxis6.title.text,
+        pe_heatmap(np.zeros((4, 8))).layout.yaxis.title.text,
+    ]
+    assert titles == ["position (from 0)"] * 2
