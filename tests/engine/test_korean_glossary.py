@@ -69,6 +69,8 @@ def test_the_catalogue_uses_the_glossarys_terms():
         "Offset k",
         "Section 3.2.1, Eq. 1, Figure 2 (left)",
         "Figure 1, live",
+        "Scaled dot-product attention",  # stop 2's title
+        "Cross",  # "Cross · 레이어 3"
         "{name} ({status})",  # the Train run picker's live label
     ],
 )
