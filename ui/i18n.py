@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.i18n import LANGUAGES, normalize_language, translate
+from ui.line_breaks import keep_words_whole
 
 _KEY = "lang"
 NAMES = {"en": "English", "ko": "한국어"}
@@ -32,6 +33,7 @@ def language_switch() -> str:
     ("한국어") in the URL; links say `?lang=ko`."""
     current_language()
     with st.sidebar:
+        keep_words_whole()  # Hangul set on every page: its lines break between words
         lang = str(
             st.segmented_control(
                 "Language",

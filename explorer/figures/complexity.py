@@ -27,7 +27,7 @@ from explorer.complexity.table1 import (
     path_nodes,
     restricted_crossover_n,
 )
-from explorer.figures.theme import FONT_SIZE, apply_theme, color, rgba, wrap_words
+from explorer.figures.theme import FONT_SIZE, NARROW_TITLE_PX, apply_theme, color, legend_below, rgba, wrap_words
 from explorer.i18n import translate
 from explorer.paper import (
     CONV_CONTIGUOUS,
@@ -53,8 +53,6 @@ COLORS: dict[str, str] = {
     RESTRICTED: color(4),
 }
 MUTED = "rgba(128, 128, 128, 0.55)"
-# Legends under the plot area, so a narrow page column keeps the whole width for the curves.
-LEGEND_BELOW = dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0)
 
 
 def metric_labels(lang: str = "en") -> dict[str, str]:
@@ -75,20 +73,44 @@ def _name(label: str, lang: str) -> str:
     return translate(label, lang)
 
 
-def _marker_line(x: float, y_low: float, y_high: float, name: str, text: str, hue: str) -> go.Scatter:
+def _marker_line(x: float, y_low: float, y_high: float, name: str, hue: str) -> go.Scatter:
     """A vertical dashed marker drawn as a trace (shapes on log axes are easy to misplace)."""
     return go.Scatter(
         x=[x, x],
         y=[y_low, y_high],
-        mode="lines+text",
+        mode="lines",
         name=name,
-        text=["", text],
-        cliponaxis=False,
-        textposition="bottom right",
         line=dict(color=hue, dash="dash", width=2),
-        textfont=dict(size=FONT_SIZE - 2),
         hoverinfo="name",
+        showlegend=False,  # its note names it on the plot; the legend keeps its rows for the four layer types
     )
+
+
+def _marker_note(fig: go.Figure, x: float, text: str, *, left: bool, top: bool) -> None:
+    """A note beside a vertical marker at `x` (a log axis), clear of its line by a few pixels: to its left or
+    right, at the top or the bottom of the plot area. The two markers' notes sit at opposite ends, so they never
+    meet however close n = r and n = d come on a narrow plot."""
+    fig.add_annotation(
+        x=float(np.log10(x)),
+        xref="x",
+        y=0.98 if top else 0.02,
+        yref="paper",
+        text=text,
+        showarrow=False,
+        xanchor="right" if left else "left",
+        xshift=-8 if left else 8,
+        yanchor="top" if top else "bottom",
+        font=dict(size=FONT_SIZE - 2),
+    )
+
+
+def _decades(values: Sequence[float] | np.ndarray) -> list[int]:
+    """The log10 range of whole decades around `values`: a log axis ticked at its decades only (`dtick=1`)
+    then shows at least two labelled ticks."""
+    array = np.asarray(values, dtype=float)
+    positive = array[np.isfinite(array) & (array > 0)]
+    low, high = float(np.log10(positive.min())), float(np.log10(positive.max()))
+    return [int(np.floor(low)), max(int(np.ceil(high)), int(np.floor(low)) + 1)]
 
 
 def n_grid(n: int, d: int, points: int = 200) -> np.ndarray:
@@ -136,21 +158,20 @@ def operations_figure(
         )
     low, high = min(o.min() for o in all_ops), max(o.max() for o in all_ops)
     n_cross = crossover_n(d)
-    cross_marker = _marker_line(
-        n_cross,
-        low,
-        high,
-        translate("n = d = {d}: self-attention = recurrent", lang, d=d),
-        translate("self-attention cheaper", lang) + " ← n = d ",
-        COLORS[RECURRENT],
+    fig.add_trace(
+        _marker_line(
+            n_cross, low, high, translate("n = d = {d}: self-attention = recurrent", lang, d=d), COLORS[RECURRENT]
+        )
     )
-    cross_marker.textposition = "bottom left"
-    fig.add_trace(cross_marker)
+    # On two lines: on one, a narrow plot's note reached over the n = r marker and the curves.
+    _marker_note(
+        fig, n_cross, translate("self-attention cheaper", lang) + f"<br>\u2190 n = d = {d}", left=True, top=False
+    )
     n_restricted = restricted_crossover_n(r)
-    restricted_marker = _marker_line(n_restricted, low, high, f"n = r = {r}", f" n = r = {r}", COLORS[RESTRICTED])
+    restricted_marker = _marker_line(n_restricted, low, high, f"n = r = {r}", COLORS[RESTRICTED])
     restricted_marker.line.dash = "dot"
-    restricted_marker.textposition = "top right"
     fig.add_trace(restricted_marker)
+    _marker_note(fig, n_restricted, f"n = r = {r}", left=False, top=True)
     if highlight_n is not None:
         fig.add_trace(
             go.Scatter(
@@ -158,6 +179,7 @@ def operations_figure(
                 y=[operations(layer, highlight_n, d, k, r) for layer in LAYER_TYPES],
                 mode="markers",
                 name=f"n = {highlight_n}",
+                showlegend=False,  # the dots mark the table's values under the figure
                 marker=dict(size=14, color=[COLORS[layer] for layer in LAYER_TYPES], line=dict(width=2, color=MUTED)),
                 text=[_name(LAYER_LABELS[layer], lang) for layer in LAYER_TYPES],
                 hovertemplate=f"%{{text}}<br>n = %{{x}}<br>{operations_word} = %{{y:,.0f}}<extra></extra>",
@@ -174,7 +196,7 @@ def operations_figure(
         title=wrap_words(translate("Complexity per layer (Table 1), d = {d}, k = {k}, r = {r}", lang, d=d, k=k, r=r)),
         height=640,
     )
-    return fig.update_layout(legend=LEGEND_BELOW)
+    return legend_below(fig)
 
 
 def _formula_curve(layer: str, ns: np.ndarray, depths: np.ndarray, d: int, kernel: int) -> np.ndarray:
@@ -242,7 +264,12 @@ def measured_figure(
                 )
             )
     fig.update_xaxes(type="log", dtick=1, title_text=translate("sequence length n", lang))
-    fig.update_yaxes(type="log", title_text=y_title)
+    fig.update_yaxes(
+        type="log",
+        dtick=1,
+        range=_decades(np.concatenate([np.asarray(trace.y, dtype=float) for trace in fig.data])),
+        title_text=y_title,
+    )
     apply_theme(
         fig,
         title=wrap_words(
@@ -257,7 +284,7 @@ def measured_figure(
         ),
         height=680,
     )
-    return fig.update_layout(legend=LEGEND_BELOW)
+    return legend_below(fig)
 
 
 def _receptive_field(layer: str, target: int, levels: int, n: int, k: int, r: int) -> tuple[list[int], list[int]]:
@@ -284,7 +311,7 @@ def _receptive_field(layer: str, target: int, levels: int, n: int, k: int, r: in
 def path_length_figure(i: int, j: int, n: int, k: int = 3, r: int = 16, *, lang: str = "en") -> go.Figure:
     """How many layers (recurrent: steps) connect positions i and j, per architecture (Section 4, Table 1).
 
-    Left: the hop counts as bars. Right: one drawing per architecture, input at the bottom (level 0), one
+    On top: the hop counts as bars. Under them: one drawing per architecture, input at the bottom (level 0), one
     shortest path from the earlier to the later position in bold, and the shaded region of inputs the later
     position can see in that many layers: self-attention joins them directly; the RNN walks a chain of
     hidden states; contiguous convolutions climb a cone k - 1 positions per layer; dilated ones a cone that
@@ -295,19 +322,20 @@ def path_length_figure(i: int, j: int, n: int, k: int = 3, r: int = 16, *, lang:
     titles = [
         f"{_name(LAYER_LABELS[layer], lang)}: " + _hops(hops[layer], layer == RECURRENT, lang) for layer in PATH_LAYERS
     ]
-    rows = len(PATH_LAYERS)
-    specs: list[list[dict[str, Any] | None]] = [[{"rowspan": rows}, {}]]
-    specs += [[None, {}] for _ in range(rows - 1)]
+    drawings = len(PATH_LAYERS)
+    # One column, the bars on top and a drawing per architecture under them, each the page's full width: side
+    # by side, the bars' names took half of a 1024 px window and the titles ran into each other.
+    bar_px, drawing_px, gap_px = 40 * drawings + 90, 150, 80
+    height = bar_px + drawing_px * drawings + gap_px * drawings + 200
     fig = make_subplots(
-        rows=rows,
-        cols=2,
-        specs=specs,
-        column_widths=[0.28, 0.72],
-        horizontal_spacing=0.14,
-        vertical_spacing=0.09,
-        # The right column is about 330 px wide at 1024 px: the longest names (restricted self-attention) wrap.
-        subplot_titles=[wrap_words(translate("layers / steps between the two positions", lang), 150, FONT_SIZE)]
-        + [wrap_words(title, 340, FONT_SIZE) for title in titles],
+        rows=drawings + 1,
+        cols=1,
+        row_heights=[bar_px] + [drawing_px] * drawings,
+        vertical_spacing=gap_px / height,
+        subplot_titles=[
+            wrap_words(title, NARROW_TITLE_PX, FONT_SIZE)
+            for title in [translate("layers / steps between the two positions", lang), *titles]
+        ],
     )
     labels = [_name(LAYER_LABELS[layer], lang) for layer in PATH_LAYERS]
     fig.add_trace(
@@ -328,11 +356,11 @@ def path_length_figure(i: int, j: int, n: int, k: int = 3, r: int = 16, *, lang:
         col=1,
     )
     fig.update_yaxes(autorange="reversed", row=1, col=1)
-    fig.update_xaxes(title_text=translate("hops", lang), range=[0, max(hops.values()) * 1.25 + 1], row=1, col=1)
+    fig.update_xaxes(range=[0, max(hops.values()) * 1.2 + 1], row=1, col=1)
 
     source, target = min(i, j), max(i, j)
     show_dots = n <= 128
-    for row, layer in enumerate(PATH_LAYERS, start=1):
+    for row, layer in enumerate(PATH_LAYERS, start=2):
         hue, nodes = COLORS[layer], path_nodes(layer, i, j, k, r)
         levels = max(node[1] for node in nodes) if len(nodes) > 1 else 1
         if layer != RECURRENT and hops[layer] > 0:
@@ -349,7 +377,7 @@ def path_length_figure(i: int, j: int, n: int, k: int = 3, r: int = 16, *, lang:
                     hoverinfo="skip",
                 ),
                 row=row,
-                col=2,
+                col=1,
             )
         if show_dots:
             for level in sorted({0, levels}):
@@ -363,7 +391,7 @@ def path_length_figure(i: int, j: int, n: int, k: int = 3, r: int = 16, *, lang:
                         hoverinfo="skip",
                     ),
                     row=row,
-                    col=2,
+                    col=1,
                 )
         fig.add_trace(
             go.Scatter(
@@ -380,7 +408,7 @@ def path_length_figure(i: int, j: int, n: int, k: int = 3, r: int = 16, *, lang:
                 + f" %{{y}}<extra>{_name(LAYER_LABELS[layer], lang)}</extra>",
             ),
             row=row,
-            col=2,
+            col=1,
         )
         ends = [(source, 0, f"{source}")] + ([(target, levels, f"{target}")] if len(nodes) > 1 else [])
         fig.add_trace(
@@ -396,9 +424,18 @@ def path_length_figure(i: int, j: int, n: int, k: int = 3, r: int = 16, *, lang:
                 hoverinfo="skip",
             ),
             row=row,
-            col=2,
+            col=1,
         )
-        fig.update_xaxes(range=[-0.5 - 0.02 * n, n - 0.5 + 0.02 * n], showgrid=False, zeroline=False, row=row, col=2)
+        # Position numbers under the last drawing only (every drawing spans the same positions), so the space
+        # between two drawings holds the path's end labels and the next title.
+        fig.update_xaxes(
+            range=[-0.5 - 0.03 * n, n - 0.5 + 0.03 * n],
+            showgrid=False,
+            zeroline=False,
+            showticklabels=row == drawings + 1,
+            row=row,
+            col=1,
+        )
         fig.update_yaxes(
             range=[-0.6 * levels, 1.6 * levels],
             tickvals=[0, levels],
@@ -410,18 +447,20 @@ def path_length_figure(i: int, j: int, n: int, k: int = 3, r: int = 16, *, lang:
             showgrid=False,
             zeroline=False,
             row=row,
-            col=2,
+            col=1,
         )
-    fig.update_xaxes(title_text=translate("position", lang), row=rows, col=2)
-    return apply_theme(
+    fig.update_xaxes(title_text=translate("position (from 0)", lang), row=drawings + 1, col=1)
+    apply_theme(
         fig,
         title=wrap_words(
             translate(
                 "Path length between positions {i} and {j} (n = {n}, k = {k}, r = {r})", lang, i=i, j=j, n=n, k=k, r=r
             )
         ),
-        height=180 * rows + 140,
+        height=height,
     )
+    # A line's more room above the bars' subplot title: plotly centres the title in the top margin.
+    return fig.update_layout(margin_t=fig.layout.margin.t + 40)
 
 
 def _hops(count: int, recurrent: bool, lang: str) -> str:

@@ -76,7 +76,9 @@ def pe_heatmap(pe: np.ndarray, *, title: str | None = None, lang: str = "en") ->
         )
     )
     fig.update_xaxes(title_text=translate("embedding dimension", lang), showgrid=False, zeroline=False)
-    fig.update_yaxes(title_text=translate("position", lang), autorange="reversed", showgrid=False, zeroline=False)
+    fig.update_yaxes(
+        title_text=translate("position (from 0)", lang), autorange="reversed", showgrid=False, zeroline=False
+    )
     return apply_theme(fig, title=title, height=520)
 
 
@@ -115,7 +117,7 @@ def pe_curves(
                 + " %{x}: %{y:.3f}<extra></extra>",
             )
         )
-    fig.update_xaxes(title_text=translate("position", lang))
+    fig.update_xaxes(title_text=translate("position (from 0)", lang))
     fig.update_yaxes(title_text=translate("encoding value", lang))
     return apply_theme(fig, title=title, height=480)
 
@@ -142,9 +144,10 @@ def similarity_heatmap(
             **scale,
         )
     )
-    fig.update_xaxes(title_text=position, showgrid=False, zeroline=False, constrain="domain")
+    axis_title = translate("position (from 0)", lang)
+    fig.update_xaxes(title_text=axis_title, showgrid=False, zeroline=False, constrain="domain")
     fig.update_yaxes(
-        title_text=position, autorange="reversed", showgrid=False, zeroline=False, scaleanchor="x", constrain="domain"
+        title_text=axis_title, autorange="reversed", showgrid=False, zeroline=False, scaleanchor="x", constrain="domain"
     )
     return apply_theme(fig, title=title, height=560)
 
@@ -283,5 +286,5 @@ def pe_side_by_side(
     )
     fig.update_xaxes(title_text=translate("embedding dimension", lang), showgrid=False, zeroline=False)
     fig.update_yaxes(autorange="reversed", showgrid=False, zeroline=False)
-    fig.update_yaxes(title_text=translate("position", lang), row=1, col=1)
+    fig.update_yaxes(title_text=translate("position (from 0)", lang), row=1, col=1)
     return apply_theme(fig, title=title, height=520)

@@ -9,6 +9,8 @@ page says which theme it shows and `for_page_theme(fig, "light" | "dark")` sets 
 theme's body text (`PAGE_COLORS`); static exports use the light pair on white. The paper and plot
 backgrounds stay transparent, so the page shows through.
 
+Log axes: labelled at their decades only (`apply_theme` sets `dtick=1` where the figure chose no ticks).
+
 Colour scales: both heatmap scales are perceptually uniform and rise monotonically in lightness, so they
 still read in greyscale (a photocopied handout, a washed-out projector): Viridis for attention weights
 (0 dark, 1 bright), Cividis for signed values (negative dark blue, zero neutral grey, positive yellow).
@@ -220,9 +222,29 @@ def apply_theme(fig: go.Figure, *, title: str | None = None, height: int | None 
     )
     fig.update_xaxes(**axis_style)
     fig.update_yaxes(**axis_style)
+    # Log axes labelled at their decades only: plotly's default also labels the 2s and 5s between them
+    # ("5 10 2 5 100 2 5 1000"), which reads as a row of unrelated numbers. An axis given its ticks keeps them.
+    for axis in [*fig.select_xaxes(), *fig.select_yaxes()]:
+        if axis.type == "log" and axis.tickvals is None and axis.dtick is None:
+            axis.dtick = 1
     # Subplot titles ("Head 1", "Layer 2") are annotations; give them the base size too.
     fig.update_annotations(font_size=FONT_SIZE)
     return fig
+
+
+LEGEND_ROW_PX = 30  # one legend entry per row, the narrow case (1024 px)
+
+
+def legend_below(fig: go.Figure) -> go.Figure:
+    """The legend at the figure's foot, its entries in rows, with a bottom margin that holds them (one per row,
+    the narrow case) under the x axis's numbers and title; in place. Placed in container coordinates: under the
+    plot area in the plot's own fraction, it moved with the plot's height, and a figure capped to the first
+    screen drew it over the axis title."""
+    entries = sum(1 for trace in fig.data if trace.showlegend is not False)
+    return fig.update_layout(
+        legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0),
+        margin_b=110 + LEGEND_ROW_PX * entries,
+    )
 
 
 def _colorbar_text(bar: Any, text: str) -> None:

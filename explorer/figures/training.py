@@ -10,7 +10,16 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from explorer.figures.attention import index_axis, pair_heatmap
-from explorer.figures.theme import WEIGHT_COLORSCALE, apply_theme, color, colorbar
+from explorer.figures.theme import (
+    NARROW_FIGURE_WIDTH,
+    TICK_SIZE,
+    WEIGHT_COLORSCALE,
+    apply_theme,
+    color,
+    colorbar,
+    legend_below,
+    text_width_px,
+)
 from explorer.i18n import translate
 
 
@@ -184,8 +193,15 @@ def lr_schedule_curve(
     fig.update_xaxes(range=[0, right * 1.02])
     _by_step(fig, rate, title, lang, exponentformat="e", range=[0, 1.25 * top] if top > 0 else None)
     # Under the axis: inside the plot the legend would cover the curve or the warm-up label.
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.28, xanchor="left", x=0))
-    return fig
+    return legend_below(fig)
+
+
+def _panels_per_row(n: int, n_source: int, label_px: float, width: float) -> int:
+    """How many snapshots fit side by side in a `width` px figure: each panel needs its own row labels
+    (`label_px`) and a column per source token wide enough for its upright label, beside the axis title and
+    the colour bar."""
+    panel_px = label_px + 16 + n_source * (TICK_SIZE + 6)
+    return max(1, min(n, int((width - 150) // panel_px)))
 
 
 def attention_evolution(
@@ -195,14 +211,18 @@ def attention_evolution(
     source_labels: Sequence[str],
     *,
     title: str | None = None,
+    width: float = NARROW_FIGURE_WIDTH,
     lang: str = "en",
 ) -> go.Figure:
-    """One head's cross-attention at several training steps, side by side: watch attention form.
+    """One head's cross-attention at several training steps: watch attention form.
 
     weights[i] is the (output, source) matrix at steps[i]; the model's output, and so the rows, may differ
     from one snapshot to the next (output_labels[i]), the source columns do not. One heatmap trace per
     snapshot, in the order given, all on one colour axis fixed to [0, 1]; rows are output tokens (queries)
-    from the top, columns source tokens (keys).
+    from the top, columns source tokens (keys). The panels sit in a grid as many to a row as fit a `width` px
+    figure with every label readable (each panel's row labels between it and the one to its left, each
+    source token's upright label in a column of its own); a column of panels shares its source labels, drawn
+    under its lowest panel.
     """
     n = len(weights)
     assert n >= 1 and len(steps) == n and len(output_labels) == n, (
@@ -213,13 +233,23 @@ def attention_evolution(
         assert w.ndim == 2 and w.shape == (len(labels), len(source_labels)), (
             f"step {step}: expected weights (output={len(labels)}, source={len(source_labels)}), got {w.shape}"
         )
+    label_px = max(text_width_px(label, TICK_SIZE) for labels in output_labels for label in labels)
+    per_row = _panels_per_row(n, len(source_labels), label_px, width)
+    grid_rows = -(-n // per_row)
+    longest = max(w.shape[0] for w in matrices)
+    source_px = max(text_width_px(label, TICK_SIZE) for label in source_labels) + 10
+    # Per grid row: the cells, its subplot title above and the upright source labels below.
+    row_px = max(160, 24 * longest) + 40 + source_px
+    height = max(380, row_px * grid_rows + 120)
     fig = make_subplots(
-        rows=1,
-        cols=n,
-        horizontal_spacing=min(0.04, 0.3 / max(n - 1, 1)),
+        rows=grid_rows,
+        cols=per_row,
+        horizontal_spacing=min(0.3, (label_px + 24) / width) if per_row > 1 else 0.0,
+        vertical_spacing=(source_px + 50) / height if grid_rows > 1 else 0.0,
         subplot_titles=[translate("step {step}", lang, step=f"{s:,}") for s in steps],
     )
     for i, (w, labels, step) in enumerate(zip(matrices, output_labels, steps, strict=False)):
+        row, col = i // per_row + 1, i % per_row + 1
         fig.add_trace(
             pair_heatmap(
                 w,
@@ -233,16 +263,15 @@ def attention_evolution(
                 hovertemplate=translate("step {step}", lang, step=f"{step:,}")
                 + "<br>%{customdata[0]} \u2192 %{customdata[1]}: %{z:.3f}<extra></extra>",
             ),
-            row=1,
-            col=i + 1,
+            row=row,
+            col=col,
         )
-        fig.update_xaxes(index_axis(source_labels), tickangle=-90, row=1, col=i + 1)
-        fig.update_yaxes(index_axis(labels, reverse=True), row=1, col=i + 1)
-    fig.update_xaxes(title_text=translate("source (keys)", lang), row=1, col=1)
+        fig.update_xaxes(index_axis(source_labels), tickangle=-90, row=row, col=col)
+        fig.update_yaxes(index_axis(labels, reverse=True), row=row, col=col)
+    fig.update_xaxes(title_text=translate("source (keys)", lang), row=grid_rows, col=1)
     fig.update_yaxes(title_text=translate("output (queries)", lang), row=1, col=1)
     fig.update_layout(
         coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=1.0, colorbar=colorbar(translate("weight", lang)))
     )
-    longest = max(w.shape[0] for w in matrices)
-    apply_theme(fig, title=title, height=max(380, 30 * longest + 220))
+    apply_theme(fig, title=title, height=height)
     return fig

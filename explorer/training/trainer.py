@@ -264,7 +264,7 @@ class Trainer:
                     rate = window_tokens / max(now - window_start, 1e-9)
                     window_tokens, window_start = 0, now
                     self._log(outcome, rate)
-                if cfg.eval_every and self.step % cfg.eval_every == 0:
+                if cfg.evaluates_at(self.step):
                     self._evaluate()
                 if cfg.save_every and self.step % cfg.save_every == 0:
                     self._save_periodic()
@@ -272,7 +272,7 @@ class Trainer:
                 break
             if self.batch_in_epoch >= len(batches):
                 self.epoch, self.batch_in_epoch = self.epoch + 1, 0
-        if not stopped and cfg.eval_every and self.step % cfg.eval_every != 0:
+        if not stopped and cfg.eval_every and not cfg.evaluates_at(self.step):
             self._evaluate()
         latest = self._save("latest", with_optimizer=True)
         result = TrainResult(self.step, stopped, latest, self.history)

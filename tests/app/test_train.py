@@ -262,7 +262,7 @@ def test_the_estimate_before_start_is_the_whole_measured_run(folders, fresh_esti
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Estimated time"] == "≈ 2 min 33 s"
     assert metrics["Time per step"] == "250 ms" and metrics["600 steps"] == "≈ 2 min 30 s"
-    assert "start-up: 3.0 s" in texts(at) and "evaluations: 6 × 0.0 s" in texts(at)
+    assert "start-up: 3.0 s" in texts(at) and "evaluations: 15 × 0.0 s" in texts(at)  # every 50 steps and at 10, 20, 40
     assert "An estimate, measured on this machine" in texts(at) and "at a load average of 1.0:" in texts(at)
     assert not moved(at), moved(at)
 
@@ -378,3 +378,8 @@ def test_the_page_speaks_korean(folders):
     assert {"학습 문장 쌍", "예상 시간"} <= {m.label for m in at.metric}
     assert any("시작:" in c.value and "학습:" in c.value for c in at.caption), [c.value for c in at.caption]
     assert at.button(key="train_start").label == "학습 시작"
+    # The task's description and the preview's headers were English in the Korean page.
+    assert any("반대 대각선" in c.value for c in at.caption), [c.value for c in at.caption]
+    preview = json.loads(at.dataframe[0].proto.columns)
+    assert (preview["source"]["label"], preview["target"]["label"]) == ("원문", "번역문"), preview
+    assert any("word-break: keep-all" in h.proto.body for h in at.get("html")), "Hangul lines break between words"

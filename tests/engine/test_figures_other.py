@@ -52,7 +52,7 @@ def test_pe_heatmap_orientation_and_scale(pe):
     np.testing.assert_array_equal(np.asarray(trace.z), pe)  # rows = positions, columns = dimensions
     assert len(trace.y) == N and len(trace.x) == D
     assert (trace.zmin, trace.zmax) == (-1.0, 1.0)
-    assert fig.layout.yaxis.title.text == "position"
+    assert fig.layout.yaxis.title.text == "position (from 0)"
     assert fig.layout.xaxis.title.text == "embedding dimension"
 
 
@@ -74,7 +74,7 @@ def test_similarity_heatmap(pe):
     assert (fig.data[0].zmin, fig.data[0].zmax) == (-1.0, 1.0)
     dot = similarity_heatmap(pe @ pe.T, metric="dot product")
     assert dot.data[0].zmin is None
-    assert dot.layout.yaxis.title.text == "position"
+    assert dot.layout.yaxis.title.text == "position (from 0)"
 
 
 def test_similarity_by_offset_depends_only_on_offset(pe):

@@ -10,6 +10,7 @@ from explorer.figures.step_by_step import scaling_figure, softmax_comparison
 from explorer.figures.theme import wrap_words
 from ui.figures import show_figure
 from ui.i18n import current_language, t
+from ui.step_by_step.tables import full_height
 from ui.urlstate import bound_choice
 
 DEMO_D_KS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
@@ -86,7 +87,7 @@ def why_sqrt_dk() -> None:
         table,
         hide_index=True,
         width="stretch",
-        height=36 * (len(table) + 1) + 4,
+        height=full_height(len(table)),
         column_config={
             name: st.column_config.NumberColumn(headers.get(name, name), format="%d" if name == "d_k" else "%.3f")
             for name in table[0]

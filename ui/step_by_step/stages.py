@@ -12,6 +12,7 @@ from explorer.figures.theme import FONT_SIZE, escape_labels, wrap_words
 from ui.figures import show_figure
 from ui.i18n import current_language, t
 from ui.step_by_step.choice import Followed
+from ui.step_by_step.tables import full_height
 
 SHOWN_DIMS = 8  # long vectors are cut to their first dimensions, with a note
 
@@ -91,11 +92,13 @@ def scores_section(followed: Followed) -> None:
         hide_index=True,
         width="stretch",
         key="sbs_stage_table",
-        height=min(36 * (len(steps.key_pieces) + 1) + 4, 640),
+        height=full_height(len(steps.key_pieces)),  # every key's row: the table is read to its last key
         column_config={
             "key": st.column_config.TextColumn(t("key")),
             "mask": st.column_config.TextColumn(t("mask")),
-            **{name: st.column_config.NumberColumn(format="%.4f") for name in ("q·k", "÷ √d_k", "softmax")},
+            "q·k": st.column_config.NumberColumn(format="%.4f"),
+            "÷ √d_k": st.column_config.NumberColumn(format="%.4f"),
+            "softmax": st.column_config.NumberColumn(t("softmax"), format="%.4f"),
         },
     )
     show_figure(

@@ -115,7 +115,8 @@ def attention_section(snap: RunSnapshot) -> None:
                 total=len(sample.output_pieces),
             )
         )
-    chosen = evenly_spaced(list(range(position + 1)), 5)
+    # Four snapshots: at a narrow width the panels stack, one above the other.
+    chosen = evenly_spaced(list(range(position + 1)), 4)
     if len(chosen) > 1:
         picked = [snap.attention[i] for i in chosen]
         samples = [sentence_in(p, index) for p in picked]

@@ -104,7 +104,8 @@ def data_section() -> DataChoice | None:
             key="train_seq_len",
             help=t("Sequences have 4 to this many symbols, out of an alphabet of 20 letters."),
         )
-        st.caption(task_description(task))
+        # The engine's description is the msgid (explorer.data.synthetic's Task.description; Korean in train.po).
+        st.caption(t(task_description(task)))
         with st.spinner(t("Making the task…")):
             train, val = synthetic_corpora(task, n_pairs, seq_len, int(st.session_state["train_seed"]))
         choice = DataChoice(
@@ -205,4 +206,12 @@ def show_corpus(choice: DataChoice) -> None:
     cols[2].metric(
         t("Skipped pairs"), f"{choice.train.dropped:,}", help=t("Pairs with an empty or placeholder side, left out.")
     )
-    st.dataframe([{"source": s, "target": t} for s, t in choice.train.preview(6)], hide_index=True, width="stretch")
+    st.dataframe(
+        [{"source": source, "target": target} for source, target in choice.train.preview(6)],
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "source": st.column_config.TextColumn(t("source sentence")),
+            "target": st.column_config.TextColumn(t("target sentence")),
+        },
+    )

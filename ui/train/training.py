@@ -130,6 +130,7 @@ def training_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConf
         max_len=config.max_len,
         log_every=max(1, min(10, steps // 200)),
         eval_every=eval_every,
+        eval_early=bool(st.session_state.get("train_eval_early", False)),
         save_every=save_every,
         keep_last=2,
         bleu_sentences=bleu,

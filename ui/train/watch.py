@@ -44,8 +44,14 @@ def status_label(status: str) -> tuple[str, Colour, str]:
 
 
 def run_label(run: RunStatus) -> str:
-    """One line per run in the picker: its name, status and step."""
+    """One line per run in the picker: its name and status, with its step once it no longer moves.
+
+    The picker is drawn outside the live view's fragment, so it is redrawn only when the page reruns (the view
+    reruns it when the run's status changes, `page_signature`): a live run's step would be stale within a second.
+    """
     label = status_label(run.status)[0]
+    if run.live:
+        return t("{name} ({status})", name=run.path.name, status=label.lower())
     text = t(
         "{name} ({status} at step {step} of {total})",
         name=run.path.name,
@@ -60,6 +66,12 @@ def run_label(run: RunStatus) -> str:
     return text
 
 
+def page_signature(snap: RunSnapshot) -> tuple[str, int]:
+    """What the whole page shows of a run outside its live view: its status (in the picker) and its saved models
+    (in the sidebar). When it changes, the live view reruns the page."""
+    return snap.status, len(snap.saved)
+
+
 def watch_section() -> None:
     jobs = manager()
     labels = {run.path.name: run_label(run) for run in jobs.runs()}
@@ -71,16 +83,16 @@ def watch_section() -> None:
     if snap is None:
         st.error(t("Run {name} is gone from the runs folder.", name=shown_value(name)), icon=":material/error:")
         return
-    signature = (snap.live, len(snap.saved))
+    signature = page_signature(snap)
     st.fragment(run_every=REFRESH_S if snap.live else None)(monitor)(name, signature)
 
 
-def monitor(name: str, signature: tuple[bool, int]) -> None:
+def monitor(name: str, signature: tuple[str, int]) -> None:
     """The live view of one run; redrawn on its own every REFRESH_S seconds while the run trains."""
     jobs = manager()
     snap = jobs.snapshot(name)
-    if snap is None or (snap.live, len(snap.saved)) != signature:
-        st.rerun()  # started, ended, saved or removed: redraw the whole app (the sidebar lists a saved model)
+    if snap is None or page_signature(snap) != signature:
+        st.rerun()  # a new status, saved or removed: redraw the whole app (the picker, the sidebar's models)
     assert snap is not None
     status_block(snap)
     controls(jobs, snap)

@@ -146,7 +146,7 @@ class RunCosts:
         if with_bleu and not self.bleu:
             raise ValueError("these costs were measured without BLEU; measure with the plan's timing_plan")
         steps = cfg.steps
-        evals = -(-steps // cfg.eval_every) if cfg.eval_every else 0  # each eval_every steps, and at the end
+        evals = cfg.evaluation_count()  # each eval_every steps, the early ones, and at the end
         progress_s = self.progress_s + self.progress_entry_s * max(1, steps // max(cfg.log_every, 1))
         bleu_s = self.bleu_sentence_s * min(cfg.bleu_sentences, self.val_sentences) if with_bleu else 0.0
         eval_s = 0.0

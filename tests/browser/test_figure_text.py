@@ -1,0 +1,68 @@
+"""No text drawn over other text in the figures of Complexity and Train, at a projector's 1024x768 and 1280x720.
+
+Complexity's three figures (its measurement only after a click, left out) come from the shared server. Train's
+figures need a run: `explorer train` trains the reverse task for 40 steps into the runs folder of a server of
+this file's own (a few seconds), so the Watch view opens on it with its curves and the attention snapshots at
+steps 0, 10, 20, 30 and 40 (the "during training" figure) without a run started from the page.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.browser.helpers import RENDER_TIMEOUT_MS, REPO, App, assert_no_exception, wait_for_relayout, wait_idle
+from tests.browser.overlaps import text_overlaps
+
+SIZES = ({"width": 1024, "height": 768}, {"width": 1280, "height": 720})
+RUN = "reverse-demo"
+
+
+def _overlaps_at_each_size(browser, url: str, figures: int) -> list[str]:
+    """Open `url` at the first size, wait for `figures` plotly figures, then measure at every size."""
+    page = browser.new_page(viewport=SIZES[0])
+    try:
+        page.goto(url, timeout=RENDER_TIMEOUT_MS)
+        wait_idle(page)
+        assert_no_exception(page)
+        page.wait_for_function(
+            f"() => document.querySelectorAll('[data-testid=\"stMain\"] .js-plotly-plot').length >= {figures}",
+            timeout=RENDER_TIMEOUT_MS,
+        )
+        found = []
+        for size in SIZES:
+            page.set_viewport_size(size)
+            wait_for_relayout(page)
+            found += [f"{size['width']}x{size['height']}: {line}" for line in text_overlaps(page)]
+        return found
+    finally:
+        page.close()
+
+
+def test_complexity_figures_have_no_overlapping_text(browser, app: App):
+    assert not _overlaps_at_each_size(browser, f"{app.url}/complexity", figures=2)
+
+
+@pytest.fixture(scope="module")
+def train_app(servers) -> App:
+    """A server whose runs folder holds one finished 40-step run of the reverse task with a watched sentence."""
+    runs = servers.logs / "runs-figure-text"
+    if not (runs / RUN).is_dir():
+        runs.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            [sys.executable, "-m", "explorer", "train", "--data", "reverse", "--preset", "tiny", "--vocab", "64",
+             "--steps", "40", "--warmup", "10", "--batch-tokens", "512", "--eval-every", "10",
+             "--bleu-sentences", "20", "--save-every", "40", "--threads", "1", "--quiet",
+             "--watch", "a b c d e f", "--out", str(runs / RUN)],
+            cwd=REPO,
+            check=True,
+            timeout=300,
+        )  # fmt: skip
+    return servers.get("figure-text")
+
+
+def test_train_figures_have_no_overlapping_text(browser, train_app: App):
+    # Loss, learning rate, throughput, the snapshot's heatmap and the snapshots during training.
+    assert not _overlaps_at_each_size(browser, f"{train_app.url}/train?train_run={RUN}", figures=5)
