@@ -21,6 +21,7 @@ from explorer.inference import translate
 from explorer.text.pieces import shown_pieces
 from tests.apptest_helpers import charts, open_page, plotly_array, query_value
 from ui.attention_view import (
+    MAX_UPLOAD_BYTES,
     MAX_UPLOAD_LINES,
     NATURAL_EXAMPLES,
     SYMBOL_EXAMPLES,
@@ -367,3 +368,11 @@ def test_three_sentences_in_korean(checkpoint_root):
     at = open_page(PAGE, model="words-fixture", sentence=THREE, lang="ko")
     assert at.selectbox(key="part").options[0] == f"문장 1 / 3: {THREE_PARTS[0]}"
     assert any("문장 3개를 각각 따로 번역해" in c.value for c in at.caption)
+
+
+def test_the_upload_box_states_the_limit_its_caption_states(checkpoint_root):
+    """The box said "50MB per file" (the server's limit) under a caption of 1024 KB: the box takes the caption's."""
+    at = open_page(PAGE, model="reverse-fixture", input="file")
+    (box,) = [e for e in at.get("file_uploader") if e.proto.label.startswith("A text file")]
+    assert box.proto.max_upload_size_mb == MAX_UPLOAD_BYTES // (1024 * 1024)
+    assert any(f"{MAX_UPLOAD_BYTES // 1024} KB" in c.value for c in at.caption)

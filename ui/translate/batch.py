@@ -113,7 +113,12 @@ def warn_truncated(translations: Sequence[Sequence[Translation]], max_len: int) 
 def upload_section(selection: Selection, checkpoint: Checkpoint, options: dict[str, Any]) -> str | None:
     """The file uploader; once a file is in, its translations (search `options`) as a table with downloads,
     and a picker of the line to look at, which is returned (None, with a hint, while there is no file)."""
-    upload = st.file_uploader(t("A text file, one sentence per line (UTF-8)"), key="upload")
+    # The box's own limit is the caption's (1 MB), so its "… per file" line and the caption say the same.
+    upload = st.file_uploader(
+        t("A text file, one sentence per line (UTF-8)"),
+        key="upload",
+        max_upload_size=max(1, MAX_UPLOAD_BYTES // (1024 * 1024)),
+    )
     st.caption(
         t(
             "At most {lines} sentences and {kb} KB. Blank lines are skipped; sentences longer than the model "
