@@ -27,7 +27,8 @@ _SLOT = "_page_controls"
 # and one row of pickers (measured at 1280x720, see tests/browser/test_sweep.py).
 FIRST_SCREEN_FIGURE_PX = 440
 # The main area of a 1024 px window beside the sidebar (about 615 px, measured), and of a 1024 px projector in
-# presenter mode, which hides the sidebar (the window less the page's padding).
+# presenter mode, which hides the sidebar (the window less the page's padding). The sidebar starts collapsed
+# at 1024 px (`COLLAPSE_BELOW_PX`), but a lecturer may open it: titles are wrapped for the narrower area.
 MAIN_AREA_PX = 600
 PRESENTER_MAIN_PX = 940
 # The narrowest a page's figure gets: three quarters of the main area at 1024 px beside the sidebar.

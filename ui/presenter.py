@@ -89,8 +89,9 @@ def presenter_toggle() -> bool:
             t("Presenter mode"),
             key=KEY,
             help=t(
-                "For a projector: no sidebar, larger figure text; PageDown / PageUp (a presentation "
-                "remote) or the arrow keys step through heads. Leave it with ?presenter=0."
+                "For a projector: no sidebar (the page's controls move to the Controls button at the top), "
+                "larger figure text; PageDown / PageUp (a presentation remote) or the arrow keys step through "
+                "heads."
             ),
         )
     if on:
