@@ -21,7 +21,7 @@ def test_presenter_mode_keeps_the_page_controls_on_the_page_and_leaves(checkpoin
     at.main.text_input(key="sentence").set_value(OTHER).run()
     at.main.radio(key="mode").set_value("mean").run()
     assert not at.exception, [e.message for e in at.exception]
-    assert query_value(at, "sentence") == OTHER and query_value(at, "mode") == "mean"
+    assert at.main.text_input(key="sentence").value == OTHER and at.main.radio(key="mode").value == "mean"
     at.button(key="present_exit").click().run()
     assert not at.exception, [e.message for e in at.exception]
     assert query_value(at, "presenter") is None
