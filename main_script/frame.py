@@ -1,4 +1,4 @@
-"""Attention Explorer: the frame. Page list, sidebar (language, pages, checkpoint, device), shared model loading.
+"""Attention Explorer: the frame. Page list (the top bar), sidebar (language, checkpoint, device), shared model loading.
 
 Streamlit's main script. Users start it with `python app.py`, which runs `streamlit run main_script/server.py`
 (this script served with page addresses that tell the browser where the server is);
@@ -36,9 +36,9 @@ start_up()
 import streamlit as st  # noqa: E402
 
 from ui.i18n import language_switch, t  # noqa: E402
-from ui.layout import compact_style, make_controls_slot  # noqa: E402
+from ui.layout import compact_style, fit_sidebar_to_window, make_controls_slot  # noqa: E402
 from ui.model_picker import sidebar  # noqa: E402
-from ui.pages import PAGES, PageSpec  # noqa: E402
+from ui.pages import page_menu  # noqa: E402
 from ui.presenter import presenter_toggle  # noqa: E402
 
 st.set_page_config(page_title="Attention Explorer", page_icon="👁️", layout="wide")
@@ -46,24 +46,9 @@ st.set_page_config(page_title="Attention Explorer", page_icon="👁️", layout=
 language_switch()
 with st.sidebar:
     compact_style()  # a style element: it applies to the whole page, and takes no place in the main area
-    make_controls_slot()  # the page's own controls come first in the sidebar (ui/layout.py)
-pages = {
-    spec.url_path: st.Page(str(spec.path), title=t(spec.title), icon=spec.icon, url_path=spec.url_path)
-    for spec in PAGES
-}
-# Streamlit serves its default page at / and nowhere else, so the start page is registered twice: as the
-# default (at /) and under its own name, which keeps /tour (or /translate) a working address too.
-start = st.Page(str(PAGES[0].path), title=t(PAGES[0].title), icon=PAGES[0].icon, url_path="start", default=True)
-navigation = st.navigation([start, *pages.values()], position="hidden")
-
-with st.sidebar:
-    groups: dict[str, list[PageSpec]] = {}
-    for spec in PAGES:
-        groups.setdefault(spec.group, []).append(spec)
-    for group, specs in groups.items():
-        st.caption(t(group))
-        for spec in specs:
-            st.page_link(pages[spec.url_path])
+    fit_sidebar_to_window()
+make_controls_slot()  # the page's own controls: first in the sidebar, in presenter mode a popover (ui/layout.py)
+navigation = st.navigation(page_menu(), position="top")
 st.session_state["selection"] = sidebar()
 presenter_toggle()
 with st.sidebar:

@@ -1,8 +1,8 @@
 """The page layout for a projector: the figure on the first screen.
 
 A page draws its title with `page_header`, which puts the explanation into a collapsed expander, and its
-controls into `controls()`: a slot at the top of the sidebar that the frame makes before the page list
-(so a page's controls are the first thing in the sidebar). The frame's `compact_style` trims Streamlit's
+controls into `controls()`: a slot at the top of the sidebar that the frame makes (the page list is in the top
+bar), in presenter mode a popover on the page. The frame's `compact_style` trims Streamlit's
 generous top padding and title size, which alone take a fifth of a 720 px screen.
 
 Figures are capped with `fit_height` so a figure drawn under a title, a translation and one row of pickers
@@ -20,23 +20,33 @@ import streamlit as st
 
 from explorer.figures.theme import TITLE_SIZE, numbers_fit, text_width_px, wrap_words
 from ui.i18n import t
-from ui.presenter import font_scale
+from ui.presenter import font_scale, presenter_bar
 
 _SLOT = "_page_controls"
 # The tallest a page's main figure may be: 720 px less the top padding, a title, one translation line
 # and one row of pickers (measured at 1280x720, see tests/browser/test_sweep.py).
 FIRST_SCREEN_FIGURE_PX = 440
 # The main area of a 1024 px window beside the sidebar (about 615 px, measured), and of a 1024 px projector in
-# presenter mode, which hides the sidebar (the window less the page's padding).
+# presenter mode, which hides the sidebar (the window less the page's padding). The sidebar starts collapsed
+# at 1024 px (`COLLAPSE_BELOW_PX`), but a lecturer may open it: titles are wrapped for the narrower area.
 MAIN_AREA_PX = 600
 PRESENTER_MAIN_PX = 940
 # The narrowest a page's figure gets: three quarters of the main area at 1024 px beside the sidebar.
 NARROW_COLUMN_PX = 460
 
+# Below this window width the sidebar (338 px) leaves a page's figure less than 560 px (Translate's heatmap
+# column is 3/4.35 of the main area): the sidebar starts collapsed there, and its arrow opens it. Streamlit's
+# `initial_sidebar_state="auto"` collapses it only on phones (768 px), and the server does not know the window.
+COLLAPSE_BELOW_PX = 1200
 # Less air above the page and a smaller page title: on a 720 px projector Streamlit's defaults (6 rem of
-# padding, a 2.75 rem title) leave little room for the figure. The header bar stays where it is.
+# padding, a 2.75 rem title) leave little room for the figure. The header holds the page list (the top bar,
+# 43 px high): it is made no taller than that, and the page starts just below it. Below the width at which the
+# sidebar starts collapsed the page keeps less air at its sides, for the figure.
 _COMPACT_CSS = """<style>
-[data-testid="stMainBlockContainer"] { padding: 1.6rem 2rem 2rem 2rem; }
+[data-testid="stHeader"] { height: 3.1rem; min-height: 3.1rem; }
+[data-testid="stMainBlockContainer"] { padding: 2.3rem 2rem 2rem 2rem; }
+@media (max-width: NARROW_WINDOW_PX) {
+  [data-testid="stMainBlockContainer"] { padding-left: 1rem; padding-right: 1rem; } }
 [data-testid="stMain"] h1 { font-size: 1.7rem; padding: 0 0 0.25rem 0; }
 [data-testid="stMain"] [data-testid="stHeading"] h2 { font-size: 1.35rem; }
 [data-testid="stMain"] [data-testid="stMarkdownContainer"] :is(h2, h3) { font-size: 1.35rem; padding: 0; }
@@ -50,11 +60,16 @@ _COMPACT_CSS = """<style>
   height: auto; max-width: 100%; min-width: 2.4rem; padding-left: 0.65rem; padding-right: 0.65rem; }
 [data-testid="stButtonGroup"] button, [data-testid="stButtonGroup"] button * {
   white-space: normal; overflow: visible; text-overflow: clip; }
-/* Presenter mode (ui/presenter.py draws the marker): no sidebar, the whole width for the figure. */
-body:has(.st-key-present_on) :is([data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"]) {
+.st-key-fit_sidebar { display: none; }
+/* Presenter mode (ui/presenter.py draws the marker, its bar): no sidebar, the whole width for the figure; the
+   bar sits in Streamlit's header, right of the page list, and takes no height from the page. */
+body:has(.st-key-present_on) :is([data-testid="stSidebar"], [data-testid="stExpandSidebarButton"]) {
   display: none; }
 body:has(.st-key-present_on) [data-testid="stMainBlockContainer"] { max-width: 100%; }
-</style>"""
+.st-key-present_on {
+  position: fixed; top: 0.35rem; right: 3.5rem; left: auto; width: fit-content !important; z-index: 999991; }
+.st-key-present_keys { display: none; }
+</style>""".replace("NARROW_WINDOW_PX", f"{COLLAPSE_BELOW_PX - 0.02}px")
 
 
 def compact_style() -> None:
@@ -62,13 +77,44 @@ def compact_style() -> None:
 
 
 def make_controls_slot() -> None:
-    """Called by the frame, in the sidebar, before the page list: where `controls()` draws."""
-    st.session_state[_SLOT] = st.container()
+    """Called by the frame before the page runs: where `controls()` draws. First in the sidebar; in presenter
+    mode, which hides the sidebar, a "Controls" popover in the presenter's bar, so the lecturer changes the
+    sentence, the decoding and the view without leaving presenter mode."""
+    popover = presenter_bar()
+    if popover is not None:
+        st.session_state[_SLOT] = popover
+        return
+    with st.sidebar:
+        st.session_state[_SLOT] = st.container()
 
 
 def controls() -> Any:
-    """The sidebar slot for the current page's controls (the sidebar itself when the frame made none)."""
+    """The slot for the current page's controls (the sidebar itself when the frame made none)."""
     return st.session_state.get(_SLOT) or st.sidebar
+
+
+# Once per page document (a rerun or a page switch keeps the document, so a sidebar the lecturer opened stays
+# open); the collapse button is drawn a moment after the first elements, so it is looked for a few times.
+_FIT_SIDEBAR_JS = """<script>
+if (!document.__sidebarFitted) {
+  document.__sidebarFitted = true;
+  if (window.innerWidth < COLLAPSE_BELOW_PX) {
+    let tries = 0;
+    const collapse = () => {
+      const button = document.querySelector('[data-testid="stSidebarCollapseButton"] button');
+      if (button && button.getAttribute('aria-expanded') === 'true') { button.click(); return; }
+      if (++tries < 50) setTimeout(collapse, 100);
+    };
+    collapse();
+  }
+}
+</script>""".replace("COLLAPSE_BELOW_PX", str(COLLAPSE_BELOW_PX))
+
+
+def fit_sidebar_to_window() -> None:
+    """Collapse the sidebar on a window narrower than `COLLAPSE_BELOW_PX` (a 1024 px projector), once."""
+    with st.container(key="fit_sidebar"):  # hidden by the page style: the script runs, the sidebar keeps its layout
+        st.html(_FIT_SIDEBAR_JS, unsafe_allow_javascript=True)
 
 
 def page_header(

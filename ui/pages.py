@@ -1,4 +1,5 @@
-"""The app's page list, in one place: main_script/frame.py navigates over it and the tests open every page from it.
+"""The app's page list, in one place: main_script/frame.py navigates over it (`page_menu`, the top bar's menus)
+and the tests open every page from it.
 
 To add a page, append a `PageSpec`. A spec whose file does not exist yet (a page another part of the
 project is still writing) is left out of the navigation until the file appears.
@@ -8,6 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+
+import streamlit as st
+
+from ui.i18n import t
 
 APP_ROOT = Path(__file__).resolve().parents[1]
 
@@ -46,3 +51,24 @@ ALL_PAGES: tuple[PageSpec, ...] = (
 
 # The pages that exist; the first is the start page, served at /.
 PAGES: tuple[PageSpec, ...] = tuple(spec for spec in ALL_PAGES if spec.path.is_file())
+
+
+def page_menu() -> dict[str, list[st.Page]]:
+    """The pages for `st.navigation(position="top")`, by group: a group of one page is a link in the top bar, a
+    larger group a menu (Streamlit shows the pages of the "" section first, as links). In the top bar the page
+    list is on the first screen of every page, also in presenter mode, and takes no room from the sidebar's
+    controls or the page.
+
+    Streamlit serves its default page at / and nowhere else, so the start page is registered twice: as the
+    default (at /, left out of the menu) and under its own name, which keeps /tour a working address."""
+    start = PAGES[0]
+    menu: dict[str, list[st.Page]] = {
+        "": [st.Page(str(start.path), title=t(start.title), url_path="start", default=True, visibility="hidden")]
+    }
+    groups: dict[str, list[PageSpec]] = {}
+    for spec in PAGES:
+        groups.setdefault(spec.group, []).append(spec)
+    for group, specs in groups.items():
+        pages = [st.Page(str(s.path), title=t(s.title), icon=s.icon, url_path=s.url_path) for s in specs]
+        menu.setdefault("" if len(specs) == 1 else t(group), []).extend(pages)
+    return menu

@@ -1,5 +1,6 @@
-"""Presenter mode: `?presenter=1` or the sidebar toggle. The sidebar is collapsed, figure text is
-at least 18 px (`FONT_SCALE` on the figure theme), and a presentation remote steps through the view.
+"""Presenter mode: `?presenter=1` or the sidebar toggle. The sidebar is hidden (the page's controls move to a
+"Controls" popover in the presenter's bar, which also leaves presenter mode), figure text is at least 18 px
+(`FONT_SCALE` on the figure theme), and a presentation remote steps through the view.
 
 A remote sends PageDown/PageUp (some send the arrow keys). Streamlit has no key-event API, so a small script
 (`st.html` with JavaScript allowed: not iframed, it runs in the page itself) listens on the document and clicks a
@@ -10,13 +11,13 @@ in presenter mode draws with `step_buttons`, else the tour's `tour_next` / `tour
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import streamlit as st
 
 from ui.i18n import t
 
 KEY = "presenter"
-_LEFT = "_presenter_left"  # set by the leave button: the next run, perhaps a fragment's, reruns the whole app
 NEXT, PREVIOUS = "present_next", "present_prev"
 # 18 px ticks from 16 px: everything in a figure grows by the same factor (explorer/figures/theme.py).
 FONT_SCALE = 1.125
@@ -63,27 +64,38 @@ def presenter_on() -> bool:
 
 def _leave() -> None:
     st.session_state[KEY] = False
-    st.session_state[_LEFT] = True
+
+
+def presenter_bar() -> Any | None:
+    """In presenter mode, a bar at the top right of the page (over Streamlit's header, beside the page list):
+    a "Controls" popover, returned for the page's controls, and "Leave presenter mode". It is also the
+    `present_on` marker on which the key script and the page style act. None outside presenter mode."""
+    if not presenter_on():
+        return None
+    bar = st.container(key="present_on", horizontal=True, gap="small", width="content")
+    popover = bar.popover(t("Controls"), help=t("The page's sentence, decoding and view"))
+    bar.button(t("Leave presenter mode"), key="present_exit", on_click=_leave)
+    with bar.container(key="present_keys"):  # hidden by the page style: the script runs, the bar keeps its size
+        st.html(_KEYS_JS, unsafe_allow_javascript=True)
+    return popover
 
 
 def presenter_toggle() -> bool:
-    """The sidebar toggle, kept in the URL as ?presenter=1; in presenter mode, the style and the key script."""
+    """The sidebar toggle, kept in the URL as ?presenter=1 (in presenter mode the sidebar is hidden, and the
+    presenter's bar leaves it)."""
     presenter_on()
-    st.session_state.pop(_LEFT, None)  # this is a whole run already
     with st.sidebar:
         on = st.toggle(
             t("Presenter mode"),
             key=KEY,
             help=t(
-                "For a projector: no sidebar, larger figure text; PageDown / PageUp (a presentation "
-                "remote) or the arrow keys step through heads. Leave it with ?presenter=0."
+                "For a projector: no sidebar (the page's controls move to the Controls button at the top), "
+                "larger figure text; PageDown / PageUp (a presentation remote) or the arrow keys step through "
+                "heads."
             ),
         )
     if on:
         st.query_params[KEY] = "1"
-        # The marker tells the key script and the style to act; it holds the script, which shows nothing.
-        marker = st.container(key="present_on", height=1, border=False)
-        marker.html(_KEYS_JS, unsafe_allow_javascript=True)
     elif KEY in st.query_params:
         del st.query_params[KEY]
     return bool(on)
@@ -95,14 +107,11 @@ def font_scale() -> float:
 
 def step_buttons(step: Callable[[int], None], *, can_back: bool = True, can_forward: bool = True) -> None:
     """Previous / next buttons the remote clicks (also clickable): `step(-1)` and `step(+1)` as callbacks."""
-    if st.session_state.pop(_LEFT, False):
-        st.rerun(scope="app")  # the button sits in a fragment: the frame must redraw the sidebar
     if not st.session_state.get(KEY):
         return
     row = st.container(horizontal=True, gap="small")
     row.button("\u2190", key=PREVIOUS, on_click=step, args=(-1,), disabled=not can_back, help=t("Previous (PageUp)"))
     row.button("\u2192", key=NEXT, on_click=step, args=(1,), disabled=not can_forward, help=t("Next (PageDown)"))
-    row.button(t("Leave presenter mode"), key="present_exit", on_click=_leave)
 
 
 def stepper(key: str, count: int) -> Callable[[int], None]:

@@ -200,7 +200,8 @@ def _main_text(page) -> str:
 
 def test_deep_links_open_their_page_on_a_fresh_server(checkpoint_root, servers, browser):
     """The very first request to a new server is a deep link with state: it opens that page inside the frame
-    (the sidebar's page list and model picker), with the state from the URL. Then every other page by its path."""
+    (the top bar's page list, the sidebar's model picker), with the state from the URL. Then every other page by
+    its path."""
     app = servers.get("fresh-deep-links", checkpoint_root=checkpoint_root)
     context = browser.new_context(viewport=VIEWPORT)
     context.set_default_timeout(RENDER_TIMEOUT_MS)
@@ -216,7 +217,8 @@ def test_deep_links_open_their_page_on_a_fresh_server(checkpoint_root, servers, 
         assert_no_exception(page)
         assert page.locator('[data-testid="stMain"] h1').first.inner_text().strip() == "Beam search"
         sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
-        assert "Look inside" in sidebar and "Checkpoint" in sidebar, sidebar[:500]
+        assert "Checkpoint" in sidebar, sidebar[:500]
+        assert "Look inside" in page.locator('[data-testid="stTopNav"]').inner_text(), "the page list, in the top bar"
         assert "beam search, k = 3" in _main_text(page)
         assert "/beam?" in page.url and "beam_k=3" in page.url
         for spec in PAGES:
@@ -225,7 +227,7 @@ def test_deep_links_open_their_page_on_a_fresh_server(checkpoint_root, servers, 
             assert_no_exception(page)
             assert "Page not found" not in page.content()
             assert page.url.split("?")[0].endswith(f"/{spec.url_path}"), page.url
-            current = page.locator('[data-testid="stSidebar"] a[aria-current="page"]')
+            current = page.locator('[data-testid="stTopNav"] a[aria-current="page"]')
             assert current.count() == 0 or spec.title in current.first.inner_text(), spec.title
     finally:
         context.close()

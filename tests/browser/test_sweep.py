@@ -5,7 +5,12 @@ is loaded twice in all rather than once per check:
 
 - the page runs without an exception, in the theme asked for (prefers-color-scheme picks Streamlit's theme);
 - in Korean: Korean on the page and none of the catalogue's English phrases;
-- at 1024x768 (the common projector) no segmented control in the sidebar wrapped onto several rows;
+- at 1024x768 (the common projector) the sidebar starts collapsed and the page's first figure is at least
+  560 px wide; the sidebar, opened (it is as wide at every size), has no segmented control wrapped onto
+  several rows;
+- at 1280x720 every page reachable from the first screen: its link, or the top bar's menu that holds it, on the
+  screen without scrolling (the page list used to sit below the page's controls, ~2,500 px down the sidebar);
+  on the first page each menu opened once, its links on the screen;
 - at every size: the first figure lies inside the first screen, nothing is wider than the window, no label is
   cut; on the pages of dense figures (`STRICT`) also nothing cut by its container (tests/browser/clipping.py)
   and every figure text at least 14 px;
@@ -22,7 +27,7 @@ import re
 
 import pytest
 
-from explorer.i18n import _catalogue
+from explorer.i18n import _catalogue, translate
 from tests.browser.clipping import broken_button_rows, everything_cut
 from tests.browser.helpers import (
     RENDER_TIMEOUT_MS,
@@ -39,7 +44,8 @@ from tests.browser.helpers import (
 )
 from ui.pages import PAGES
 
-# 1024x768 first: the page opens at the size whose sidebar is checked for broken button rows.
+# 1024x768 first: the page opens at the size at which its sidebar starts collapsed; it is opened for the larger
+# sizes, as a page opened there shows it.
 SIZES = ((1024, 768), (1280, 720), (1920, 1080))
 SENTENCE = "a small child sees the red dog ."
 # Pages whose first screen holds a figure. The Train page starts with a form (a figure appears once a run
@@ -59,6 +65,10 @@ PAGE_QUERY = {
 # text under 14 px.
 STRICT = {"beam", "positional", "step_by_step", "heads", "complexity", "train"}
 MIN_FIGURE_TEXT_PX = 14
+# At 1024x768 a page's first figure is at least this wide: Translate's heatmap was 175 px wide beside the
+# sidebar, its labels touching; four head panels got 85 px each.
+NARROW_SIZE, MIN_FIGURE_WIDTH_PX = (1024, 768), 560
+NAVIGATION_SIZE = (1280, 720)  # the page list is checked at the lowest screen
 SIDEBAR = '[data-testid="stSidebar"]'
 
 FIGURE_TEXT_SIZES_JS = """() => Array.from(document.querySelectorAll(
@@ -94,15 +104,83 @@ def language_problems(page, url_path: str, lang: str, english: list[str]) -> lis
     return [f"{url_path}: English UI text in Korean: {shown[:5]}"] if shown else []
 
 
-def size_problems(page, url_path: str, where: str, height: int) -> list[str]:
-    """What is wrong with the page as drawn now, at a window `height` px high."""
+# The page links and the top bar's menus drawn whole on the screen, by their text: in the top bar, the sidebar
+# and an open menu of the top bar.
+ON_SCREEN_JS = """() => {
+    const inside = (e) => { const r = e.getBoundingClientRect();
+        return e.checkVisibility() && r.width > 0 && r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight
+            && r.right <= innerWidth; };
+    const shown = (selector) => Array.from(document.querySelectorAll(selector)).filter(inside)
+        .map(e => e.innerText.trim());
+    return [shown('[data-testid="stHeader"] a, [data-testid="stSidebar"] a, [data-testid="stTopNavDropdownLink"]'),
+            shown('[data-testid="stTopNavSection"]')]; }"""
+
+
+def navigation_problems(page, where: str, lang: str) -> list[str]:
+    """The pages that cannot be reached from the screen as it is: neither their link nor a menu of their group
+    (the top bar's sections, one per group of several pages) on it."""
+    links, menus = page.evaluate(ON_SCREEN_JS)
+    missing = [
+        spec.title
+        for spec in PAGES
+        if translate(spec.title, lang) not in links and translate(spec.group, lang) not in menus
+    ]
+    return [f"{where}: not reachable from the first screen: {missing}"] if missing else []
+
+
+def menu_problems(page, where: str, lang: str) -> list[str]:
+    """Each menu of the top bar, opened: the links of its group's pages on the screen."""
     problems = []
+    sections = page.locator('[data-testid="stTopNavSection"]')
+    for index in range(sections.count()):
+        section = sections.nth(index)
+        name = section.inner_text().strip()
+        section.click()
+        page.locator('[data-testid="stTopNavDropdownLink"]').first.wait_for()
+        links, _ = page.evaluate(ON_SCREEN_JS)
+        expected = [translate(spec.title, lang) for spec in PAGES if translate(spec.group, lang) == name]
+        if not expected or not set(expected) <= set(links):
+            problems.append(f"{where}: menu {name!r} shows {links} on the screen, not {expected}")
+        page.keyboard.press("Escape")
+        page.locator('[data-testid="stTopNavDropdownLink"]').first.wait_for(state="detached")
+    return problems
+
+
+EXPAND = '[data-testid="stExpandSidebarButton"]'
+
+
+def sidebar_collapsed_problems(page, where: str) -> list[str]:
+    """At 1024x768 the sidebar starts collapsed (the figure gets the width), its arrow on the first screen."""
+    page.locator(EXPAND).wait_for(timeout=RENDER_TIMEOUT_MS)  # the frame collapses it once the page is drawn
+    if page.locator(SIDEBAR).get_attribute("data-collapsed") != "true":
+        return [f"{where}: the sidebar is open at 1024x768"]
+    return []
+
+
+# The sidebar open and still: it slides in from the left and grows to its width (338 px).
+SIDEBAR_OPEN_JS = """() => { const r = document.querySelector('[data-testid="stSidebar"]').getBoundingClientRect();
+    return r.left >= 0 && r.width >= 300; }"""
+
+
+def open_sidebar(page) -> None:
+    """Open the sidebar collapsed at 1024 px, as a page opened at a wider size shows it."""
+    if page.locator(EXPAND).is_visible():
+        page.locator(EXPAND).click()
+        page.wait_for_function(SIDEBAR_OPEN_JS)
+
+
+def size_problems(page, url_path: str, where: str, size: tuple[int, int]) -> list[str]:
+    """What is wrong with the page as drawn now, in a window of `size` (width, height) px."""
+    problems = []
+    height = size[1]
     if url_path not in NO_FIGURE:
         box = first_figure_box(page)
         if box is None:
             problems.append(f"{where}: no figure")
         elif box["y"] < 0 or box["y"] + box["height"] > height + 1:
             problems.append(f"{where}: first figure spans y = {box['y']:.0f}..{box['y'] + box['height']:.0f} px")
+        elif size == NARROW_SIZE and box["width"] < MIN_FIGURE_WIDTH_PX:
+            problems.append(f"{where}: first figure {box['width']:.0f} px wide, under {MIN_FIGURE_WIDTH_PX} px")
     problems += [f"{where}: wider than the window: {found}" for found in overflowing(page)]
     problems += [f"{where}: cut: {found}" for found in cut_text(page)]
     if url_path in STRICT:
@@ -138,13 +216,23 @@ def test_every_page_fits_every_screen_in_its_language_and_stays_offline(app, bro
             level = sum(int(v) for v in re.findall(r"\d+", page.evaluate(BACKGROUND_JS))[:3])
             assert (level < 200) == (theme == "dark"), f"{name}: the {theme} theme draws level {level}"
             problems += language_problems(page, name, lang, english)
-            problems += [f"{name} {theme} {lang}: sidebar: {row}" for row in broken_button_rows(page, SIDEBAR)]
             if name not in NO_FIGURE:
                 wait_for_figure(page)
             for width, height in SIZES:
                 page.set_viewport_size({"width": width, "height": height})
+                if (width, height) == NARROW_SIZE:
+                    problems += sidebar_collapsed_problems(page, f"{name} {theme} {lang}")
+                else:  # as a page opened at this size has it (the sidebar is as wide at every size)
+                    open_sidebar(page)
                 wait_for_relayout(page)  # plotly re-lays out after a resize
-                problems += size_problems(page, name, f"{name} {theme} {lang} {width}x{height}", height)
+                if (width, height) == NAVIGATION_SIZE:
+                    problems += [f"{name} {theme} {lang}: sidebar: {row}" for row in broken_button_rows(page, SIDEBAR)]
+                where = f"{name} {theme} {lang} {width}x{height}"
+                problems += size_problems(page, name, where, (width, height))
+                if (width, height) == NAVIGATION_SIZE:
+                    problems += navigation_problems(page, where, lang)
+                    if spec == PAGES[0]:
+                        problems += menu_problems(page, where, lang)
             if (theme, lang) == ("light", "en"):
                 full_screenshot(page, name)
             page.set_viewport_size({"width": SIZES[0][0], "height": SIZES[0][1]})

@@ -13,6 +13,7 @@ from explorer.tour.exercises import Exercise, score
 from explorer.tour.stops import STOPS, Stop
 from ui.attention_view import example_sentences
 from ui.i18n import t
+from ui.layout import controls
 from ui.tour import model_stops, paper_stops
 from ui.tour.context import TourContext, View
 from ui.tour.exercises import show_exercise
@@ -63,11 +64,12 @@ TO_TOP_SCRIPT = (
 
 
 def sentence_section(metadata: Mapping[str, Any]) -> str:
-    """The tour's one sentence, in the sidebar (?tour_sentence=); an in-domain example when left empty."""
+    """The tour's one sentence, among the page's controls (?tour_sentence=); an in-domain example when left
+    empty."""
     examples = example_sentences(metadata)
     # An in-domain sentence whose attention reads well ("Two dogs play in the snow." for Multi30k).
     default = examples[1 % len(examples)]
-    with st.sidebar:
+    with controls():
         sentence = st.text_input(
             t("The tour's sentence"),
             default,
