@@ -23,10 +23,8 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 import traceback
 from collections.abc import Sequence
@@ -34,11 +32,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from explorer.background import start_detached
 from explorer.data.corpus import CorpusError, ParallelCorpus, parallel_from_bytes, tsv_from_bytes
 from explorer.training.datasets import split_off_validation
 
 ROOT_ENV = "EXPLORER_PREPARE"
-REPO_ROOT = Path(__file__).resolve().parents[2]
 CORPUS = "corpus"
 MAX_JOBS = 8  # job folders kept; older ones that are not working are removed when a new one starts
 STALE_AFTER_S = 24 * 3600  # removed at server start-up when unused this long
@@ -176,20 +174,10 @@ def _start(job: Path, step: str, extra: tuple[str, ...]) -> None:
         return
     _write_state(job, step, status="running", stage="starting", progress=0.0, pid=0, started=time.time())
     kind = CORPUS if step == CORPUS else "tokenizer"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p)}
-    with open(job / f"{step}.log", "ab") as log:
-        # A session of its own: the work goes on when the server restarts or the page reloads.
-        process = subprocess.Popen(
-            [sys.executable, "-m", "explorer.data.prepare", kind, str(job), *extra],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env,
-            cwd=REPO_ROOT,
-            start_new_session=True,
-        )
+    # A session of its own: the work goes on when the server restarts or the page reloads.
+    command = [sys.executable, "-m", "explorer.data.prepare", kind, str(job), *extra]
+    process = start_detached(command, job / f"{step}.log", name=f"reap-{step}")
     (job / f"{step}.pid").write_text(str(process.pid))
-    threading.Thread(target=process.wait, name=f"reap-{step}", daemon=True).start()
 
 
 # ---- reading results (the server's side) ----------------------------------------------------------------------

@@ -21,11 +21,8 @@ person's machine (`shared=False`) anyone may.
 from __future__ import annotations
 
 import fcntl
-import os
 import shutil
-import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -33,6 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from explorer.background import start_detached
 from explorer.config import ModelConfig
 from explorer.data.corpus import ParallelCorpus
 from explorer.devices import resolve_device
@@ -43,7 +41,6 @@ from explorer.training.train_config import TrainConfig
 from explorer.training.worker import DEFAULT_NICE, default_threads, device_holder
 
 DEFAULT_MAX_JOBS = 2
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 class RunManager:
@@ -227,26 +224,9 @@ class RunManager:
             if steps is not None:
                 command += ["--steps", str(steps)]
             # PASSIVE: a lower-priority trainer never spins a core waiting for work.
-            env = {
-                **os.environ,
-                "OMP_NUM_THREADS": str(self.threads),
-                "OMP_WAIT_POLICY": "PASSIVE",
-                "PYTHONPATH": os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p),
-            }
-            with open(run_dir / rf.LOG_FILE, "ab") as log:
-                # A session of its own: the run outlives a server restart (and a Ctrl-C in the server's terminal).
-                process = subprocess.Popen(
-                    command,
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    env=env,
-                    cwd=REPO_ROOT,
-                    start_new_session=True,
-                )
+            env = {"OMP_NUM_THREADS": str(self.threads), "OMP_WAIT_POLICY": "PASSIVE"}
+            process = start_detached(command, run_dir / rf.LOG_FILE, name=f"reap-{run_dir.name}", env=env)
             (run_dir / rf.PID_FILE).write_text(f"{process.pid}\n")
-        # Reap the child when it ends, so it never lingers as a zombie of this process.
-        threading.Thread(target=process.wait, name=f"reap-{run_dir.name}", daemon=True).start()
 
     # ---- controlling ------------------------------------------------------------------------------------
     def may_act(self, run: RunStatus | RunSnapshot, by: str) -> bool:
