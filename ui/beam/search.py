@@ -89,22 +89,28 @@ class Searched:
         return self.beam.trace
 
 
-def search_section(selection: Selection, max_len: int, choice: SearchChoice) -> Searched:
-    """Beam search and greedy decoding of the sentence, side by side."""
+def search_section(selection: Selection, choice: SearchChoice) -> Searched:
+    """Beam search and greedy decoding of the sentence (shown by `outputs_section`, under the tree)."""
     options: dict[str, Any] = dict(alpha=choice.alpha, with_attention=False, max_extra_tokens=choice.extra)
     sentence = [choice.sentence]
     beam = translate_for(
         selection, sentence, beam_size=choice.beam_size, with_trace=True, n_best=choice.beam_size, **options
     )[0]
     greedy = translate_for(selection, sentence, beam_size=1, **options)[0]
+    key = (selection.path, selection.version, choice.sentence, choice.beam_size, choice.alpha, choice.extra)
+    return Searched(choice, beam, greedy, key)
+
+
+def outputs_section(searched: Searched, max_len: int) -> None:
+    """The two outputs side by side. Under the tree, not above it: the tree is the page's figure and must start
+    on the first screen at 1280x720, and the outputs read as the tree's result."""
+    choice = searched.choice
     left, right = st.columns(2)
     with left:
         how = t("beam search, k = {k}, α = {alpha:g}", k=choice.beam_size, alpha=choice.alpha)
-        show_translation(beam, max_len, how=how)
+        show_translation(searched.beam, max_len, how=how)
     with right:
-        show_translation(greedy, max_len, how=t("greedy search (k = 1), for comparison"))
-    key = (selection.path, selection.version, choice.sentence, choice.beam_size, choice.alpha, choice.extra)
-    return Searched(choice, beam, greedy, key)
+        show_translation(searched.greedy, max_len, how=t("greedy search (k = 1), for comparison"))
 
 
 def verdict(searched: Searched) -> None:
