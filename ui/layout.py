@@ -40,11 +40,12 @@ NARROW_COLUMN_PX = 460
 COLLAPSE_BELOW_PX = 1200
 # Less air above the page and a smaller page title: on a 720 px projector Streamlit's defaults (6 rem of
 # padding, a 2.75 rem title) leave little room for the figure. The header holds the page list (the top bar,
-# 43 px high): it is made no taller than that, and the page starts just below it. Below the width at which the
+# 3.1 rem high, drawn over the main area): it is made no taller than that, and the page starts 0.1 rem below
+# it (a smaller top padding put the page title under the bar, its top cut off). Below the width at which the
 # sidebar starts collapsed the page keeps less air at its sides, for the figure.
 _COMPACT_CSS = """<style>
 [data-testid="stHeader"] { height: 3.1rem; min-height: 3.1rem; }
-[data-testid="stMainBlockContainer"] { padding: 2.3rem 2rem 2rem 2rem; }
+[data-testid="stMainBlockContainer"] { padding: 3.2rem 2rem 2rem 2rem; }
 @media (max-width: NARROW_WINDOW_PX) {
   [data-testid="stMainBlockContainer"] { padding-left: 1rem; padding-right: 1rem; } }
 [data-testid="stMain"] h1 { font-size: 1.7rem; padding: 0 0 0.25rem 0; }
