@@ -67,7 +67,7 @@ def session_uploads() -> SessionUploads:
 
 
 def checkpoint_choices() -> dict[str, str]:
-    """label -> path: every checkpoint under checkpoints/, then those this session uploaded."""
+    """label -> path: every checkpoint under checkpoints/, then those uploaded in this browser tab."""
     choices = {p.name: str(p) for p in list_checkpoints(checkpoint_root())}
     for p in session_uploads().checkpoints():
         choices[f"{UPLOADED}{p.name}"] = str(p)

@@ -55,7 +55,7 @@ def _url_on() -> bool:
 
 
 def presenter_on() -> bool:
-    """Whether this session presents: `?presenter=1` on a session's first run switches it on, an explicit
+    """Whether this browser tab presents: `?presenter=1` on the tab's first page run switches it on, an explicit
     `?presenter=0` switches it off."""
     if KEY not in st.session_state or st.query_params.get(KEY) == "0":
         st.session_state[KEY] = _url_on()

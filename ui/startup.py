@@ -4,7 +4,7 @@ killed left behind.
 Streamlit runs each browser session's script in its own thread. When several sessions open at once on a
 fresh server (a class opening the link together), each thread would be the first to import pandas,
 plotly or altair; a thread can then see a partly initialised module and fail. The frame calls `start_up()`
-first: the first session does the work under a lock, the others wait for it. This module itself imports
+first: the first page run does the work under a lock, the others wait for it. This module itself imports
 nothing heavy, so importing it concurrently is safe.
 
 Left behind by a killed server: checkpoint upload folders of sessions that never ended (ui/uploads.py), and

@@ -30,7 +30,7 @@ _NOTED = "_url_notes"
 
 
 def _first_sight(key: str) -> str | None:
-    """?key= from the link, when this session has not yet drawn the widget `key` (its first run), else None."""
+    """?key= from the link, when this browser tab has not yet drawn the widget `key` (its first run), else None."""
     if key in st.session_state:
         return None
     noted = st.session_state.setdefault(_NOTED, set())

@@ -81,3 +81,14 @@ def app(servers: Servers, checkpoint_root: Path) -> App:
     """The app on the fixture checkpoints, shared by every browser check that leaves the server as it found
     it (no training run started)."""
     return servers.get("fixtures", checkpoint_root=checkpoint_root)
+
+
+SHIPPED = Path(__file__).resolve().parents[2] / "checkpoints"
+
+
+@pytest.fixture(scope="session")
+def shipped_app(servers: Servers) -> App:
+    """The app on the shipped checkpoints (the Multi30k model's long pieces and real beam trees)."""
+    if not (SHIPPED / "multi30k-en-de" / "model.safetensors").is_file():
+        pytest.skip("the shipped checkpoint checkpoints/multi30k-en-de is absent")
+    return servers.get("shipped", checkpoint_root=SHIPPED)

@@ -15,6 +15,8 @@ import sys
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,6 +91,21 @@ def assert_no_exception(page) -> None:
 
 
 # --- measuring a page ---------------------------------------------------------------------------------------------
+
+
+@contextmanager
+def opened(browser, url: str, size: tuple[int, int] = (1024, 768), theme: str = "light") -> Iterator:
+    """`url` in a new browser context of `size` in `theme`, waited for until the page has run without an exception."""
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]}, color_scheme=theme)
+    context.set_default_timeout(RENDER_TIMEOUT_MS)
+    try:
+        page = context.new_page()
+        page.goto(url)
+        wait_idle(page)
+        assert_no_exception(page)
+        yield page
+    finally:
+        context.close()
 
 
 def first_figure_box(page) -> dict | None:

@@ -4,36 +4,9 @@ tables need no sideways scrolling, and the Heads page's head switches sit on the
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from pathlib import Path
-
 import pytest
 
-from tests.browser.helpers import RENDER_TIMEOUT_MS, SCREENSHOTS, assert_no_exception, query, wait_for_figure, wait_idle
-
-SHIPPED = Path(__file__).resolve().parents[2] / "checkpoints"
-
-
-@pytest.fixture(scope="module")
-def app(servers):
-    if not (SHIPPED / "multi30k-en-de" / "model.safetensors").is_file():
-        pytest.skip("the shipped checkpoint checkpoints/multi30k-en-de is absent")
-    return servers.get("shipped", checkpoint_root=SHIPPED)
-
-
-@contextmanager
-def opened(browser, url: str, size: tuple[int, int]):
-    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
-    context.set_default_timeout(RENDER_TIMEOUT_MS)
-    try:
-        page = context.new_page()
-        page.goto(url)
-        wait_idle(page)
-        assert_no_exception(page)
-        yield page
-    finally:
-        context.close()
-
+from tests.browser.helpers import SCREENSHOTS, opened, query, wait_for_figure
 
 # The tree's drawn label texts and node markers, and its svg's box, in page px.
 _TREE_BOXES = """() => {
@@ -55,8 +28,8 @@ def overlaps(a: dict, b: dict, slack: float = 1.0) -> bool:
 
 
 @pytest.mark.parametrize("size", [(1024, 768), (1280, 720)], ids=["1024", "1280"])
-def test_the_beam_tree_and_tables_fit(app, browser, size):
-    with opened(browser, f"{app.url}/beam?" + query(model="multi30k-en-de", lang="en"), size) as page:
+def test_the_beam_tree_and_tables_fit(shipped_app, browser, size):
+    with opened(browser, f"{shipped_app.url}/beam?" + query(model="multi30k-en-de", lang="en"), size) as page:
         wait_for_figure(page)
         found = page.evaluate(_TREE_BOXES)
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
@@ -73,8 +46,8 @@ def test_the_beam_tree_and_tables_fit(app, browser, size):
         assert not page.evaluate(_SCROLLING_TABLES), "a table scrolls sideways: a column is off the edge"
 
 
-def test_the_head_switches_are_beside_the_figure_on_the_first_screen(app, browser):
-    url = f"{app.url}/heads?" + query(model="multi30k-en-de", lang="en", heads="cross.2.0")
+def test_the_head_switches_are_beside_the_figure_on_the_first_screen(shipped_app, browser):
+    url = f"{shipped_app.url}/heads?" + query(model="multi30k-en-de", lang="en", heads="cross.2.0")
     with opened(browser, url, (1024, 768)) as page:
         wait_for_figure(page)
         page.screenshot(path=str(SCREENSHOTS / "heads-ablation-1024.png"))

@@ -12,53 +12,24 @@ The Beam page's tree draws its token labels in a layer above every marker, which
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from pathlib import Path
-
 import pytest
 
 from tests.browser.clipping import broken_button_rows, everything_cut
 from tests.browser.helpers import (
-    RENDER_TIMEOUT_MS,
     assert_no_exception,
     cut_text,
     first_figure_box,
+    opened,
     overflowing,
     query,
     wait_for_figure,
-    wait_idle,
 )
-
-SHIPPED = Path(__file__).resolve().parents[2] / "checkpoints"
-
-
-@pytest.fixture(scope="module")
-def app(servers):
-    """The app on the shipped checkpoints (the Multi30k model's long pieces and real beam trees)."""
-    if not (SHIPPED / "multi30k-en-de" / "model.safetensors").is_file():
-        pytest.skip("the shipped checkpoint checkpoints/multi30k-en-de is absent")
-    return servers.get("shipped", checkpoint_root=SHIPPED)
-
-
-@contextmanager
-def opened(browser, url: str, theme: str):
-    """`url` at 1024x768 in `theme`, waited for until the page has run without an exception."""
-    context = browser.new_context(viewport={"width": 1024, "height": 768}, color_scheme=theme)
-    context.set_default_timeout(RENDER_TIMEOUT_MS)
-    try:
-        page = context.new_page()
-        page.goto(url)
-        wait_idle(page)
-        assert_no_exception(page)
-        yield page
-    finally:
-        context.close()
 
 
 @pytest.mark.parametrize("theme, lang", [("light", "en"), ("dark", "ko")])
-def test_the_pickers_fit_their_column_at_1024(app, browser, theme, lang):
-    url = f"{app.url}/translate?" + query(model="multi30k-en-de", lang=lang, mode="head")
-    with opened(browser, url, theme) as page:
+def test_the_pickers_fit_their_column_at_1024(shipped_app, browser, theme, lang):
+    url = f"{shipped_app.url}/translate?" + query(model="multi30k-en-de", lang=lang, mode="head")
+    with opened(browser, url, theme=theme) as page:
         wait_for_figure(page)
         main = '[data-testid="stMain"]'
         assert broken_button_rows(page, main) == []
@@ -88,17 +59,17 @@ def tick_labels(page, axis: str) -> list[dict]:
 
 
 @pytest.mark.parametrize("presenter", ["1", "0"], ids=["presenter", "normal"])
-def test_heatmap_rows_readable_at_1024(app, browser, presenter):
+def test_heatmap_rows_readable_at_1024(shipped_app, browser, presenter):
     """At 1024x768 in Korean, cross-attention of a 13-token sentence: a row label must not run into the next (their
     centres at least a font size apart), in presenter mode and in the normal layout. In presenter mode they did:
     the Korean title wrapped to three lines at the width of the normal layout's column (presenter mode hides the
     sidebar, so its column is wider), the key labels stood upright and the decoding note took a line, which left
     each row of the 440 px figure 11.5 px for 18 px labels. In the normal layout the rows were 12.7 px apart for
     16 px labels: the title took three lines there too."""
-    url = f"{app.url}/translate?" + query(
+    url = f"{shipped_app.url}/translate?" + query(
         model="multi30k-en-de", sentence=LONG_SENTENCE, presenter=presenter, lang="ko", family="cross", mode="head"
     )
-    with opened(browser, url, "light") as page:
+    with opened(browser, url) as page:
         wait_for_figure(page)
         labels = sorted(tick_labels(page, "y"), key=lambda label: label["middle"])
         assert len(labels) == 13, [label["text"] for label in labels]
@@ -126,11 +97,11 @@ _NODE_ON_SCREEN = """() => {
 }"""
 
 
-def test_a_click_on_a_beam_tree_node_under_the_label_layer_picks_it(app, browser):
+def test_a_click_on_a_beam_tree_node_under_the_label_layer_picks_it(shipped_app, browser):
     """The tree's token labels are one layer above every marker (`beam_tree._labels`: the highlighted path's
     finished star had hidden "▁Fah…" at 1024x768). That layer takes no clicks of its own: a click on a node
     picks its hypothesis. With hover and clicks on the layer, the click found no node id and the page failed."""
-    with opened(browser, f"{app.url}/beam?" + query(model="multi30k-en-de", lang="en"), "light") as page:
+    with opened(browser, f"{shipped_app.url}/beam?" + query(model="multi30k-en-de", lang="en")) as page:
         wait_for_figure(page)
         assert not page.get_by_text("Showing the node picked in the tree").count()
         node = page.evaluate(_NODE_ON_SCREEN)
