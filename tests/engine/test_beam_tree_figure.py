@@ -116,8 +116,9 @@ def test_highlight_marks_one_path(trace: BeamTrace) -> None:
 # --- what a projector and a Korean reader see -------------------------------------------------------
 
 
-def wide_search() -> tuple[BeamTrace, tuple[int, ...]]:
-    """A search with beam 4 over a flat table: eight candidates a step, so four rows above the middle."""
+def flat_search(beam: int = 4, steps: int = 6):
+    """A search over a flat table (every token as likely as the next, end of sentence from step 2): 2k
+    candidates a step, all rows used. Returns the search's one result (its trace and hypotheses)."""
 
     class Flat(TableScorer):
         def step(self, last_tokens: torch.Tensor, step: int) -> torch.Tensor:
@@ -126,8 +127,14 @@ def wide_search() -> tuple[BeamTrace, tuple[int, ...]]:
             probs[:, EOS] = 0.2 if step >= 2 else 1e-6
             return torch.from_numpy(probs / probs.sum(1, keepdims=True)).log()
 
-    (result,) = beam_search(Flat(), 1, 4, BOS, EOS, max_len=6, trace=True)
+    (result,) = beam_search(Flat(), 1, beam, BOS, EOS, max_len=steps, trace=True)
     assert result.trace is not None
+    return result
+
+
+def wide_search() -> tuple[BeamTrace, tuple[int, ...]]:
+    """Beam 4 over the flat table: eight candidates a step, so four rows above the middle."""
+    result = flat_search()
     return result.trace, tuple(result.hypotheses[0].tokens)
 
 

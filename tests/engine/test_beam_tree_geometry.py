@@ -8,14 +8,13 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-import numpy as np
 import plotly.graph_objects as go
 import pytest
-import torch
 
-from explorer.decoding import BeamTrace, beam_search
+import tests.engine.test_beam_tree_figure as figure_tests
+from explorer.decoding import BeamTrace
 from explorer.figures.beam_tree import beam_tree_figure
-from tests.engine.test_beam_tree_figure import BOS, EOS, LABELS, TableScorer
+from tests.engine.test_beam_tree_figure import LABELS
 
 REPO = Path(__file__).resolve().parents[2]
 CHAR_EM, LINE_EM, PAD = 0.65, 1.3, 1.0
@@ -23,18 +22,8 @@ LONG = ["</s>", "<s>", "\u2581Fahrradfahrerin", "\u2581ein", "\u2581Motorradrenn
 
 
 def flat_search(beam: int = 4, steps: int = 6) -> BeamTrace:
-    """Every token as likely as the next: 2k candidates a step, all rows used."""
-
-    class Flat(TableScorer):
-        def step(self, last_tokens: torch.Tensor, step: int) -> torch.Tensor:
-            super().step(last_tokens, step)
-            probs = np.full((len(self.prefixes), len(LABELS)), 0.2, dtype=np.float32)
-            probs[:, EOS] = 0.2 if step >= 2 else 1e-6
-            return torch.from_numpy(probs / probs.sum(1, keepdims=True)).log()
-
-    (result,) = beam_search(Flat(), 1, beam, BOS, EOS, max_len=steps, trace=True)
-    assert result.trace is not None
-    return result.trace
+    """The flat table's search trace: 2k candidates a step, all rows used."""
+    return figure_tests.flat_search(beam, steps).trace
 
 
 Box = tuple[float, float, float, float]  # left, top, right, bottom in px
