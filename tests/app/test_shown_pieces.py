@@ -4,6 +4,8 @@ text beside its translation."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from explorer.checkpoint import load_checkpoint
@@ -99,3 +101,64 @@ def test_tour_exercise_quotes_the_produced_word_without_marker(checkpoint_root):
     assert not at.exception, [e.message for e in at.exception]
     question = [m.value for m in at.markdown if "when the decoder produces" in m.value]
     assert question and MARK not in question[0], question
+
+
+def _train_attention_script() -> None:
+    """The Train page's "Watch attention form" section over a two-snapshot run whose pieces carry the marker."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from explorer.training.callbacks import SampleTranslation
+    from explorer.training.run_folder import RunSnapshot
+    from explorer.training.snapshots import AttentionSnapshot
+    from ui.train.attention import attention_section
+
+    mark = "\u2581"
+    source, output = [f"{mark}a", f"{mark}dog", "s", "</s>"], [f"{mark}Hund", "e", "</s>"]
+
+    def snapshot(step: int) -> AttentionSnapshot:
+        weights = np.full((1, 1, len(output), len(source)), 1 / len(source), dtype=np.float32)
+        return AttentionSnapshot(step, (SampleTranslation("a dogs", "Hunde", source, output, weights),))
+
+    attention_section(
+        RunSnapshot(
+            status="finished",
+            checkpoint_step=10,
+            total_steps=10,
+            name="run",
+            run_dir=Path("."),
+            step=10,
+            resumed_from=0,
+            elapsed_s=1.0,
+            history={},
+            attention=(snapshot(0), snapshot(10)),
+            saved=(),
+            error=None,
+            d_model=8,
+            warmup_steps=1,
+            lr_scale=1.0,
+            sample_sentences=("a dogs",),
+            eta=None,
+            log="",
+            owner="cli",
+        )
+    )
+
+
+def test_train_attention_snapshots_show_no_marker():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_train_attention_script, default_timeout=60).run()
+    assert not at.exception, [e.message for e in at.exception]
+    figures = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    assert len(figures) == 2, "the snapshot's heatmap and the evolution panels"
+    labels = [
+        label
+        for figure in figures
+        for name, axis in figure["layout"].items()
+        if name.startswith(("xaxis", "yaxis")) and "ticktext" in axis
+        for label in axis["ticktext"]
+    ]
+    assert "Hund" in labels and "dog" in labels, labels
+    assert not any(MARK in label for label in labels), labels

@@ -9,6 +9,7 @@ import streamlit as st
 
 from explorer.figures.attention import attention_heatmap
 from explorer.figures.training import attention_evolution
+from explorer.text.pieces import shown_pieces
 from explorer.training.callbacks import SampleTranslation
 from explorer.training.launcher import RunSnapshot
 from explorer.training.snapshots import AttentionSnapshot
@@ -92,8 +93,8 @@ def attention_section(snap: RunSnapshot) -> None:
     show_figure(
         attention_heatmap(
             weights,
-            sample.output_pieces[:rows],
-            sample.source_pieces,
+            shown_pieces(sample.output_pieces[:rows]),
+            shown_pieces(sample.source_pieces),
             x_title=t("source (keys)"),
             y_title=t("output (queries)"),
             title=t(
@@ -123,8 +124,8 @@ def attention_section(snap: RunSnapshot) -> None:
         fig = attention_evolution(
             [s.cross_attention[layer, head, : shown_rows(s)] for s in samples],
             [p.step for p in picked],
-            [s.output_pieces[: shown_rows(s)] for s in samples],
-            samples[0].source_pieces,
+            [shown_pieces(s.output_pieces[: shown_rows(s)]) for s in samples],
+            shown_pieces(samples[0].source_pieces),
             title=t("Layer {layer}, head {head} during training", layer=layer + 1, head=head + 1),
         )
         show_figure(fig, f"{name} attention evolution L{layer + 1} H{head + 1}", key=f"train_att_evolution_{name}")
