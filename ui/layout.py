@@ -95,21 +95,22 @@ def controls() -> Any:
 
 
 # Once per page document (a rerun or a page switch keeps the document, so a sidebar the lecturer opened stays
-# open); the collapse button is drawn a moment after the first elements, so it is looked for a few times.
+# open); the collapse button is drawn a moment after the first elements, so it is looked for a few times. A
+# window that becomes narrow later (a laptop's browser moved onto the projector, or made smaller) collapses it
+# when it crosses the width, not on every resize, so a sidebar opened at the narrow width stays open.
 _FIT_SIDEBAR_JS = """<script>
 if (!document.__sidebarFitted) {
   document.__sidebarFitted = true;
-  if (window.innerWidth < COLLAPSE_BELOW_PX) {
-    let tries = 0;
-    const collapse = () => {
-      const button = document.querySelector('[data-testid="stSidebarCollapseButton"] button');
-      if (button && button.getAttribute('aria-expanded') === 'true') { button.click(); return; }
-      if (++tries < 50) setTimeout(collapse, 100);
-    };
-    collapse();
-  }
+  const collapse = (tries) => {
+    const button = document.querySelector('[data-testid="stSidebarCollapseButton"] button');
+    if (button && button.getAttribute('aria-expanded') === 'true') { button.click(); return; }
+    if (tries < 50) setTimeout(() => collapse(tries + 1), 100);
+  };
+  const narrow = window.matchMedia('(max-width: NARROW_WINDOW_PX)');
+  if (narrow.matches) collapse(0);
+  narrow.addEventListener('change', (event) => { if (event.matches) collapse(0); });
 }
-</script>""".replace("COLLAPSE_BELOW_PX", str(COLLAPSE_BELOW_PX))
+</script>""".replace("NARROW_WINDOW_PX", f"{COLLAPSE_BELOW_PX - 0.02}px")
 
 
 def fit_sidebar_to_window() -> None:

@@ -12,8 +12,10 @@ is loaded twice in all rather than once per check:
   screen without scrolling (the page list used to sit below the page's controls, ~2,500 px down the sidebar);
   on the first page each menu opened once, its links on the screen;
 - at every size: the first figure lies inside the first screen, nothing is wider than the window, no label is
-  cut; on the pages of dense figures (`STRICT`) also nothing cut by its container (tests/browser/clipping.py)
-  and every figure text at least 14 px;
+  cut, no figure text drawn over another (tests/browser/overlaps.py); on the pages of dense figures (`STRICT`)
+  also nothing cut by its container (tests/browser/clipping.py) and every figure text at least 14 px;
+- the first page, made narrow again after the sidebar was opened (a laptop's window moved onto the projector):
+  the sidebar collapses;
 - no request leaves the machine;
 - light English: a full-page screenshot to test-artifacts/screenshots/<page>.png for a person to look at.
 
@@ -42,6 +44,7 @@ from tests.browser.helpers import (
     wait_for_relayout,
     wait_idle,
 )
+from tests.browser.overlaps import text_overlaps
 from ui.pages import PAGES
 
 # 1024x768 first: the page opens at the size at which its sidebar starts collapsed; it is opened for the larger
@@ -183,6 +186,7 @@ def size_problems(page, url_path: str, where: str, size: tuple[int, int]) -> lis
             problems.append(f"{where}: first figure {box['width']:.0f} px wide, under {MIN_FIGURE_WIDTH_PX} px")
     problems += [f"{where}: wider than the window: {found}" for found in overflowing(page)]
     problems += [f"{where}: cut: {found}" for found in cut_text(page)]
+    problems += [f"{where}: text over text: {found}" for found in text_overlaps(page)]
     if url_path in STRICT:
         problems += [f"{where}: cut by its container: {found}" for found in everything_cut(page)]
         small = sorted({(size, text) for size, text in page.evaluate(FIGURE_TEXT_SIZES_JS)})
@@ -236,6 +240,8 @@ def test_every_page_fits_every_screen_in_its_language_and_stays_offline(app, bro
             if (theme, lang) == ("light", "en"):
                 full_screenshot(page, name)
             page.set_viewport_size({"width": SIZES[0][0], "height": SIZES[0][1]})
+            if spec == PAGES[0]:  # a window made narrow after the page opened: a laptop moved to the projector
+                problems += sidebar_collapsed_problems(page, f"{name} {theme} {lang}, made narrow")
     finally:
         context.close()
     assert not problems, "\n".join(problems)
