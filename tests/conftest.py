@@ -1,5 +1,5 @@
 """Shared fixtures: the fixture checkpoints (committed under tests/data/checkpoints), the Multi30k location and
-torch's thread count."""
+torch's thread count; and how the suite splits over pytest-xdist's workers."""
 
 from __future__ import annotations
 
@@ -16,6 +16,17 @@ from tests.tiny_task import tiny_task as make_tiny_task
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MULTI30K = REPO_ROOT.parent / "shared" / "data" / "multi30k"
+
+
+@pytest.hookimpl(trylast=True)  # after the folders' own hooks have marked their tests `browser`
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under `pytest -n N --dist loadgroup` (the README's test command) the browser tests run on one worker, one
+    after another as without xdist: each drives a Streamlit server and Chromium, which take both cores of a
+    small machine in bursts, and their waits are sized for one at a time. Every other test is spread over the
+    other workers, beside them."""
+    for item in items:
+        if item.get_closest_marker("browser"):
+            item.add_marker(pytest.mark.xdist_group("browser"))
 
 
 @pytest.fixture(scope="session")
