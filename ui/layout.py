@@ -101,9 +101,13 @@ def controls() -> Any:
 _FIT_SIDEBAR_JS = """<script>
 if (!document.__sidebarFitted) {
   document.__sidebarFitted = true;
+  // Until either button is drawn: then click "collapse" if the sidebar is open, and stop (a loop that went on
+  // looking for an open sidebar would close the one the lecturer opens in the next seconds).
   const collapse = (tries) => {
+    const expand = document.querySelector('[data-testid="stExpandSidebarButton"]');
+    if (expand && expand.checkVisibility()) return;
     const button = document.querySelector('[data-testid="stSidebarCollapseButton"] button');
-    if (button && button.getAttribute('aria-expanded') === 'true') { button.click(); return; }
+    if (button) { if (button.getAttribute('aria-expanded') === 'true') button.click(); return; }
     if (tries < 50) setTimeout(() => collapse(tries + 1), 100);
   };
   const narrow = window.matchMedia('(max-width: NARROW_WINDOW_PX)');
