@@ -11,6 +11,7 @@ still ends inside 720 px.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -18,7 +19,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from explorer.figures.theme import TITLE_SIZE, numbers_fit, text_width_px, wrap_words
+from explorer.figures.theme import TICK_SIZE, TITLE_SIZE, numbers_fit, text_width_px, wrap_words
 from ui.i18n import t
 from ui.presenter import font_scale, presenter_bar
 
@@ -238,4 +239,29 @@ def fit_height(fig: go.Figure, limit: int = FIRST_SCREEN_FIGURE_PX, width: int |
             rows, cols = np.shape(trace.z)
             if not numbers_fit(rows, cols, height=limit, title=bool(fig.layout.title.text)):
                 trace.texttemplate = None
+    _thin_row_labels(fig, limit)
     return fig
+
+
+# Below the plot of a heatmap: its key labels (slanted or upright) and the axis title, about this high.
+_KEY_LABELS_PX = 60
+
+
+def _thin_row_labels(fig: go.Figure, height: int) -> None:
+    """In a one-panel figure whose rows are labelled one by one (a heatmap's queries), label every k-th row when
+    the capped height gives a row less than a label's line: 30 output tokens in 440 px drew each label over the
+    next. Hover still names every cell's tokens."""
+    layout = fig.layout.to_plotly_json()
+    axis = fig.layout.yaxis
+    if any(key.startswith("yaxis") and key != "yaxis" for key in layout) or axis.tickmode != "array":
+        return
+    values, texts = list(axis.tickvals or ()), list(axis.ticktext or ())
+    if len(values) < 2 or len(texts) != len(values):
+        return
+    span = abs(axis.range[1] - axis.range[0]) if axis.range else len(values)
+    margin = fig.layout.margin
+    plot_px = height - (margin.t or 80) - (margin.b or 70) - _KEY_LABELS_PX
+    line_px = (axis.tickfont.size or TICK_SIZE) * font_scale() * 1.25
+    every = math.ceil(line_px / max(plot_px / span, 1.0))
+    if every > 1:
+        fig.update_yaxes(tickvals=values[::every], ticktext=texts[::every])

@@ -162,3 +162,11 @@ def test_train_attention_snapshots_show_no_marker():
     ]
     assert "Hund" in labels and "dog" in labels, labels
     assert not any(MARK in label for label in labels), labels
+
+
+def test_beam_hypothesis_attention_labels_show_no_marker(checkpoint_root):
+    at = open_page("pages/beam.py", model="words-fixture", beam_sentence=SENTENCE, lang="en")
+    figure = chart(at, "beam_attention")
+    labels = ticks(figure, "xaxis") + ticks(figure, "yaxis")
+    assert "ma" in labels, labels  # "small" is "▁s", "ma", "l", "l" to the fixture's tokenizer
+    assert not any(MARK in label for label in labels), labels

@@ -1,8 +1,10 @@
 """Text drawn over other text in a plotly figure: a title over a subplot title, a note over a legend, tick labels
 of one panel over the next panel's. Beside `tests/browser/clipping.py`, which finds text cut off.
 
-Every SVG `<text>` of every rendered plotly chart in the main area is measured as the browser draws it
-(`getBoundingClientRect`, so transforms and rotated tick labels count). Two texts of one chart overlap when
+Every SVG `<text>` of every rendered plotly chart in the main area is measured as the browser draws it: its
+own box turned by its transform onto the screen (`getBBox`, `getScreenCTM`), so a slanted tick label is the
+slanted box it is drawn in, not the upright box around it (which overlaps its neighbour's whenever labels
+slant at 45°, though their letters never meet). Two texts of one chart overlap when
 their boxes share more than `TOLERANCE_PX` both ways: a glyph box includes the line's ascent and descent, so
 two stacked tick labels touch without their ink meeting. Left out: empty text, text with nothing rendered
 (a closed expander, `display: none`) and text drawn fully transparent (plotly's hidden hover labels).
@@ -29,6 +31,28 @@ _OVERLAPS_JS = """([scope, tolerance]) => {
         const s = getComputedStyle(e);
         return !(s.fillOpacity === '0' || s.fill === 'none' || s.fill === 'transparent');
     };
+    // The text's own box, turned as it is drawn (a tick label slanted at 45°): its four corners on the screen.
+    const corners = e => {
+        const b = e.getBBox(), m = e.getScreenCTM();
+        return [[b.x, b.y], [b.x + b.width, b.y], [b.x + b.width, b.y + b.height], [b.x, b.y + b.height]]
+            .map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]);
+    };
+    // How deep two such boxes overlap along each of their edges' normals (separating axes), smallest first:
+    // they overlap when every depth is positive. For two upright boxes these are the overlaps across and down.
+    const overlap = (p, q) => {
+        const depths = [];
+        for (const box of [p, q]) {
+            for (let k = 0; k < 2; k++) {
+                const dx = box[k + 1][0] - box[k][0], dy = box[k + 1][1] - box[k][1];
+                const length = Math.hypot(dx, dy) || 1;
+                const axis = [-dy / length, dx / length];
+                const along = pts => pts.map(([x, y]) => x * axis[0] + y * axis[1]);
+                const u = along(p), v = along(q);
+                depths.push(Math.min(Math.max(...u), Math.max(...v)) - Math.max(Math.min(...u), Math.min(...v)));
+            }
+        }
+        return depths.sort((x, y) => x - y);
+    };
     const charts = document.querySelectorAll(`${scope} .js-plotly-plot`);
     charts.forEach((chart, index) => {
         if (!chart.checkVisibility()) return;
@@ -37,16 +61,15 @@ _OVERLAPS_JS = """([scope, tolerance]) => {
             if (!shown(e)) continue;
             const r = e.getBoundingClientRect();
             if (r.width === 0 || r.height === 0) continue;
-            boxes.push([e.textContent.trim().slice(0, 40), r]);
+            boxes.push([e.textContent.trim().slice(0, 40), corners(e)]);
         }
         for (let i = 0; i < boxes.length; i++) {
             for (let j = i + 1; j < boxes.length; j++) {
                 const [a, p] = boxes[i], [b, q] = boxes[j];
-                const across = Math.min(p.right, q.right) - Math.max(p.left, q.left);
-                const down = Math.min(p.bottom, q.bottom) - Math.max(p.top, q.top);
-                if (across > tolerance && down > tolerance) {
+                const depths = overlap(p, q);
+                if (depths[0] > tolerance) {
                     found.push(`figure ${index + 1} (${name(chart)}): "${a}" overlaps "${b}" by ` +
-                               `${Math.round(across)}x${Math.round(down)} px`);
+                               `${Math.round(depths[1])}x${Math.round(depths[0])} px`);
                 }
             }
         }

@@ -13,6 +13,7 @@ from explorer.checkpoint import Checkpoint
 from explorer.figures.attention import attention_heatmap
 from explorer.inference import attention_for
 from explorer.model.transformer import SentenceAttention
+from explorer.text.pieces import shown_pieces
 from explorer.tokenizer import Tokenizer
 from ui.attention_controls import number_picker
 from ui.beam.search import Searched, forget_tree_click
@@ -67,7 +68,7 @@ def hypothesis_picker(rows: list[dict[str, Any]], tokenizer: Tokenizer, clicked:
         st.caption(
             t(
                 "Showing the node picked in the tree: {node}. Choose a hypothesis above to go back to the n-best list.",
-                node=md_escape(" ".join(tokenizer.pieces(clicked)) or "<s>"),
+                node=md_escape(" ".join(shown_pieces(tokenizer.pieces(clicked))) or "<s>"),
             )
         )
 
@@ -107,8 +108,8 @@ def attention_section(
     show_figure(
         attention_heatmap(
             weights,
-            tokenizer.pieces(tokens),
-            searched.beam.source_pieces,
+            shown_pieces(tokenizer.pieces(tokens)),
+            shown_pieces(searched.beam.source_pieces),
             title=t("Cross-attention · layer {layer} · {which}", layer=layer, which=which),
             zmax=None,
             x_title=t("source (key)"),
