@@ -61,3 +61,29 @@ def train_app(servers) -> App:
 def test_train_figures_have_no_overlapping_text(browser, train_app: App):
     # Loss, learning rate, throughput, the snapshot's heatmap and the snapshots during training.
     assert not _overlaps_at_each_size(browser, f"{train_app.url}/train?train_run={RUN}", figures=5)
+
+
+_SVG_PAGE = """<div data-testid="stMain"><div class="js-plotly-plot"><svg width="600" height="300"
+    font-family="sans-serif" font-size="16">
+  <text x="10" y="40">A title over</text><text x="60" y="46">a subplot title</text>
+  <text x="300" y="200" transform="rotate(-45 300 200)">slanted label one</text>
+  <text x="318" y="200" transform="rotate(-45 318 200)">slanted label two</text>
+  <text x="450" y="200" transform="rotate(-45 450 200)">slanted too close</text>
+  <text x="458" y="200" transform="rotate(-45 458 200)">slanted too close 2</text>
+  <text x="10" y="120">apart</text><text x="10" y="160">apart too</text>
+</svg></div></div>"""
+
+
+def test_the_overlap_check_finds_text_over_text_and_not_slanted_neighbours(browser):
+    """The check the sweep runs on every page: two upright texts drawn over each other are found, and two labels
+    slanted at 45° 8 px apart along the axis; two slanted 18 px apart (their upright boxes overlap, their
+    letters do not) are not."""
+    page = browser.new_page()
+    try:
+        page.set_content(_SVG_PAGE)
+        found = text_overlaps(page)
+    finally:
+        page.close()
+    assert len(found) == 2, found
+    assert '"A title over" overlaps "a subplot title" by 25x11 px' in found[0], found
+    assert '"slanted too close" overlaps "slanted too close 2"' in found[1], found
