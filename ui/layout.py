@@ -228,35 +228,41 @@ def fit_height(fig: go.Figure, limit: int = FIRST_SCREEN_FIGURE_PX, width: int |
 
     Presenter mode hides the sidebar: wrapping there at the narrow column's width broke the Korean
     cross-attention title onto three lines, and the rows of a 13-token heatmap got 11.5 px for 18 px labels."""
-    wrap_title(fig, figure_column_px() if width is None else width)
+    width = figure_column_px() if width is None else width
+    wrap_title(fig, width)
     height = fig.layout.height or 450
-    if height <= limit:
-        return fig
-    fig.update_layout(height=limit)
-    # Numbers written in heatmap cells were sized for the taller figure: keep them only where they still fit.
-    for trace in fig.data:
-        if trace.type == "heatmap" and trace.texttemplate:
-            rows, cols = np.shape(trace.z)
-            if not numbers_fit(rows, cols, height=limit, title=bool(fig.layout.title.text)):
-                trace.texttemplate = None
-    _thin_row_labels(fig, limit)
+    if height > limit:
+        fig.update_layout(height=limit)
+        # Numbers written in heatmap cells were sized for the taller figure: keep them only where they still fit.
+        for trace in fig.data:
+            if trace.type == "heatmap" and trace.texttemplate:
+                rows, cols = np.shape(trace.z)
+                if not numbers_fit(rows, cols, height=limit, title=bool(fig.layout.title.text)):
+                    trace.texttemplate = None
+    _thin_labels(fig, min(height, limit))
     return fig
 
 
-# Below the plot of a heatmap: its key labels (slanted or upright) and the axis title, about this high.
+# Below the plot of a heatmap: its key labels and the axis title, about this high.
 _KEY_LABELS_PX = 60
+# More key labels than this stand upright no more: plotly picks their angle before its automargin narrows the
+# plot, so 27 source pieces at 0° in Translate's column at 1280x720 (sidebar open) ran into each other.
+_UPRIGHT_KEYS_MAX = 16
 
 
-def _thin_row_labels(fig: go.Figure, height: int) -> None:
+def _thin_labels(fig: go.Figure, height: int) -> None:
     """In a one-panel figure whose rows are labelled one by one (a heatmap's queries), label every k-th row when
     the capped height gives a row less than a label's line: 30 output tokens in 440 px drew each label over the
-    next. Hover still names every cell's tokens."""
+    next (hover still names every cell's tokens); many key labels are drawn vertical."""
     layout = fig.layout.to_plotly_json()
-    axis = fig.layout.yaxis
-    if any(key.startswith("yaxis") and key != "yaxis" for key in layout) or axis.tickmode != "array":
+    if any(key.startswith(("xaxis", "yaxis")) and key not in ("xaxis", "yaxis") for key in layout):
         return
+    keys = fig.layout.xaxis
+    if keys.tickmode == "array" and len(keys.tickvals or ()) > _UPRIGHT_KEYS_MAX:
+        keys.update(tickangle=90)
+    axis = fig.layout.yaxis
     values, texts = list(axis.tickvals or ()), list(axis.ticktext or ())
-    if len(values) < 2 or len(texts) != len(values):
+    if axis.tickmode != "array" or len(values) < 2 or len(texts) != len(values):
         return
     span = abs(axis.range[1] - axis.range[0]) if axis.range else len(values)
     margin = fig.layout.margin
@@ -264,4 +270,4 @@ def _thin_row_labels(fig: go.Figure, height: int) -> None:
     line_px = (axis.tickfont.size or TICK_SIZE) * font_scale() * 1.25
     every = math.ceil(line_px / max(plot_px / span, 1.0))
     if every > 1:
-        fig.update_yaxes(tickvals=values[::every], ticktext=texts[::every])
+        axis.update(tickvals=values[::every], ticktext=texts[::every])

@@ -30,3 +30,11 @@ def test_long_outputs_label_every_kth_row_once_capped():
 def test_short_outputs_keep_every_label():
     fig = fit_height(heatmap(8), FIRST_SCREEN_FIGURE_PX, 600)
     assert list(fig.layout.yaxis.tickvals) == list(range(8))
+
+
+def test_many_source_pieces_stand_vertical():
+    labels = [f"p{i}" for i in range(27)]
+    fig = fit_height(attention_heatmap(np.full((5, 27), 1 / 27), labels[:5], labels), FIRST_SCREEN_FIGURE_PX, 600)
+    assert fig.layout.xaxis.tickangle == 90 and list(fig.layout.xaxis.tickvals) == list(range(27))
+    few = fit_height(attention_heatmap(np.full((5, 8), 1 / 8), labels[:5], labels[:8]), FIRST_SCREEN_FIGURE_PX, 600)
+    assert few.layout.xaxis.tickangle is None, "a short sentence's keys keep plotly's choice of angle"
