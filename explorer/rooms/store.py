@@ -132,7 +132,7 @@ class RoomStore:
                 insert(questions),
                 [{"room_code": code, "position": i, "exercise": exercise_to_json(e)} for i, e in enumerate(exercises)],
             )
-        return self.room(code, now=now), token
+        return Room(code, checkpoint, sentence, lang, now, now + hours * 3600, 0, False, len(exercises)), token
 
     def _owned(self, code: str, token: str, now: float | None) -> Room:
         room = self.room(code, now=now)
