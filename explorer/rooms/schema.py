@@ -113,7 +113,9 @@ def make_engine(url: str) -> Engine:
         if path and path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         # Streamlit runs every browser tab in a thread of its own; 30 s of waiting for the write lock, not 5.
-        engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+        engine = create_engine(
+            url, connect_args={"timeout": 30, "check_same_thread": False}, pool_size=10, max_overflow=40
+        )
         event.listen(engine, "connect", _sqlite_pragmas)
     else:
         engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)

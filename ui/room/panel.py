@@ -39,7 +39,7 @@ COOKIE_JS = "<script>document.cookie = '{name}={value}; path=/; max-age={seconds
 def _held() -> tuple[str, str] | None:
     """(code, token) of this browser's open room: the tab's, else the cookie's if its token still opens it."""
     if HELD_KEY not in st.session_state:
-        saved = str((st.context.cookies or {}).get(COOKIE, ""))
+        saved = str(st.context.cookies.get(COOKIE) or "")
         code, _, token = saved.partition(".")
         st.session_state[HELD_KEY] = (code, token) if token and _opens(code, token) else None
     held = st.session_state[HELD_KEY]
