@@ -113,3 +113,23 @@ def test_the_presenter_opens_a_room_watches_answers_and_reveals_in_both_language
     assert at.session_state["room_held"] is None and at.button(key="room_open")
     at.button(key="present_exit").click().run()
     assert not [b for b in at.button if b.key == "room_open"], "only in presenter mode"
+
+
+@pytest.mark.parametrize("cookie_holds_the_token", [True, False])
+def test_after_a_restart_the_presenters_browser_gets_its_room_back(rooms, monkeypatch, cookie_holds_the_token):
+    """A restarted server gives the reconnecting tab a fresh state: the room comes back from the browser's
+    cookie, and only with the right token."""
+    import ui.room.panel
+
+    room, token = rooms.open_room("words-fixture", SENTENCE, exercises())
+    rooms.answer(room.code, "phone-1", 0, "dogs")
+    restarted = RoomStore(schema.make_engine(str(rooms.engine.url)))  # the new server's engine on the same file
+    monkeypatch.setattr(ui.room.panel, "store", lambda: restarted)
+    cookie = f"{room.code}.{token if cookie_holds_the_token else 'someone-else'}"
+    monkeypatch.setattr(ui.room.panel, "saved_cookie", lambda: cookie)
+    at = open_page(TOUR, model="words-fixture", tour_sentence=SENTENCE, presenter="1", stop="4")
+    if cookie_holds_the_token:
+        assert at.session_state["room_held"] == (room.code, token)
+        assert [m.value for m in at.metric] == ["1", "1"]  # the answer given before the restart
+    else:
+        assert at.session_state["room_held"] is None and at.button(key="room_open")

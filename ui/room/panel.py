@@ -39,11 +39,15 @@ COOKIE_JS = "<script>document.cookie = '{name}={value}; path=/; max-age={seconds
 def _held() -> tuple[str, str] | None:
     """(code, token) of this browser's open room: the tab's, else the cookie's if its token still opens it."""
     if HELD_KEY not in st.session_state:
-        saved = str(st.context.cookies.get(COOKIE) or "")
-        code, _, token = saved.partition(".")
+        code, _, token = saved_cookie().partition(".")
         st.session_state[HELD_KEY] = (code, token) if token and _opens(code, token) else None
     held = st.session_state[HELD_KEY]
     return None if held is None else (str(held[0]), str(held[1]))
+
+
+def saved_cookie() -> str:
+    """ "CODE.TOKEN" of the room this browser opened, as its cookie came with the page request; "" if none."""
+    return str(st.context.cookies.get(COOKIE) or "")
 
 
 def _opens(code: str, token: str) -> bool:
