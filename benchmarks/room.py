@@ -59,7 +59,7 @@ class Simulation:
     wall_s: float = 0.0
 
 
-def _student(store: RoomStore, code: str, device: str, answer_at: float, poll_s: float, out: dict) -> None:
+def _student(store: RoomStore, code: str, device: str, answer_at: float, poll_s: float, out: dict[str, float]) -> None:
     """One phone: polls the room as the page's fragment does (room, question, own answer), answers once at
     `answer_at`, and stops when it sees the reveal."""
     rng = random.Random(device)
@@ -80,7 +80,7 @@ def _student(store: RoomStore, code: str, device: str, answer_at: float, poll_s:
                 store.answer(code, device, room.current, rng.choice(QUESTION.options))
                 out["answered"] = time.perf_counter()
             except RoomError:
-                out["refused"] = True
+                out["refused"] = 1.0
             answered = True
             continue
         time.sleep(poll_s if answered or answer_at - now > poll_s else max(0.0, answer_at - now))
@@ -104,7 +104,7 @@ def simulate(students: int, window_s: float, url: str, poll_s: float = POLL_S) -
     room, token = store.open_room("benchmark", "Two dogs play in the snow.", [QUESTION])
     cpu0, wall0 = time.process_time(), time.perf_counter()
     start = wall0 + poll_s
-    results: list[dict] = [{} for _ in range(students)]
+    results: list[dict[str, float]] = [{} for _ in range(students)]
     threads = [
         threading.Thread(
             target=_student,
