@@ -17,10 +17,16 @@ def test_twenty_students_are_each_recorded_once_and_all_follow_the_reveal(databa
     assert len(sim.reveal_to_phone_s) == 20 and all(t >= 0 for t in sim.reveal_to_phone_s)
 
 
+def test_two_servers_on_one_database_count_every_answer_once(database_url):
+    sim = room.simulate(20, 1.0, database_url, poll_s=0.2, servers=2)
+    assert sim.recorded - sim.flood_votes == 20 and sim.flood_votes == 1
+    assert len(sim.reveal_to_phone_s) == 20
+
+
 def test_the_benchmark_reports_its_rows(monkeypatch, tmp_path):
     monkeypatch.delenv("EXPLORER_DATABASE_URL", raising=False)
     monkeypatch.setattr(
-        room, "simulate", lambda n, w, url: room.Simulation(n, n + 1, 1, [0.1] * n, [0.2] * n, 0, 1.0, 4.0)
+        room, "simulate", lambda n, w, url, servers=1: room.Simulation(n, n + 1, 1, [0.1] * n, [0.2] * n, 0, 1.0, 4.0)
     )
     result = room.run(Options(quick=True, memory=False))
     rows = {row.measure: row for row in result.rows}

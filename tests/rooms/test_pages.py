@@ -87,6 +87,9 @@ def test_a_phone_answers_and_follows_a_move_and_a_reveal(rooms, lang):
     at.slider(key="join_number_1").set_value(70).run()
     at.button(key="join_send_1").click().run()
     assert rooms.my_answer(room.code, at.session_state["room_device"], 1) == "70.0"
+    other = "ko" if lang == "en" else "en"
+    at.segmented_control(key="join_lang").set_value(other).run()  # the phone's own language switch
+    assert ("\ubc29 " in at.caption[0].value) == (other == "ko"), at.caption[0].value
 
 
 def test_the_presenter_opens_a_room_watches_answers_and_reveals_in_both_languages(rooms):
