@@ -145,7 +145,11 @@ def simulate(students: int, window_s: float, url: str, poll_s: float = POLL_S, s
         thread.join(timeout=60)
     final = store.progress(room.code, 0).tally.answered
     with engine.connect() as db:
-        flood_votes = db.execute(schema.answers.select().where(schema.answers.c.device == "flooding-device")).all()
+        flood_votes = db.execute(  # this room's rows of the flooding device (the database may hold other rooms)
+            schema.answers.select()
+            .join(schema.questions, schema.questions.c.id == schema.answers.c.question_id)
+            .where(schema.questions.c.room_code == room.code, schema.answers.c.device == "flooding-device")
+        ).all()
     # An answer appears in the count at the first presenter poll that counts at least as many answers as were
     # recorded up to and including it (the count only grows).
     answered = sorted(r["answered"] for r in results if "answered" in r)
