@@ -120,7 +120,8 @@ def postgres_url() -> Iterator[str]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+# The PostgreSQL runs start a server: slow (in the CI run; `-m "not slow"` leaves them out).
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
 def database_url(request, tmp_path) -> Iterator[str]:
     """A fresh, empty database: a new SQLite file, or the session's PostgreSQL with its tables dropped."""
     if request.param == "sqlite":
