@@ -52,6 +52,10 @@ ALL_PAGES: tuple[PageSpec, ...] = (
 # The pages that exist; the first is the start page, served at /.
 PAGES: tuple[PageSpec, ...] = tuple(spec for spec in ALL_PAGES if spec.path.is_file())
 
+# Pages reached by their address alone, never in the top bar: a student's phone opens /join?room=CODE from the
+# projector's link or QR code (ui/room/join.py).
+HIDDEN_PAGES: tuple[PageSpec, ...] = (PageSpec("pages/join.py", "Join a room", None, ""),)
+
 
 def page_menu() -> dict[str, list[st.Page]]:
     """The pages for `st.navigation(position="top")`, by group: a group of one page is a link in the top bar, a
@@ -71,4 +75,9 @@ def page_menu() -> dict[str, list[st.Page]]:
     for group, specs in groups.items():
         pages = [st.Page(str(s.path), title=t(s.title), icon=s.icon, url_path=s.url_path) for s in specs]
         menu.setdefault("" if len(specs) == 1 else t(group), []).extend(pages)
+    menu[""] += [
+        st.Page(str(s.path), title=t(s.title), url_path=s.url_path, visibility="hidden")
+        for s in HIDDEN_PAGES
+        if s.path.is_file()
+    ]
     return menu
