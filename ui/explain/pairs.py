@@ -29,6 +29,17 @@ def _head_label(change: HeadChange) -> str:
     return f"{t(FAMILY_SHORT[change.family])} · {t('layer')} {change.layer + 1} · {t('head')} {change.head + 1}"
 
 
+def _kind_label(kind: str) -> str:
+    """A prepared pair's kind in this run's language; literal calls, so the catalogue check sees them."""
+    labels = {
+        "Number": t("Number"),
+        "Gender": t("Gender"),
+        "What “it” refers to": t("What “it” refers to"),
+        "Word order": t("Word order"),
+    }
+    return labels.get(kind, kind)
+
+
 def _use_pair() -> None:
     """A prepared pair picked: its two sentences go into the boxes."""
     index = st.session_state.get("x_pair")
@@ -40,6 +51,7 @@ def _use_pair() -> None:
 def pairs_section(side: Any, selection: Selection, checkpoint: Checkpoint) -> None:
     """The prepared pairs, the two sentence boxes, both translations, the ranked heads and the chosen head's two
     heatmaps on one colour scale."""
+    kinds = [_kind_label(pair.kind) for pair in PREPARED_PAIRS]  # translated now: choice_list's note
     with side:
         st.selectbox(
             t("Prepared pair"),
@@ -47,7 +59,7 @@ def pairs_section(side: Any, selection: Selection, checkpoint: Checkpoint) -> No
             index=None,
             key="x_pair",
             on_change=_use_pair,
-            format_func=lambda i: t(PREPARED_PAIRS[i].kind),
+            format_func=kinds.__getitem__,
             placeholder=t("Number, gender, “it”, word order…"),
             help=t("Pairs in the shipped model's domain (image captions) that differ in one word or in word order."),
         )
@@ -79,12 +91,8 @@ def pairs_section(side: Any, selection: Selection, checkpoint: Checkpoint) -> No
     )
     if "x_pair_head" in st.session_state and st.session_state["x_pair_head"] >= len(changes):
         st.session_state["x_pair_head"] = 0
-    chosen = st.selectbox(
-        t("Heatmaps of"),
-        range(len(changes)),
-        key="x_pair_head",
-        format_func=lambda i: f"{_head_label(changes[i])} · {changes[i].distance:.3f}",
-    )
+    labels = [f"{_head_label(c)} · {c.distance:.3f}" for c in changes]
+    chosen = st.selectbox(t("Heatmaps of"), range(len(changes)), key="x_pair_head", format_func=labels.__getitem__)
     change = changes[int(chosen or 0)]
     panels = []
     for n, translation in enumerate(translations, start=1):
