@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from explorer.cli.arguments import add_decoding_arguments, check_utf8_arguments, positive_int, resolve_decoding
 from explorer.cli.errors import UsageError
@@ -35,7 +36,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     return p
 
 
-def _print_table(result: dict) -> None:
+def _print_table(result: dict[str, Any]) -> None:
     pieces = result["source_pieces"]
     print(f"{result['source']}\n  -> {result['translation']}   (integrated gradients, {result['n_steps']} steps)")
     for token in result["tokens"]:

@@ -103,7 +103,9 @@ def attribute(
             model,
         )
 
-        def forward(e: torch.Tensor, tgt: torch.Tensor, pos: torch.Tensor, ids: torch.Tensor, m: Transformer):
+        def forward(
+            e: torch.Tensor, tgt: torch.Tensor, pos: torch.Tensor, ids: torch.Tensor, m: Transformer
+        ) -> torch.Tensor:
             return _log_prob_from_embeddings(e, tgt, pos, ids, m)
 
         embedded.requires_grad_(True)

@@ -119,7 +119,7 @@ def head_changes(first: Translation, second: Translation) -> list[HeadChange]:
     """Every head of every family, the most changed first (ties in family, layer, head order). Both
     translations need their attention (`translate(..., with_attention=True)`)."""
     assert first.attention is not None and second.attention is not None, "translate with with_attention=True"
-    changes = []
+    changes: list[HeadChange] = []
     for family in FAMILIES:
         q1, k1 = _family_pieces(first, family)
         q2, k2 = _family_pieces(second, family)

@@ -93,6 +93,11 @@ def attribution_section(side: Any, selection: Selection, translation: Translatio
     }
     heat_title = t("Spearman ρ with |integrated gradients| · rollout ρ = {rho:.2f}", rho=rollout_rho)
     show_figure(agreement_heatmaps(grids, title=heat_title, lang=lang), "agreement", key="explain_agreement")
+    pairs = zip(
+        [r for r in rows if r.method == method], [r for r in rows if r.method == "gradient_x_input"], strict=True
+    )
+    # The best agreement first; a ρ without a value (a constant row) last.
+    ordered = sorted(pairs, key=lambda pair: -np.nan_to_num(pair[0].rho, nan=-2.0))
     table = [
         {
             t("attention"): _kind_label(r),
@@ -101,11 +106,8 @@ def attribution_section(side: Any, selection: Selection, translation: Translatio
             t("ρ with integrated gradients"): round(r.rho, 3),
             t("ρ with gradient × input"): round(g.rho, 3),
         }
-        for r, g in zip(
-            [r for r in rows if r.method == method], [r for r in rows if r.method == "gradient_x_input"], strict=True
-        )
+        for r, g in ordered
     ]
-    table.sort(key=lambda row: -np.nan_to_num(row[t("ρ with integrated gradients")], nan=-2.0))
     st.dataframe(table, hide_index=True, key="explain_agreement_table")
     st.caption(
         t(
