@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn, cast
 
-from explorer.cli import attribute, evaluate, export, heads, info, runs, train, translate
+from explorer.cli import align, attribute, evaluate, export, heads, info, runs, train, translate
 from explorer.cli.errors import run_guarded
 
 
@@ -32,7 +32,7 @@ def _configure_runtime() -> None:
 
 
 # The subcommands, in the order `explorer --help` lists them.
-COMMANDS = (train, runs, runs.stop, translate, evaluate, info, export, *heads.COMMANDS, attribute)
+COMMANDS = (train, runs, runs.stop, translate, evaluate, info, export, *heads.COMMANDS, attribute, align)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -57,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     _configure_runtime()
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(align.route(sys.argv[1:] if argv is None else argv))
     return run_guarded(args.explorer_command, args, debug=bool(os.environ.get("EXPLORER_DEBUG")))
 
 
