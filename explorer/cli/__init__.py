@@ -41,6 +41,12 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        # `explorer heads align` is the command `heads-align` (explorer/cli/align.py): `heads` has options of its own.
+        return super().parse_known_args(align.route(sys.argv[1:] if args is None else args), namespace)
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="explorer", description="Attention Explorer: a paper-faithful Transformer")
@@ -57,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     _configure_runtime()
-    args = build_parser().parse_args(align.route(sys.argv[1:] if argv is None else argv))
+    args = build_parser().parse_args(argv)
     return run_guarded(args.explorer_command, args, debug=bool(os.environ.get("EXPLORER_DEBUG")))
 
 
