@@ -5,6 +5,7 @@ attention agrees with it), and which heads change between two sentences that dif
 from __future__ import annotations
 
 from ui.attention_controls import choice_list, sentence_input, show_translation
+from ui.explain.alignment import alignment_section
 from ui.explain.attribution import attribution_section
 from ui.explain.pairs import pairs_section
 from ui.explain.values import values_section
@@ -16,6 +17,7 @@ VIEWS = {
     "values": "Value-weighted attention and sinks",
     "attribution": "Attribution against attention",
     "pairs": "Minimal pairs",
+    "alignment": "Heads as word aligners",
 }
 
 selection, checkpoint = require_model()
@@ -23,11 +25,12 @@ selection, checkpoint = require_model()
 page_header(
     t("Is attention explanation?"),
     t(
-        "A heatmap shows where a head looks. Does that say why the model produced a word? Three kinds of evidence, "
+        "A heatmap shows where a head looks. Does that say why the model produced a word? Four kinds of evidence, "
         "computed from the loaded model: what a head actually moves from each token (the weight times the length "
         "of the transformed value, Kobayashi et al., 2020), what the output owes to each source word by "
         "attribution (gradient × input and integrated gradients, Sundararajan et al., 2017) and how well each "
-        "kind of attention agrees with it, and which heads change between two sentences that differ in one word."
+        "kind of attention agrees with it, which heads change between two sentences that differ in one word, and "
+        "how well each cross-attention head aligns words."
     ),
 )
 
@@ -35,6 +38,8 @@ side = controls()
 view = choice_list(t("Show"), VIEWS, "x_view", "values", where=side)
 if view == "pairs":
     pairs_section(side, selection, checkpoint)
+elif view == "alignment":
+    alignment_section(side, selection, checkpoint)
 else:
     with side:
         sentence = sentence_input("x_sentence", checkpoint.metadata)

@@ -52,26 +52,35 @@ def attribution_bars(
     return legend_below(apply_theme(fig, title=title, height=460))
 
 
-def agreement_heatmaps(grids: Mapping[str, np.ndarray], *, title: str, lang: str = "en") -> go.Figure:
-    """Spearman's ρ per layer and head: one panel per kind (name in `lang` -> (layers, heads + 1), the last
-    column the layer's mean over heads), on one diverging scale from −1 to 1, values written in the cells."""
+def layer_head_heatmaps(
+    grids: Mapping[str, np.ndarray],
+    *,
+    title: str,
+    value_name: str,
+    value_range: tuple[float, float],
+    colorscale: str = DIVERGING_COLORSCALE,
+    lang: str = "en",
+) -> go.Figure:
+    """One layer × head heatmap per panel (name in `lang` -> (layers, heads + 1), the last column the layer's
+    mean over heads), on one colour scale over `value_range`, values written in the cells; `value_name` ("ρ",
+    "AER") names the values in the hover and on the colour bar."""
     names = list(grids)
     assert names, "no panel to draw"
     fig = make_subplots(rows=1, cols=len(names), horizontal_spacing=0.08, subplot_titles=escape_labels(names))
     head_word, layer_word, mean_word = translate("Head", lang), translate("Layer", lang), translate("mean", lang)
     for col, name in enumerate(names, start=1):
-        rho = np.asarray(grids[name], dtype=np.float64)
-        assert rho.ndim == 2 and rho.shape[1] >= 2, f"{name}: expected (layers, heads + 1), got {rho.shape}"
-        layers, columns = rho.shape
+        values = np.asarray(grids[name], dtype=np.float64)
+        assert values.ndim == 2 and values.shape[1] >= 2, f"{name}: expected (layers, heads + 1), got {values.shape}"
+        layers, columns = values.shape
         fig.add_trace(
             go.Heatmap(
-                z=rho,
+                z=values,
                 x=np.arange(columns),
                 y=np.arange(layers),
                 coloraxis="coloraxis",
                 texttemplate="%{z:.2f}",
                 name=name,
-                hovertemplate=f"{layer_word} %{{y}} · {head_word} %{{x}}: ρ = %{{z:.2f}}<extra></extra>",
+                hovertemplate=f"{layer_word} %{{y}} · {head_word} %{{x}}: {value_name} = %{{z:.2f}}<extra></extra>",
             ),
             row=1,
             col=col,
@@ -93,7 +102,8 @@ def agreement_heatmaps(grids: Mapping[str, np.ndarray], *, title: str, lang: str
             row=1,
             col=col,
         )
-    fig.update_layout(coloraxis=dict(colorscale=DIVERGING_COLORSCALE, cmin=-1.0, cmax=1.0, colorbar=colorbar("ρ")))
+    low, high = value_range
+    fig.update_layout(coloraxis=dict(colorscale=colorscale, cmin=low, cmax=high, colorbar=colorbar(value_name)))
     rows = max(np.asarray(g).shape[0] for g in grids.values())
     return apply_theme(fig, title=title, height=max(320, 70 * rows + 200))
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from explorer.checkpoint import load_checkpoint
+from explorer.data.multi30k import multi30k_available
 from explorer.explain.value_weighted import value_weighted
 from explorer.inference import translate
 from tests.apptest_helpers import chart, open_page, plotly_array
@@ -68,3 +69,17 @@ def test_every_view_runs_on_the_model(model):
     ranked = plotly_array(chart(at, "explain_pair_bars")["data"][0]["x"])
     assert len(ranked) == min(10, total) and (np.diff(ranked) <= 0).all()
     assert len(chart(at, "explain_pair_heads")["data"]) == 2
+
+    # Heads as word aligners: AER of every head on 20 test2016 pairs (the shipped model), or why not (the fixture).
+    at.radio(key="x_view").set_value("alignment").run()
+    assert not at.exception, [e.message for e in at.exception]
+    if name == "words-fixture":
+        assert any("translates English into German" in i.value for i in at.info)
+        return
+    if not multi30k_available():
+        pytest.skip("Multi30k test2016 not found")
+    at.select_slider(key="x_align_n").set_value(20).run()
+    grids = chart(at, "explain_alignment")["data"]
+    aer = [plotly_array(g["z"]) for g in grids]
+    assert [a.shape for a in aer] == [(layers, heads + 1)] * 2 and all(((a >= 0) & (a <= 1)).all() for a in aer)
+    assert any("Best aligner: **cross." in m.value for m in at.markdown)

@@ -10,7 +10,7 @@ import streamlit as st
 
 from explorer.explain.agreement import Agreement
 from explorer.explain.attribution import IG_STEPS
-from explorer.figures.explain import agreement_heatmaps, attribution_bars
+from explorer.figures.explain import attribution_bars, layer_head_heatmaps
 from explorer.inference import Translation
 from explorer.text.pieces import shown_pieces
 from ui.explain.compute import attribution_for
@@ -92,7 +92,8 @@ def attribution_section(side: Any, selection: Selection, translation: Translatio
         t("value-weighted"): _grid(list(rows), "value_weighted", method, layers, heads),
     }
     heat_title = t("Spearman ρ with |integrated gradients| · rollout ρ = {rho:.2f}", rho=rollout_rho)
-    show_figure(agreement_heatmaps(grids, title=heat_title, lang=lang), "agreement", key="explain_agreement")
+    figure = layer_head_heatmaps(grids, title=heat_title, value_name="ρ", value_range=(-1.0, 1.0), lang=lang)
+    show_figure(figure, "agreement", key="explain_agreement")
     pairs = zip(
         [r for r in rows if r.method == method], [r for r in rows if r.method == "gradient_x_input"], strict=True
     )
