@@ -49,7 +49,7 @@ def attribution_bars(
     fig.update_layout(barmode="group")
     fig.update_xaxes(title_text=translate("source (key)", lang), **index_axis(source_labels))
     fig.update_yaxes(title_text=translate("share of the total", lang), rangemode="tozero")
-    return legend_below(apply_theme(fig, title=title, height=460))
+    return legend_below(apply_theme(fig, title=title, height=420))
 
 
 def layer_head_heatmaps(

@@ -58,11 +58,17 @@ def attribution_section(side: Any, selection: Selection, translation: Translatio
         report = attribution_for(selection, translation, position, n_steps)
     found = report.attributions[0]
     lang = current_language()
-    columns = st.columns(4)
-    columns[0].metric(t("log p(token)"), f"{found.log_prob:.3f}")
-    columns[1].metric(t("delta = F(x) − F(0)"), f"{found.delta:.3f}")
-    columns[2].metric(t("Σ integrated gradients"), f"{float(found.integrated_gradients.sum()):.3f}")
-    columns[3].metric(t("steps"), str(found.n_steps), delta=f"{found.completeness_error:+.3f}", delta_color="off")
+    # One line, not four metrics: the bars below must start on the first screen at 1280x720.
+    st.markdown(
+        t(
+            "log p = {log_prob:.3f} · delta = F(x) − F(0) = {delta:.3f} · Σ integrated gradients = {total:.3f} · "
+            "{n} steps",
+            log_prob=found.log_prob,
+            delta=found.delta,
+            total=float(found.integrated_gradients.sum()),
+            n=found.n_steps,
+        )
+    )
     st.caption(
         t(
             "Completeness: integrated gradients must sum to delta, the log-probability with the words minus that "
