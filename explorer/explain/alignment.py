@@ -10,7 +10,8 @@ summed over the sentences of a corpus before dividing (counts, not a mean of per
 A head's alignment links each target word j to the source word its cross-attention weighs most (word level:
 pieces merged as explorer/analysis/words.py does; `</s>` on either side is never linked). The attention is read
 teacher-forced on the reference translation. The row that produces a word is not always the one that looks at
-its source: attention often looks at the next source word, or the row before the word does (tensor2tensor #917).
+its source: attention often looks at the next source word, or the row before the word does, a known pitfall of
+reading attention as alignment.
 `shift` reads word j's link from the row of word j + shift instead (+1: the row after; the final `</s>` row
 serves the last word).
 """
