@@ -68,7 +68,8 @@ def cooccurrences(source: Sequence[Sequence[str]], target: Sequence[Sequence[str
 
 def train(pairs: Cooccurrences, iterations: int = ITERATIONS) -> np.ndarray:
     """EM for Model 1 (Brown et al., Eq. 17): t(f | e) for each distinct pair, from uniform. Returns (pairs,)."""
-    t = np.ones(len(pair_source := pairs.pair_source), dtype=np.float64)
+    pair_source = pairs.pair_source
+    t = np.ones(len(pair_source), dtype=np.float64)
     for _ in range(iterations):
         weight = t[pairs.pair]
         posterior = weight / np.bincount(pairs.target_position, weight)[pairs.target_position]
