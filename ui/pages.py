@@ -44,6 +44,7 @@ ALL_PAGES: tuple[PageSpec, ...] = (
     PageSpec("pages/heads.py", "Heads: ablation & roles", None, "Look inside"),
     PageSpec("pages/step_by_step.py", "Attention step by step", None, "Look inside"),
     PageSpec("pages/beam.py", "Beam search", None, "Look inside"),
+    PageSpec("pages/explain.py", "Is attention explanation?", None, "Look inside"),
     PageSpec("pages/positional.py", "Positional encoding", None, "The paper"),
     PageSpec("pages/complexity.py", "Complexity (Table 1)", None, "The paper"),
     PageSpec("pages/train.py", "Train", None, "Train"),

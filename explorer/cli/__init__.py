@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn, cast
 
-from explorer.cli import evaluate, export, heads, info, runs, train, translate
+from explorer.cli import align, attribute, evaluate, export, heads, info, runs, train, translate
 from explorer.cli.errors import run_guarded
 
 
@@ -32,7 +32,7 @@ def _configure_runtime() -> None:
 
 
 # The subcommands, in the order `explorer --help` lists them.
-COMMANDS = (train, runs, runs.stop, translate, evaluate, info, export, *heads.COMMANDS)
+COMMANDS = (train, runs, runs.stop, translate, evaluate, info, export, *heads.COMMANDS, attribute, align)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -40,6 +40,12 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        # `explorer heads align` is the command `heads-align` (explorer/cli/align.py): `heads` has options of its own.
+        return super().parse_known_args(align.route(sys.argv[1:] if args is None else args), namespace)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,58 @@
+"""The AER of every cross-attention head against a reference alignment (explorer/explain/alignment.py), with the
+attention read teacher-forced on the reference translation, and the project's reference for Multi30k test2016
+(explorer/explain/data/, built by explorer/explain/ibm1.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from explorer.explain.alignment import AlignmentScores, Links, parse_reference, score_heads
+from explorer.inference import attention_for, encode_sources
+from explorer.model import Transformer
+from explorer.tokenizer import Tokenizer
+
+REFERENCE_DIR = Path(__file__).resolve().parent / "data"
+# Symmetrised IBM Model 1 over Multi30k train + test2016 (explorer/explain/ibm1.py; its docstring has the command).
+MULTI30K_TEST2016 = REFERENCE_DIR / "multi30k-test2016.en-de.align"
+SHIFTS = (0, 1)  # as read, and shifted by one (word j read from the row after it)
+BATCH = 32
+
+
+def read_reference(path: str | Path) -> list[tuple[Links, Links]]:
+    """(sure, possible) per line of a reference file ('i-j' sure, 'i?j' possible)."""
+    return [parse_reference(line) for line in Path(path).read_text(encoding="utf-8").splitlines()]
+
+
+def align_heads(
+    model: Transformer,
+    tokenizer: Tokenizer,
+    sources: Sequence[str],
+    targets: Sequence[str],
+    references: Sequence[tuple[Links, Links]],
+    *,
+    shifts: Sequence[int] = SHIFTS,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[AlignmentScores]:
+    """AER of every head and layer mean, once per shift, over the pairs (source, reference translation, reference
+    alignment); `progress(done, total)` after each batch."""
+    assert len(sources) == len(targets) == len(references), (
+        f"{len(sources)} sources, {len(targets)} targets and {len(references)} alignments must match"
+    )
+    config = model.config
+    source_ids, _ = encode_sources(tokenizer, sources, config.max_len, config.eos_id)
+    target_ids, _ = encode_sources(tokenizer, targets, config.max_len, config.eos_id)
+    crosses = []
+    for start in range(0, len(sources), BATCH):
+        batch = slice(start, start + BATCH)
+        crosses += [a.cross for a in attention_for(model, source_ids[batch], target_ids[batch])]
+        if progress is not None:
+            progress(min(start + BATCH, len(sources)), len(sources))
+    source_pieces = [tokenizer.pieces(ids) for ids in source_ids]
+    target_pieces = [tokenizer.pieces(ids) for ids in target_ids]
+    source_words = [len(s.split()) for s in sources]
+    target_words = [len(t.split()) for t in targets]
+    return [
+        score_heads(crosses, target_pieces, source_pieces, references, source_words, target_words, shift)
+        for shift in shifts
+    ]

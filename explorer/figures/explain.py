@@ -1,0 +1,128 @@
+"""Figures of the "Is attention explanation?" page (explorer/explain/): attribution beside attention, the rank
+agreement per layer and head, and the heads a minimal pair changes most. Pure builders: arrays and labels in,
+a plotly figure out; text in `lang`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from explorer.figures.attention import index_axis
+from explorer.figures.theme import DIVERGING_COLORSCALE, apply_theme, color, colorbar, escape_labels, legend_below
+from explorer.i18n import translate
+
+_BAR_ROW_PX = 32
+
+
+def shares(values: np.ndarray) -> np.ndarray:
+    """|v| / Σ|v|: a row of attributions or attention as shares of its total magnitude (zeros stay zeros)."""
+    v = np.abs(np.asarray(values, dtype=np.float64))
+    total = v.sum()
+    return v / total if total > 0 else v
+
+
+def attribution_bars(
+    source_labels: Sequence[str], series: Mapping[str, np.ndarray], *, title: str, lang: str = "en"
+) -> go.Figure:
+    """Grouped bars over the source pieces, one group per piece, one bar per series (name -> (src,) values,
+    names already in `lang`), each drawn as its share of the total magnitude so attribution and attention share
+    one axis. One bar trace per series, in order, named as given."""
+    assert series, "nothing to draw"
+    fig = go.Figure()
+    for i, (name, values) in enumerate(series.items()):
+        v = np.asarray(values, dtype=np.float64)
+        assert v.shape == (len(source_labels),), f"{name}: expected {len(source_labels)} values, got {v.shape}"
+        fig.add_trace(
+            go.Bar(
+                x=np.arange(len(source_labels)),
+                y=shares(v),
+                name=name,
+                marker_color=color(i),
+                customdata=escape_labels(source_labels),
+                hovertemplate=f"{escape_labels([name])[0]}<br>%{{customdata}}: %{{y:.3f}}<extra></extra>",
+            )
+        )
+    fig.update_layout(barmode="group")
+    fig.update_xaxes(title_text=translate("source (key)", lang), **index_axis(source_labels))
+    fig.update_yaxes(title_text=translate("share of the total", lang), rangemode="tozero")
+    return legend_below(apply_theme(fig, title=title, height=420))
+
+
+def layer_head_heatmaps(
+    grids: Mapping[str, np.ndarray],
+    *,
+    title: str,
+    value_name: str,
+    value_range: tuple[float, float],
+    colorscale: str = DIVERGING_COLORSCALE,
+    lang: str = "en",
+) -> go.Figure:
+    """One layer × head heatmap per panel (name in `lang` -> (layers, heads + 1), the last column the layer's
+    mean over heads), on one colour scale over `value_range`, values written in the cells; `value_name` ("ρ",
+    "AER") names the values in the hover and on the colour bar."""
+    names = list(grids)
+    assert names, "no panel to draw"
+    fig = make_subplots(rows=1, cols=len(names), horizontal_spacing=0.08, subplot_titles=escape_labels(names))
+    head_word, layer_word, mean_word = translate("Head", lang), translate("Layer", lang), translate("mean", lang)
+    for col, name in enumerate(names, start=1):
+        values = np.asarray(grids[name], dtype=np.float64)
+        assert values.ndim == 2 and values.shape[1] >= 2, f"{name}: expected (layers, heads + 1), got {values.shape}"
+        layers, columns = values.shape
+        fig.add_trace(
+            go.Heatmap(
+                z=values,
+                x=np.arange(columns),
+                y=np.arange(layers),
+                coloraxis="coloraxis",
+                texttemplate="%{z:.2f}",
+                name=name,
+                hovertemplate=f"{layer_word} %{{y}} · {head_word} %{{x}}: {value_name} = %{{z:.2f}}<extra></extra>",
+            ),
+            row=1,
+            col=col,
+        )
+        fig.update_xaxes(
+            title_text=head_word,
+            tickmode="array",
+            tickvals=list(range(columns)),
+            ticktext=[str(h + 1) for h in range(columns - 1)] + [mean_word],  # 1-based, as on every page
+            row=1,
+            col=col,
+        )
+        fig.update_yaxes(
+            title_text=layer_word if col == 1 else None,
+            tickmode="array",
+            tickvals=list(range(layers)),
+            ticktext=[str(layer + 1) for layer in range(layers)],
+            range=[layers - 0.5, -0.5],
+            row=1,
+            col=col,
+        )
+    low, high = value_range
+    fig.update_layout(coloraxis=dict(colorscale=colorscale, cmin=low, cmax=high, colorbar=colorbar(value_name)))
+    rows = max(np.asarray(g).shape[0] for g in grids.values())
+    return apply_theme(fig, title=title, height=max(320, 70 * rows + 200))
+
+
+def head_change_bars(labels: Sequence[str], distances: Sequence[float], *, title: str, lang: str = "en") -> go.Figure:
+    """Horizontal bars of the heads a minimal pair changes most, the largest on top: labels ("Cross · layer 2 ·
+    head 1", in `lang`) and distances in [0, 1] in the same order, largest first."""
+    d = np.asarray(distances, dtype=np.float64)
+    assert len(labels) == len(d), f"{len(labels)} labels for {len(d)} distances"
+    fig = go.Figure(
+        go.Bar(
+            x=d,
+            y=np.arange(len(d)),
+            orientation="h",
+            marker_color=color(0),
+            customdata=escape_labels(labels),
+            hovertemplate="%{customdata}: %{x:.3f}<extra></extra>",
+        )
+    )
+    fig.update_yaxes(**index_axis(labels, reverse=True))
+    fig.update_xaxes(title_text=translate("change in attention (total variation)", lang), range=[0, 1])
+    return apply_theme(fig, title=title, height=max(300, _BAR_ROW_PX * len(d) + 160))

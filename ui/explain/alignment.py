@@ -1,0 +1,86 @@
+"""Cross-attention heads as word aligners: the AER of every head on Multi30k test2016 against the project's
+reference alignments, as read and shifted by one (explorer/explain/head_alignment.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import streamlit as st
+
+from explorer.checkpoint import Checkpoint
+from explorer.data.multi30k import load_multi30k, multi30k_available
+from explorer.explain.alignment import AlignmentScores
+from explorer.explain.head_alignment import MULTI30K_TEST2016, align_heads, read_reference
+from explorer.figures.explain import layer_head_heatmaps
+from explorer.figures.theme import WEIGHT_COLORSCALE
+from ui.attention_view import data_kind
+from ui.figures import show_figure
+from ui.i18n import current_language, t
+from ui.model_cache import cached
+from ui.model_picker import Selection
+from ui.urlstate import bound_select_slider
+
+SENTENCE_COUNTS = (20, 100, 250, 1000)  # test2016 has 1000 pairs; 100 take a few seconds on a CPU
+
+
+def _scores(selection: Selection, count: int) -> list[AlignmentScores]:
+    def compute(checkpoint: Checkpoint) -> list[AlignmentScores]:
+        test = load_multi30k("test2016")
+        assert test.dropped == 0, "the reference has a line for every test2016 pair, so none may be dropped"
+        references = read_reference(MULTI30K_TEST2016)[:count]
+        sources, targets = list(test.source[:count]), list(test.target[:count])
+        return align_heads(checkpoint.model, checkpoint.tokenizer, sources, targets, references)
+
+    return cached("explain_alignment", selection, count, compute)
+
+
+def alignment_section(side: Any, selection: Selection, checkpoint: Checkpoint) -> None:
+    """AER heatmaps (as read, shifted by one) and the best and worst heads, for an English–German model."""
+    if data_kind(checkpoint.metadata) != "natural" or not multi30k_available():
+        st.info(
+            t(
+                "The alignment scores need a model that translates English into German and the Multi30k test "
+                "set (../shared/data/multi30k)."
+            ),
+            icon=":material/info:",
+        )
+        return
+    with side:
+        count = int(bound_select_slider(st, t("Sentences of test2016"), SENTENCE_COUNTS, "x_align_n", 100))
+    with st.spinner(t("Reading {n} reference translations through every cross-attention head…", n=count)):
+        read, shifted = _scores(selection, count)
+    grids = {
+        t("as read"): np.column_stack([read.heads, read.layers]),
+        t("shifted by one word"): np.column_stack([shifted.heads, shifted.layers]),
+    }
+    title = t("Alignment error rate of each head (lower is better) · {n} sentences", n=read.sentences)
+    figure = layer_head_heatmaps(
+        grids, title=title, value_name="AER", value_range=(0.0, 1.0), colorscale=WEIGHT_COLORSCALE,
+        lang=current_language(),
+    )  # fmt: skip
+    show_figure(figure, "alignment error rate", key="explain_alignment")
+    ranked = read.ranked()
+    best, worst = ranked[0], ranked[-1]
+    st.markdown(
+        t(
+            "Best aligner: **cross.{layer}.{head}** (AER {aer:.2f}); worst: **cross.{wl}.{wh}** (AER {waer:.2f}); "
+            "best layer mean: layer {ml} (AER {maer:.2f}, layers counted from 1).",
+            layer=best[0],
+            head=best[1],
+            aer=best[2],
+            wl=worst[0],
+            wh=worst[1],
+            waer=worst[2],
+            ml=int(np.argmin(read.layers)) + 1,
+            maer=float(read.layers.min()),
+        )
+    )
+    st.caption(
+        t(
+            "Each head, teacher-forced on the reference German, links every German word to the English word it "
+            "weighs most; AER (Och & Ney, 2003) compares the links with a reference made by IBM Model 1 on the "
+            "training set (0: every link right). Shifted: word j is read from the row after it. Heads are named "
+            "FAMILY.LAYER.HEAD from 0, as on the command line (`explorer heads align`)."
+        )
+    )

@@ -1,0 +1,31 @@
+"""The explain page's computations, each cached per checkpoint (ui/model_cache.py's one result cache) by what
+it depends on, under a spinner: the page reruns on every click and must not recompute."""
+
+from __future__ import annotations
+
+from explorer.explain.report import AttributionReport, attribution_report
+from explorer.explain.value_weighted import ValueWeighted, value_weighted
+from explorer.inference import Translation
+from ui.model_cache import cached
+from ui.model_picker import Selection
+
+
+def _ids(translation: Translation) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    return tuple(translation.source_ids), tuple(translation.output_ids)
+
+
+def explained_for(selection: Selection, translation: Translation) -> ValueWeighted:
+    """Raw and value-weighted attention of every head of `translation`."""
+    source, output = _ids(translation)
+    return cached("explain_values", selection, (source, output), lambda ck: value_weighted(ck.model, source, output))
+
+
+def attribution_for(selection: Selection, translation: Translation, position: int, n_steps: int) -> AttributionReport:
+    """Attribution of output row `position` with `n_steps` integration steps, and its agreement with attention."""
+    explained = explained_for(selection, translation)
+    return cached(
+        "explain_attribution",
+        selection,
+        (*_ids(translation), position, n_steps),
+        lambda ck: attribution_report(ck.model, translation, [position], n_steps=n_steps, explained=explained),
+    )
