@@ -104,10 +104,10 @@ def table2_section(ctx: TourContext) -> None:
             "single-precision throughput per GPU ({gpus} TFLOPS). Base: 12 hours on 8 P100 = {base}; big: "
             "3.5 days on 8 P100 = {big}. EN-FR, big: this table prints 41.8; Section 6.1's text (and the first "
             "version's Table 2) says {text}.",
-            gpus=", ".join(f"{name} {flops / 1e12:g}" for name, flops in GPU_FLOPS.items()),
+            gpus=", ".join(f"{name} {flops / 1e12:.1f}" for name, flops in GPU_FLOPS.items()),
             base=power_text(base),
             big=power_text(big),
-            text=f"{BIG_EN_FR_IN_TEXT:g}",
+            text=f"{BIG_EN_FR_IN_TEXT:.1f}",
         )
     )
     cost = measured_cost(ctx.checkpoint.metadata)
