@@ -67,10 +67,11 @@ def word_order_figure(
     return fig.update_layout(margin=dict(t=90, l=70, r=20, b=60))
 
 
+# Message ids: each scoring's legend entry.
 SCORING_LABELS = {
     "dot": "q\u00b7k (unscaled)",
     "scaled_dot": "q\u00b7k/\u221ad_k (Eq. 1)",
-    "additive": "v\u1d40 tanh(W\u2081q + W\u2082k)",
+    "additive": "additive: v\u1d40 tanh(W\u2081q + W\u2082k)",
 }
 
 
@@ -121,7 +122,7 @@ def additive_saturation_figure(
                 go.Scatter(
                     x=list(d_ks),
                     y=list(values),
-                    name=SCORING_LABELS[scoring],
+                    name=translate(SCORING_LABELS[scoring], lang),
                     legendgroup=scoring,
                     showlegend=col == 1,
                     mode="lines+markers",
