@@ -135,3 +135,52 @@ def additive_saturation_figure(
     title = translate("Random q, k ({n} keys): which scoring saturates as d_k grows", lang, n=n_keys)
     apply_theme(fig, title=title, height=420)
     return fig.update_layout(legend=dict(orientation="h", y=-0.3, x=0), margin=dict(t=90, b=110))
+
+
+def heads_against_one_figure(
+    eight: np.ndarray,
+    one: np.ndarray,
+    rows: Sequence[str],
+    cols: Sequence[str],
+    *,
+    lang: str = "en",
+) -> go.Figure:
+    """Table 3, row (A), as attention: the one-head model's map (1, q, k) beside the many-head model's heads
+    (h, q, k), with their mean; rows are the target tokens, columns the source tokens."""
+    heads = eight.shape[0]
+    per_row = 4
+    grid_rows = 1 + -(-heads // per_row)
+    titles = [translate("1 head", lang), translate("mean of {h} heads", lang, h=heads), "", ""]
+    titles += [translate("head {head}", lang, head=h + 1) for h in range(heads)]
+    r, c = escape_labels(shown_pieces(rows)), escape_labels(shown_pieces(cols))
+    fig = make_subplots(
+        rows=grid_rows, cols=per_row, subplot_titles=titles, horizontal_spacing=0.05, vertical_spacing=0.12
+    )
+    maps = [(one[0], 1, 1), (eight.mean(axis=0), 1, 2)]
+    maps += [(eight[h], 2 + h // per_row, 1 + h % per_row) for h in range(heads)]
+    for index, (weights, row, col) in enumerate(maps):
+        fig.add_trace(
+            go.Heatmap(
+                z=weights,
+                zmin=0.0,
+                zmax=1.0,
+                colorscale=WEIGHT_COLORSCALE,
+                showscale=index == 0,
+                colorbar=colorbar(translate("weight", lang)),
+                hovertemplate="%{z:.3f}<extra></extra>",
+                xgap=1,
+                ygap=1,
+            ),
+            row=row,
+            col=col,
+        )
+        ticks_x = dict(tickmode="array", tickvals=list(range(len(c))), ticktext=c)
+        ticks_y = dict(tickmode="array", tickvals=list(range(len(r))), ticktext=r)
+        fig.update_xaxes(tickangle=-90, showticklabels=row == grid_rows or row == 1, row=row, col=col, **ticks_x)
+        fig.update_yaxes(autorange="reversed", showticklabels=col == 1, row=row, col=col, **ticks_y)
+    for col in (3, 4):  # the first row's two free cells stay empty
+        fig.update_xaxes(visible=False, row=1, col=col)
+        fig.update_yaxes(visible=False, row=1, col=col)
+    title = translate("Row (A): one head against {h}, top layer's encoder-decoder attention", lang, h=heads)
+    apply_theme(fig, title=title, height=260 * grid_rows + 80)
+    return fig.update_layout(margin=dict(t=90, l=60, r=20, b=60)).update_annotations(font_size=15)

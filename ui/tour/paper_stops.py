@@ -22,7 +22,7 @@ from ui.figures import show_figure
 from ui.i18n import t
 from ui.markdown import ERROR_CHARS, md_escape, shown_value
 from ui.tour.context import Shown, TourContext, stop_figure
-from ui.tour.paper_live import optimizer_caption, table2_section
+from ui.tour.paper_live import optimizer_caption, row_a_attention_view, table2_section
 from ui.tour.state import beam_rows, computed, label_smoothing, revealed
 from ui.train.runs import manager, session_owner
 
@@ -205,6 +205,7 @@ def variations_view(ctx: TourContext) -> Shown:
             "d_model, so their parameter count is the base model's."
         )
     )
+    row_a_attention_view(ctx.lang)
     variant_runs(ctx.lang)
     return None, None
 
