@@ -96,7 +96,6 @@ def additive_section(followed: Followed) -> None:
             seed=WEIGHT_SEED,
         )
     )
-    st.latex(r"\mathrm{score}(q, k_j) = v^{\mathsf{T}} \tanh\left(W_1 q + W_2 k_j\right)")
     steps = followed.steps
     weights = seeded_weights(steps.d_k, seed=WEIGHT_SEED)
     compared = compare_query(steps.q, steps.keys, steps.allowed, weights)

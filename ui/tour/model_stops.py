@@ -140,7 +140,7 @@ def scaled_dot_product_view(ctx: TourContext) -> Shown:
             hide_index=True,
         )
     with st.expander(t("Additive attention instead? (Section 3.2.1)")):
-        st.latex(r"\mathrm{score}(q, k) = v^{\mathsf{T}} \tanh\left(W_1 q + W_2 k\right)")
+        st.markdown("score(q, k) = v\u1d40 tanh(W\u2081q + W\u2082k)")
         additive_trend("tour", head_data.d_k)
     return layer, head
 
