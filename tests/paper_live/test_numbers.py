@@ -30,6 +30,8 @@ from explorer.tour.recipe import (
     optimizer_and_dropout,
     power_text,
 )
+from explorer.tour.row_a_attention import COMMAND as ROW_A_COMMAND
+from explorer.tour.row_a_attention import load as load_row_a
 
 SHIPPED = Path(__file__).resolve().parents[2] / "checkpoints" / "multi30k-en-de"
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
@@ -119,3 +121,14 @@ def test_the_shipped_checkpoint_records_adam_averaging_and_its_training_time(shi
     text = optimizer_and_dropout(adam_of(metadata), shipped.config.dropout)
     assert "\u03b5 = 10\u207b\u2079" in text and "0.3 for this model" in text
     assert HANGUL.search(optimizer_and_dropout(None, None, "ko"))
+
+
+def test_the_stored_row_a_pair_has_one_head_against_eight_on_the_same_rows():
+    record = load_row_a()
+    assert record is not None, f"make it with {ROW_A_COMMAND}"
+    many, one = record.runs
+    assert (many.n_heads, one.n_heads) == (8, 1) and many.d_k * 8 == one.d_k
+    shape = (len(record.target_pieces), len(record.source_pieces))
+    assert many.cross.shape == (8, *shape) and one.cross.shape == (1, *shape)
+    np.testing.assert_allclose(many.cross.sum(-1), 1.0, atol=1e-3)
+    np.testing.assert_allclose(one.cross.sum(-1), 1.0, atol=1e-3)

@@ -1,7 +1,7 @@
 """The new sections under AppTest, in English and in Korean, on the fixture model: word order on the
 Positional encoding page, additive attention on the step-by-step page, and the tour's stops that now show
 word order (5), the additive trend (2), the kernel-1 convolutions (4), auto-regressive and shifted right with
-the averaging fact (1), Adam and dropout (7), and Table 2 with its cost (8)."""
+the averaging fact (1), Adam and dropout (7), Table 2 with its cost (8), and row (A)'s attention (9)."""
 
 from __future__ import annotations
 
@@ -72,9 +72,10 @@ def test_tour_stops_show_word_order_additive_conv_recipe_and_table2(lang, checkp
         4: ("two convolutions with kernel size 1",),
         7: ("β₁ = 0.9, β₂ = 0.98, ε = 10⁻⁹", "sums of the embeddings and the positional encodings"),
         8: ("Section 6.1 and footnote 5", "41.0", "3.3·10¹⁸"),
+        9: ("The paper's row (A): h = 1 is 0.9 BLEU below h = 8",),
         1: ("auto-regressive", "shifted right", "records no averaging"),
     }
-    korean = {1: "자기 회귀적", 2: "포화", 4: "합성곱", 7: "드롭아웃", 8: "각주 5"}
+    korean = {1: "자기 회귀적", 2: "포화", 4: "합성곱", 7: "드롭아웃", 8: "각주 5", 9: "헤드 1개"}
     for stop, phrases in expected.items():
         at.pagination(key="stop").set_value(stop).run()
         assert not at.exception, [e.message for e in at.exception]
@@ -86,3 +87,5 @@ def test_tour_stops_show_word_order_additive_conv_recipe_and_table2(lang, checkp
         if stop == 8:
             table = at.dataframe[-1].value
             assert "ByteNet" in list(table.iloc[:, 0]) and len(table) == 10
+        if stop == 9:
+            assert len(chart(at, "tour_row_a_attention")["data"]) == 10, "one head, the mean, eight heads"

@@ -101,7 +101,10 @@ def table2_section(ctx: TourContext) -> None:
         ],
         hide_index=True,
     )
-    base, big = (training_flops(PAPER_TRAINING_S[r], PAPER_GPUS, GPU_FLOPS["P100"]) for r in PAPER_TRAINING_S)
+    base, big = (
+        training_flops(PAPER_TRAINING_S[model], PAPER_GPUS, GPU_FLOPS["P100"])
+        for model in ("Transformer (base model)", "Transformer (big)")
+    )
     st.caption(
         t(
             "Section 6.1 and footnote 5: training FLOPs = training time \u00d7 number of GPUs \u00d7 sustained "
