@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.figures.theme import PALETTE, WEIGHT_COLORSCALE, apply_theme, colorbar, escape_labels
+from explorer.figures.theme import PALETTE, WEIGHT_COLORSCALE, apply_theme, colorbar, escape_labels, wrap_words
 from explorer.i18n import translate
 from explorer.text.pieces import shown_pieces
 
@@ -146,7 +146,8 @@ def heads_against_one_figure(
     lang: str = "en",
 ) -> go.Figure:
     """Table 3, row (A), as attention: the one-head model's map (1, q, k) beside the many-head model's heads
-    (h, q, k), with their mean; rows are the target tokens, columns the source tokens."""
+    (h, q, k), with their mean; rows are the target tokens, columns the source tokens (the top decoder layer's
+    encoder-decoder attention, which the caption names)."""
     heads = eight.shape[0]
     per_row = 4
     grid_rows = 1 + -(-heads // per_row)
@@ -181,6 +182,6 @@ def heads_against_one_figure(
     for col in (3, 4):  # the first row's two free cells stay empty
         fig.update_xaxes(visible=False, row=1, col=col)
         fig.update_yaxes(visible=False, row=1, col=col)
-    title = translate("Row (A): one head against {h}, top layer's encoder-decoder attention", lang, h=heads)
+    title = wrap_words(translate("Row (A): one head against {h}", lang, h=heads))
     apply_theme(fig, title=title, height=260 * grid_rows + 80)
     return fig.update_layout(margin=dict(t=90, l=60, r=20, b=60)).update_annotations(font_size=15)

@@ -189,7 +189,8 @@ def row_a_attention_view(lang: str) -> None:
     st.caption(
         t(
             "Trained on a CPU and stored with the app ({steps} steps each on the reverse task; "
-            "`{command}` makes it again). {many} heads (d_k = {many_dk}): validation loss {many_loss}, output "
+            "`{command}` makes it again); the top decoder layer's encoder-decoder attention. {many} heads "
+            "(d_k = {many_dk}): validation loss {many_loss}, output "
             "\u201c{many_output}\u201d. 1 head (d_k = {one_dk}): validation loss {one_loss}, output "
             "\u201c{one_output}\u201d. Source \u201c{source}\u201d. The paper's row (A): h = 1 is 0.9 BLEU "
             "below h = 8 (24.9 against 25.8). Section 3.2.2: one head must average over the places it attends "
