@@ -40,7 +40,7 @@ def saturation_series(n_keys: int) -> tuple[list[int], dict[str, list[float]], d
 
 @st.cache_data(show_spinner=False, max_entries=8, ttl=15 * 60)
 def timings(d_k: int) -> list[Timing]:
-    """Measured once per d_k for every session, again after 15 minutes (the machine's load moves)."""
+    """Measured once per d_k for every browser tab, again after 15 minutes (the machine's load moves)."""
     return time_scores(TIMED_LENGTHS, d_k, repeats=20)
 
 
