@@ -156,3 +156,14 @@ def averaging_note(metadata: Mapping[str, Any], lang: str = "en") -> str:
     else:
         ours = translate("This checkpoint records no averaging: its weights are one save.", lang)
     return f"{ours} {paper}"
+
+
+def base_model_here_text(flops_per_second: float, lang: str = "en") -> str:
+    """How long Table 2's base model would train here, by Section 6.1's method turned around."""
+    return translate(
+        "The paper's base model on this machine: at its measured {gflops} GFLOP/s (a float32 matrix product), "
+        "3.3\u00b710\u00b9\u2078 FLOPs would take about {years} years.",
+        lang,
+        gflops=f"{flops_per_second / 1e9:,.0f}",
+        years=f"{base_model_seconds_here(flops_per_second) / (365.25 * 24 * 3600):,.0f}",
+    )

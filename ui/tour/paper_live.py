@@ -22,8 +22,7 @@ from explorer.tour.recipe import (
     MODERN_GPU_FLOPS,
     adam_of,
     averaging_note,
-    base_model_seconds_here,
-    cpu_flops,
+    base_model_here_text,
     measured_cost,
     optimizer_and_dropout,
     power_text,
@@ -32,6 +31,7 @@ from ui.figures import show_figure
 from ui.i18n import t
 from ui.model_cache import cached
 from ui.tour.context import TourContext
+from ui.train.estimate import this_machine_flops
 
 
 def decoder_words() -> None:
@@ -78,12 +78,6 @@ def _cost(value: float | None) -> str:
     return "\u2014" if value is None else power_text(value)
 
 
-@st.cache_data(show_spinner=False, ttl=15 * 60)
-def _here_flops() -> float:
-    """This machine's float32 throughput, measured once per server and again after 15 minutes."""
-    return cpu_flops()
-
-
 def table2_section(ctx: TourContext) -> None:
     """Table 2 as the paper prints it, its cost method, this model's cost measured the same way, the base model
     on this machine, and the 41.8 / 41.0 note."""
@@ -121,13 +115,13 @@ def table2_section(ctx: TourContext) -> None:
     if cost is None:
         st.caption(t("This checkpoint records no training time, so its cost cannot be estimated."))
     elif cost.device == "cpu":
-        flops = cost.flops(_here_flops())
+        flops = cost.flops(this_machine_flops())
         st.caption(
             t(
                 "This model: {seconds} s of training on the CPU, at this machine's measured {gflops} GFLOP/s: "
                 "about {flops} FLOPs.",
                 seconds=f"{cost.seconds:,.0f}",
-                gflops=f"{_here_flops() / 1e9:,.0f}",
+                gflops=f"{this_machine_flops() / 1e9:,.0f}",
                 flops=power_text(flops),
             )
         )
@@ -157,15 +151,7 @@ def table2_section(ctx: TourContext) -> None:
                 ratio=f"{base / flops:,.0f}",
             )
         )
-    here = _here_flops()
-    st.caption(
-        t(
-            "The paper's base model on this machine: at its measured {gflops} GFLOP/s (a float32 matrix "
-            "product), 3.3\u00b710\u00b9\u2078 FLOPs would take about {years} years.",
-            gflops=f"{here / 1e9:,.0f}",
-            years=f"{base_model_seconds_here(here) / (365.25 * 24 * 3600):,.0f}",
-        )
-    )
+    st.caption(base_model_here_text(this_machine_flops(), ctx.lang))
 
 
 @st.cache_resource
