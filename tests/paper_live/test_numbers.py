@@ -26,6 +26,7 @@ from explorer.tour.recipe import (
     adam_of,
     averaged_steps,
     averaging_note,
+    base_model_here_text,
     measured_cost,
     optimizer_and_dropout,
     power_text,
@@ -132,3 +133,9 @@ def test_the_stored_row_a_pair_has_one_head_against_eight_on_the_same_rows():
     assert many.cross.shape == (8, *shape) and one.cross.shape == (1, *shape)
     np.testing.assert_allclose(many.cross.sum(-1), 1.0, atol=1e-3)
     np.testing.assert_allclose(one.cross.sum(-1), 1.0, atol=1e-3)
+
+
+def test_the_base_model_here_is_table_2s_flops_over_this_machines_throughput():
+    one_year = 3.3e18 / (365.25 * 24 * 3600)
+    assert "about 1 years" in base_model_here_text(one_year) and "GFLOP/s" in base_model_here_text(one_year)
+    assert HANGUL.search(base_model_here_text(one_year, "ko"))
