@@ -3,7 +3,7 @@
 - the three attention families (Section 3.2.3): their keys, their labels as message ids, and the short
   spelling head names use;
 - Table 1 (Section 4): the layer types and their complexity, sequential operations and path length as printed;
-- Table 2: BLEU of the Transformer rows;
+- Table 2: every row, BLEU and training cost in FLOPs, and the method of Section 6.1 (footnote 5);
 - Table 3: every row, with the model fields it changes, so parameter counts can be set beside the paper's;
 - the training constants of Section 5 the app quotes.
 
@@ -84,8 +84,47 @@ FORMULAS: dict[str, Formulas] = {
 
 # ---- Table 2 ----------------------------------------------------------------------------------------------
 
-# BLEU on newstest2014 (WMT 2014) of the Transformer rows: (model, EN-DE, EN-FR).
-PAPER_TABLE2 = (("Transformer (base model)", 27.3, 38.1), ("Transformer (big)", 28.4, 41.8))
+
+@dataclass(frozen=True)
+class Table2Row:
+    """One row of Table 2: BLEU on newstest2014 and training cost in FLOPs; None where the paper gives none
+    (the Transformer rows give one cost for both language pairs)."""
+
+    model: str
+    bleu_en_de: float | None
+    bleu_en_fr: float | None
+    flops_en_de: float | None
+    flops_en_fr: float | None
+
+
+TABLE2: tuple[Table2Row, ...] = (
+    Table2Row("ByteNet", 23.75, None, None, None),
+    Table2Row("Deep-Att + PosUnk", None, 39.2, None, 1.0e20),
+    Table2Row("GNMT + RL", 24.6, 39.92, 2.3e19, 1.4e20),
+    Table2Row("ConvS2S", 25.16, 40.46, 9.6e18, 1.5e20),
+    Table2Row("MoE", 26.03, 40.56, 2.0e19, 1.2e20),
+    Table2Row("Deep-Att + PosUnk Ensemble", None, 40.4, None, 8.0e20),
+    Table2Row("GNMT + RL Ensemble", 26.30, 41.16, 1.8e20, 1.1e21),
+    Table2Row("ConvS2S Ensemble", 26.36, 41.29, 7.7e19, 1.2e21),
+    Table2Row("Transformer (base model)", 27.3, 38.1, 3.3e18, 3.3e18),
+    Table2Row("Transformer (big)", 28.4, 41.8, 2.3e19, 2.3e19),
+)
+# Table 2 of the final version prints 41.8 for the big model on EN-FR; the text of Section 6.1 (and Table 2 of
+# the first version) says 41.0.
+BIG_EN_FR_IN_TEXT = 41.0
+
+# Section 6.1: training FLOPs = training time × number of GPUs × sustained single-precision throughput per GPU;
+# footnote 5 gives the throughputs (FLOP/s).
+GPU_FLOPS: dict[str, float] = {"K80": 2.8e12, "K40": 3.7e12, "M40": 6.0e12, "P100": 9.5e12}
+# Section 5.2: 8 P100 GPUs; base 100k steps of about 0.4 s (12 hours), big 300k steps of 1.0 s (3.5 days).
+PAPER_GPUS = 8
+PAPER_TRAINING_S = {"Transformer (base model)": 12 * 3600.0, "Transformer (big)": 3.5 * 24 * 3600.0}
+
+
+def training_flops(seconds: float, gpus: int, flops_per_gpu: float) -> float:
+    """Section 6.1's estimate: time × GPUs × sustained throughput (base: 12 h × 8 × 9.5 TFLOPS ≈ 3.3·10^18)."""
+    return seconds * gpus * flops_per_gpu
+
 
 # ---- Table 3 ----------------------------------------------------------------------------------------------
 
@@ -165,3 +204,5 @@ def parameter_comparison(vocab_size: int = PAPER_VOCAB) -> list[tuple[Table3Row,
 # ---- training (Section 5) ---------------------------------------------------------------------------------
 
 PAPER_WARMUP, PAPER_STEPS = 4000, 100_000  # warmup_steps of Eq. 3; the base model's training steps (5.2)
+PAPER_ADAM = (0.9, 0.98, 1e-9)  # Section 5.3: Adam's β₁, β₂, ε
+PAPER_DROPOUT = 0.1  # Section 5.4: P_drop of the base model

@@ -3,7 +3,11 @@ rotation, and how strongly position enters the loaded model next to the token em
 
 from __future__ import annotations
 
+import streamlit as st
+
 from explorer.analysis.positional import sinusoid_table
+from ui.attention_controls import number_picker
+from ui.i18n import current_language, t
 from ui.model_cache import require_model
 from ui.positional.model_input import norms_section
 from ui.positional.sinusoids import (
@@ -14,6 +18,7 @@ from ui.positional.sinusoids import (
     table_section,
     waves_section,
 )
+from ui.positional.word_order import word_order_section
 
 selection, checkpoint = require_model()
 intro(selection.name, checkpoint.config)
@@ -25,3 +30,5 @@ waves_section(table)
 similarity_section(checkpoint, table)
 shift_section(checkpoint.config.d_model, length)
 norms_section(checkpoint)
+st.header(t("Word order"))
+word_order_section(selection, current_language(), "pe", number_picker)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.model_cache import require_model
+from ui.step_by_step.additive import additive_section
 from ui.step_by_step.choice import follow_section, intro
 from ui.step_by_step.scaling import why_sqrt_dk
 from ui.step_by_step.stages import (
@@ -27,3 +28,4 @@ weighted_sum_section(followed)
 heads_section(followed)
 agreement_section(followed)
 why_sqrt_dk()
+additive_section(followed)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from explorer.config import ModelConfig, count_parameters
-from explorer.data import make_splits
+from explorer.data import ParallelCorpus, make_splits
 from explorer.tokenizer import Tokenizer
 from explorer.training import run_folder as rf
 from explorer.training.launcher import RunManager
@@ -52,6 +52,12 @@ def variant_train_config(steps: int) -> TrainConfig:
     )
 
 
+def variant_data() -> tuple[ParallelCorpus, ParallelCorpus, Tokenizer]:
+    """The pair's data: the synthetic reverse task (3,000 training, 100 validation pairs) and its word vocabulary."""
+    train, val = make_splits("reverse", 3000, 100, seed=0, max_len=10)
+    return train, val, Tokenizer.train(list(train.source) + list(train.target), 32, model_type="word")
+
+
 def start_variants(
     manager: RunManager, steps: int = 300, heads: tuple[int, ...] = HEADS, owner: str = CLI_OWNER
 ) -> list[str]:
@@ -60,8 +66,7 @@ def start_variants(
 
     Raises explorer.training.run_folder.JobError when the manager has no room for the runs.
     """
-    train, val = make_splits("reverse", 3000, 100, seed=0, max_len=10)
-    tokenizer = Tokenizer.train(list(train.source) + list(train.target), 32, model_type="word")
+    train, val, tokenizer = variant_data()
     names = []
     for h in heads:
         config = variant_config(h, tokenizer.vocab_size)

@@ -20,7 +20,10 @@ from explorer.tour.tables import leading_columns
 from ui.attention_view import family_pieces
 from ui.figures import show_figure
 from ui.i18n import t
+from ui.positional.word_order import word_order_section
+from ui.step_by_step.additive import additive_trend
 from ui.tour.context import Shown, TourContext, layer_and_head, pick, stop_figure
+from ui.tour.paper_live import averaging_caption, conv_caption, decoder_words
 from ui.tour.state import computed, revealed
 
 SATURATION_D_KS = (4, 16, 64, 256, 1024)
@@ -72,7 +75,9 @@ def architecture_view(ctx: TourContext) -> Shown:
         hide_index=True,
         height=min(300, 36 * (len(tensor.rows) + 1) + 4),
     )
+    decoder_words()
     st.caption(claims.model_beside_paper(config, ctx.lang))
+    averaging_caption(ctx)
     return layer, None
 
 
@@ -134,6 +139,9 @@ def scaled_dot_product_view(ctx: TourContext) -> Shown:
             },
             hide_index=True,
         )
+    with st.expander(t("Additive attention instead? (Section 3.2.1)")):
+        st.markdown("score(q, k) = v\u1d40 tanh(W\u2081q + W\u2082k)")
+        additive_trend("tour", head_data.d_k)
     return layer, head
 
 
@@ -216,6 +224,7 @@ def ffn_embeddings_view(ctx: TourContext) -> Shown:
         ctx.lang,
     )
     st.caption(f"{t('This model: {shared}.', shared=shared)} {scale}")
+    conv_caption(ctx)
     return layer, None
 
 
@@ -249,6 +258,8 @@ def positional_view(ctx: TourContext) -> Shown:
                 "for its table."
             )
         )
+    st.markdown(t("##### Word order"))
+    word_order_section(ctx.selection, ctx.lang, "tour", lambda label, key, count: pick(t(label), key, count))
     return None, None
 
 

@@ -11,7 +11,7 @@ import streamlit as st
 
 from explorer.complexity.table1 import table1_rows
 from explorer.figures import tour_training
-from explorer.paper import PAPER_TABLE2
+from explorer.paper import TABLE2
 from explorer.tour import numbers
 from explorer.tour.tables import timed_lengths, trained_steps
 from explorer.tour.variants import start_variants, variant_curves
@@ -22,6 +22,7 @@ from ui.figures import show_figure
 from ui.i18n import t
 from ui.markdown import ERROR_CHARS, md_escape, shown_value
 from ui.tour.context import Shown, TourContext, stop_figure
+from ui.tour.paper_live import optimizer_caption, row_a_attention_view, table2_section
 from ui.tour.state import beam_rows, computed, label_smoothing, revealed
 from ui.train.runs import manager, session_owner
 
@@ -134,6 +135,7 @@ def training_view(ctx: TourContext) -> Shown:
         )
     else:
         st.caption(t("This checkpoint carries no training history."))
+    optimizer_caption(ctx)
     return None, None
 
 
@@ -160,7 +162,7 @@ def beam_search_view(ctx: TourContext) -> Shown:
         if bleu
         else t("this model: no BLEU recorded in its checkpoint")
     )
-    paper = "; ".join(f"{name}: EN-DE {de}, EN-FR {fr}" for name, de, fr in PAPER_TABLE2)
+    paper = "; ".join(f"{r.model}: EN-DE {r.bleu_en_de}, EN-FR {r.bleu_en_fr}" for r in TABLE2[-2:])
     st.caption(
         t(
             "Table 2 (WMT 2014 news, newstest2014) \u2014 {paper}. Beside it, {ours}. Different data and "
@@ -169,6 +171,7 @@ def beam_search_view(ctx: TourContext) -> Shown:
             ours=ours,
         )
     )
+    table2_section(ctx)
     return None, None
 
 
@@ -202,6 +205,7 @@ def variations_view(ctx: TourContext) -> Shown:
             "d_model, so their parameter count is the base model's."
         )
     )
+    row_a_attention_view(ctx.lang)
     variant_runs(ctx.lang)
     return None, None
 

@@ -14,6 +14,7 @@ from explorer.config import ModelConfig, count_parameters
 from explorer.data import ParallelCorpus
 from explorer.i18n import translate
 from explorer.tokenizer import Tokenizer
+from explorer.tour.recipe import base_model_here_text, cpu_flops
 from explorer.training.estimate.measure import measure_run
 from explorer.training.estimate.plan import RunCosts, RunEstimate, load_average, timing_plan
 from explorer.training.estimate.startup import forget_process_startup
@@ -48,6 +49,13 @@ def run_costs(
         _train,
         _val,
     )
+
+
+@st.cache_data(show_spinner=False, ttl=ESTIMATE_TTL_S)
+def this_machine_flops() -> float:
+    """This machine's float32 throughput (FLOP/s), measured once for every browser tab and again after
+    `ESTIMATE_TTL_S`."""
+    return cpu_flops()
 
 
 def forget_costs(key: tuple[str, str, str, str]) -> None:
@@ -181,6 +189,7 @@ def estimate_section(
     if manager().live_names():
         note += t(" Another run is training on this machine right now, so this is slower than usual.")
     st.caption(note)
+    st.caption(base_model_here_text(this_machine_flops(), current_language()))
     now = load_average()
     if costs.stale(now):
         left, right = st.columns((3, 1))

@@ -11,9 +11,10 @@ from explorer.config import ModelConfig
 from explorer.data import ParallelCorpus
 from explorer.devices import available_devices
 from explorer.tokenizer import Tokenizer
+from explorer.tour.recipe import optimizer_and_dropout
 from explorer.training.estimate.plan import batches_per_epoch
 from explorer.training.train_config import TrainConfig
-from ui.i18n import t
+from ui.i18n import current_language, t
 from ui.train.data import DataChoice
 
 BATCH_TOKENS = (128, 256, 512, 1024, 2048, 4096, 8192, 16384, 25000)
@@ -108,6 +109,9 @@ def training_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConf
             key="train_save_every",
             help=t("A periodic checkpoint the run can be resumed from if its process stops."),
         )
+    # Adam's settings are not knobs here: every run uses the paper's (TrainConfig's defaults).
+    adam = (TrainConfig.adam_beta1, TrainConfig.adam_beta2, TrainConfig.adam_eps)
+    st.caption(optimizer_and_dropout(adam, config.dropout, current_language()))
     if st.session_state.get("train_samples_for") != choice.key:
         st.session_state["train_samples"] = "\n".join(choice.val.source[:2])
         st.session_state["train_samples_for"] = choice.key
