@@ -128,7 +128,9 @@ class ModelConfig:
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
         if self.share_embeddings and (self.target_vocab_size is not None or self.tie_target_output):
-            raise ValueError("share_embeddings ties every embedding: it needs no target_vocab_size or tie_target_output")
+            raise ValueError(
+                "share_embeddings ties every embedding, so target_vocab_size and tie_target_output are unset"
+            )
         prefix = self.target_prefix
         if prefix is not None and not (isinstance(prefix, str) and _LANGUAGE_TOKEN.fullmatch(prefix)):
             raise ValueError(f"target_prefix must be a target-language token such as '>>kor<<', got {prefix!r}")

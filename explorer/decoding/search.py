@@ -307,9 +307,7 @@ def _advance(sentence: _Sentence, step: int, ranked: list[Ranked], settings: _Se
         return kept_parents
     sentence.reason = reason
     if reason == STOP_MAX_LEN:
-        sentence.ended.extend(
-            hypothesis(h.tokens, h.token_log_probs, h.log_prob, False, alpha, form) for h in new_live
-        )
+        sentence.ended.extend(hypothesis(h.tokens, h.token_log_probs, h.log_prob, False, alpha, form) for h in new_live)
     sentence.live = []
     return []
 

@@ -103,7 +103,7 @@ def config_from_marian(
         ("feed-forward sizes", ("encoder_ffn_dim", "decoder_ffn_dim")),
     ):
         if hf.get(encoder_key) != hf.get(decoder_key):
-            raise UnsupportedModel(f"{encoder_key} and {decoder_key} differ: encoder and decoder must have the same {ours}")
+            raise UnsupportedModel(f"{encoder_key} and {decoder_key} differ: the two sides need the same {ours}")
     shared = bool(_setting(hf, "share_encoder_decoder_embeddings", True))
     tied = bool(_setting(hf, "tie_word_embeddings", True))
     if shared and not tied:
@@ -116,7 +116,7 @@ def config_from_marian(
     target_vocab = _setting(hf, "decoder_vocab_size") or vocab
     if shared and target_vocab != vocab:
         raise UnsupportedModel("decoder_vocab_size differs from vocab_size with shared embeddings")
-    ours = hf.get(EXPLORER_KEY) if isinstance(hf.get(EXPLORER_KEY), dict) else {}
+    own: dict[str, Any] = hf[EXPLORER_KEY] if isinstance(hf.get(EXPLORER_KEY), dict) else {}
     bad_words = generation.get("bad_words_ids", hf.get("bad_words_ids")) or []
     banned = {tuple(words) for words in bad_words if isinstance(words, list)}
     if banned - {(ids["pad_token_id"],)}:
@@ -136,12 +136,12 @@ def config_from_marian(
             bos_id=ids["decoder_start_token_id"],
             eos_id=ids["eos_token_id"],
             activation=ACTIVATIONS[activation],
-            position_layout=ours.get("position_layout", "split"),
+            position_layout=own.get("position_layout", "split"),
             target_vocab_size=None if target_vocab == vocab else target_vocab,
             tie_target_output=not shared and tied,
             output_bias="final_logits_bias" in tensor_names,
             ban_pad=bool(banned),
-            length_normalisation=ours.get("length_normalisation", "power"),
+            length_normalisation=own.get("length_normalisation", "power"),
         )
     except (TypeError, ValueError) as error:
         raise UnsupportedModel(f"its sizes do not make a model this program runs: {error}") from None
@@ -153,7 +153,8 @@ def config_from_marian(
 
 
 def weights_from_marian(tensors: Mapping[str, torch.Tensor], config: ModelConfig) -> dict[str, torch.Tensor]:
-    """Our state (deduplicated, as in model.safetensors) from Marian's tensors, float32; KeyError names a missing one."""
+    """Our state (deduplicated, as in model.safetensors) from Marian's tensors, float32; a KeyError names any
+    missing one."""
     found = {ours: tensors[theirs] for ours, theirs in _layer_names(config)}
     for ours, candidates in _embedding_names(config).items():
         name = next((n for n in candidates if n in tensors), None)
@@ -223,7 +224,8 @@ def weights_to_marian(state: Mapping[str, torch.Tensor], config: ModelConfig) ->
     else:
         out["model.encoder.embed_tokens.weight"] = ours["embedding.weight"]
         out["model.decoder.embed_tokens.weight"] = ours["target_embedding.weight"]
-        out["lm_head.weight"] = ours["target_embedding.weight" if config.tie_target_output else "output_projection.weight"]
+        output = "target_embedding.weight" if config.tie_target_output else "output_projection.weight"
+        out["lm_head.weight"] = ours[output]
     return {name: tensor.detach().clone().contiguous() for name, tensor in out.items()}
 
 
@@ -233,7 +235,9 @@ def residual_permutation(d_model: int) -> torch.Tensor:
     return torch.cat([torch.arange(0, d_model, 2), torch.arange(1, d_model, 2)])
 
 
-def permute_residual(state: Mapping[str, torch.Tensor], config: ModelConfig, *, inverse: bool) -> dict[str, torch.Tensor]:
+def permute_residual(
+    state: Mapping[str, torch.Tensor], config: ModelConfig, *, inverse: bool
+) -> dict[str, torch.Tensor]:
     """Our state with the residual stream's dimensions reordered (interleaved -> split, or back with `inverse`):
     every tensor indexed by d_model is reordered along that axis; the model computes the same function up to the
     order of floating-point sums."""

@@ -82,7 +82,8 @@ def import_marian(source: str | Path, out: str | Path, *, target_language: str |
     if target_language is not None:
         config = config.replace(target_prefix=f">>{target_language.strip('<>')}<<")
     if weights_file.name == SAFETENSORS:
-        _check_shapes(weights_file.name, {n: shape for n, (_, shape) in read_safetensors_header(weights_file).items()}, config)
+        header = read_safetensors_header(weights_file)
+        _check_shapes(weights_file.name, {name: shape for name, (_, shape) in header.items()}, config)
     tensors = _read_tensors(weights_file)
     if weights_file.name == PICKLED:
         config = config.replace(output_bias="final_logits_bias" in tensors)
@@ -173,7 +174,7 @@ def _weights_file(folder: Path) -> Path:
 
 def _read_tensors(file: Path) -> dict[str, torch.Tensor]:
     if file.name == SAFETENSORS:
-        with safe_open(str(file), framework="pt") as handle:  # type: ignore[no-untyped-call]
+        with safe_open(str(file), framework="pt") as handle:
             return {name: handle.get_tensor(name) for name in handle.keys()}  # noqa: SIM118 (not a dict)
     try:
         loaded = torch.load(file, map_location="cpu", weights_only=True, mmap=True)

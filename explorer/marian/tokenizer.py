@@ -133,8 +133,22 @@ class VocabTokenizer(Tokenizer):
     def save(self, path: str | Path) -> None:
         raise NotImplementedError("an imported tokenizer is several files: save it with its checkpoint")
 
-    def __getstate__(self) -> dict[str, bytes]:  # type: ignore[override]
-        raise NotImplementedError("an imported tokenizer is rebuilt from its checkpoint, not pickled")
+    def __getstate__(self) -> dict[str, bytes]:
+        # The SentencePiece processors are C++ objects; rebuilt from the bytes (as Tokenizer's state).
+        state = {"source": self._source_model, "target": self._target_model, "prefix": (self.prefix or "").encode()}
+        state["source_vocab"] = json.dumps(self.source_vocab).encode()
+        state["target_vocab"] = json.dumps(self.target_vocab).encode()
+        return state
+
+    def __setstate__(self, state: dict[str, bytes]) -> None:
+        VocabTokenizer.__init__(
+            self,
+            state["source"],
+            state["target"],
+            json.loads(state["source_vocab"]),
+            json.loads(state["target_vocab"]),
+            state["prefix"].decode() or None,
+        )
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, VocabTokenizer) and other.to_bytes() == self.to_bytes()

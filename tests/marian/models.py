@@ -4,7 +4,7 @@
 
 Weights are drawn wider than transformers' default (init_std 0.02 makes every next-token distribution nearly flat,
 where one rounding step could swap two candidates); `final_logits_bias` lifts `</s>` so outputs end within a few
-tokens, not at the length limit.
+tokens, not at the length limit (without a bias: the last layer norm's bias, along `</s>`'s output row).
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ transformers = pytest.importorskip(
 import sentencepiece as spm  # noqa: E402
 import torch  # noqa: E402
 
-WORDS = (
-    "the a cat dog sees runs on under house big small red green man woman child eats bread water "
-    "today tomorrow quickly slowly and but with without"
-).split()
+WORDS = [
+    *("the", "a", "cat", "dog", "sees", "runs", "on", "under", "house", "big", "small", "red", "green", "man"),
+    *("woman", "child", "eats", "bread", "water", "today", "tomorrow", "quickly", "slowly", "and", "but", "with"),
+]
 LANGUAGES = (">>deu<<", ">>kor<<", ">>fra<<")
 
 
@@ -113,8 +113,12 @@ def build_marian(
     with torch.no_grad():
         if logits_bias:
             bias = torch.randn(1, len(target_vocab)) * 0.5
-            bias[0, 0] = 2.5  # </s>: outputs end after a few tokens
+            bias[0, 0] = 2.5  # </s>: most outputs end after a few tokens
             model.final_logits_bias.copy_(bias)
+        else:  # the same lift through the weights: the last norm's bias points along </s>'s output row
+            direction = torch.randn(config.d_model)
+            model.model.decoder.layers[-1].final_layer_norm.bias.copy_(direction)
+            model.get_output_embeddings().weight[0] += 3.5 * direction / direction.dot(direction)
     model.generation_config.bad_words_ids = [[config.pad_token_id]]
     model.generation_config.num_beams = 4
     model.generation_config.length_penalty = 1.0
