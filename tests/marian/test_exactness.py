@@ -11,11 +11,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.marian.models import build_marian, marian_tokenizer, sentences
-
-from explorer.checkpoint import Checkpoint, load_checkpoint  # noqa: I001 (after the skip in tests.marian.models)
+from explorer.checkpoint import Checkpoint, load_checkpoint
 from explorer.inference import translate
 from explorer.marian.importer import import_marian
+from tests.marian.models import build_marian, marian_tokenizer, sentences
 
 SWITCHES = {
     "swish, shared, bias": {},
@@ -108,7 +107,7 @@ def _generated(model, checkpoint: Checkpoint, texts: list[str], beam: int) -> li
             do_sample=False,
             length_penalty=1.0,
             early_stopping=True,
-            max_length=31,  # 30 tokens after the start, below our limit (the source length + 50): an output that ends here ends in both
+            max_length=31,  # 30 tokens after the start: below our limit (the source length + 50)
         ).tolist()
     out = []
     for row in rows:

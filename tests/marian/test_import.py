@@ -11,15 +11,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.marian.models import build_marian, marian_tokenizer, sentences, transformers
-
-from explorer.checkpoint import load_checkpoint  # noqa: I001 (after the skip in tests.marian.models)
+from explorer.checkpoint import load_checkpoint
 from explorer.cli import main
 from explorer.inference import translate
 from explorer.marian import importer
 from explorer.marian.importer import CARD_FILE, ImportFailure, export_marian, import_marian
 from explorer.tokenizer import Tokenizer
 from tests.fixture_models import COMMITTED
+from tests.marian.models import build_marian, marian_tokenizer, sentences, transformers
 
 
 @pytest.fixture(scope="module")
