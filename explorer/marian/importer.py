@@ -177,7 +177,12 @@ def _read_tensors(file: Path) -> dict[str, torch.Tensor]:
         with safe_open(str(file), framework="pt") as handle:
             return {name: handle.get_tensor(name) for name in handle.keys()}  # noqa: SIM118 (not a dict)
     try:
-        loaded = torch.load(file, map_location="cpu", weights_only=True, mmap=True)
+        try:
+            loaded = torch.load(file, map_location="cpu", weights_only=True, mmap=True)
+        except RuntimeError as error:  # a file in torch's legacy (pre-zip) format cannot be mapped: read it
+            if "mmap" not in str(error):
+                raise
+            loaded = torch.load(file, map_location="cpu", weights_only=True)
     except Exception as error:  # weights_only refuses any pickled object that is not plain tensors
         raise ImportFailure(f"{file} cannot be read as plain tensors, so it is not loaded ({error})") from None
     if not isinstance(loaded, dict) or not all(isinstance(t, torch.Tensor) for t in loaded.values()):
