@@ -4,6 +4,8 @@ Layout of a checkpoint directory:
     config.json           format tag, ModelConfig, free-form metadata (scores, data, command)
     model.safetensors     weights (float32, or float16 for shipping)
     tokenizer.model       the SentencePiece model
+                          (an imported Marian model instead: source.spm, target.spm, vocab.json and, with
+                          separate vocabularies, target_vocab.json; explorer.marian.tokenizer)
     training.json         optional: trainer state to resume (step, history, train config)
     optimizer.safetensors optional: Adam moments and RNG state to resume exactly
 
@@ -30,12 +32,13 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from explorer.config import ModelConfig
+from explorer.marian.tokenizer import VOCAB_FILE, VocabTokenizer
 from explorer.model import Transformer
-from explorer.tokenizer import Tokenizer
+from explorer.tokenizer import TOKENIZER_FILE, Tokenizer
 
 FORMAT = "attention-explorer-checkpoint"
 FORMAT_VERSION = 1
-CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE = "config.json", "model.safetensors", "tokenizer.model"
+CONFIG_FILE, WEIGHTS_FILE = "config.json", "model.safetensors"
 TRAINING_FILE, OPTIMIZER_FILE = "training.json", "optimizer.safetensors"
 
 
@@ -114,7 +117,8 @@ def save_checkpoint(
                 "metadata": metadata or {},
             },
         )
-        (staging / TOKENIZER_FILE).write_bytes(tokenizer.to_bytes())
+        for name, data in tokenizer.files().items():
+            (staging / name).write_bytes(data)
         if training is not None:
             _write_json(staging / TRAINING_FILE, training)
         if optimizer_tensors is not None:
@@ -376,6 +380,26 @@ def load_checkpoint(
     with torch.no_grad():
         for name, tensor in weights.items():
             expected[name].copy_(tensor.float())
+    tokenizer = read_tokenizer(path, config)
+    training = None
+    if (path / TRAINING_FILE).is_file():
+        try:
+            training = json.loads((path / TRAINING_FILE).read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise CheckpointError(f"{path / TRAINING_FILE} is not valid JSON ({error})") from None
+    optimizer = _read_tensors(path / OPTIMIZER_FILE) if with_optimizer and (path / OPTIMIZER_FILE).is_file() else None
+    model.to(device).eval()
+    return Checkpoint(path, config, model, tokenizer, metadata, training, optimizer)
+
+
+def read_tokenizer(path: Path, config: ModelConfig) -> Tokenizer:
+    """The checkpoint's tokenizer: tokenizer.model, or an imported model's vocabularies (vocab.json beside two
+    SentencePiece models), checked against the config's vocabulary sizes."""
+    if not (path / TOKENIZER_FILE).is_file() and (path / VOCAB_FILE).is_file():
+        try:
+            return VocabTokenizer.read(path, config)
+        except (OSError, ValueError) as error:
+            raise CheckpointError(f"{path}: the imported tokenizer cannot be read ({error})") from None
     tokenizer_path = path / TOKENIZER_FILE
     if not tokenizer_path.is_file():
         raise CheckpointError(f"{tokenizer_path} is missing")
@@ -387,15 +411,7 @@ def load_checkpoint(
         raise CheckpointError(
             f"{tokenizer_path} has {tokenizer.vocab_size} pieces but the model expects {config.vocab_size}"
         )
-    training = None
-    if (path / TRAINING_FILE).is_file():
-        try:
-            training = json.loads((path / TRAINING_FILE).read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise CheckpointError(f"{path / TRAINING_FILE} is not valid JSON ({error})") from None
-    optimizer = _read_tensors(path / OPTIMIZER_FILE) if with_optimizer and (path / OPTIMIZER_FILE).is_file() else None
-    model.to(device).eval()
-    return Checkpoint(path, config, model, tokenizer, metadata, training, optimizer)
+    return tokenizer
 
 
 def is_checkpoint(path: str | Path) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import numbers
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,12 +19,19 @@ PAD_ID, BOS_ID, EOS_ID = 0, 2, 3
 
 POSITIONAL_KINDS = ("sinusoidal", "learned")
 NORM_POSITIONS = ("post", "pre")
+# The feed-forward's activation: the paper's ReLU (Eq. 2); imported Marian models use swish (SiLU) or GELU.
+ACTIVATIONS = ("relu", "swish", "gelu")
+# The sinusoid table's layout: the paper's sin/cos pairs interleaved, or Marian's sines first then cosines.
+POSITION_LAYOUTS = ("interleaved", "split")
+# Beam scores: GNMT's lp = ((5 + |Y|) / 6)^α (the paper), or Marian's and Hugging Face's |Y|^α.
+LENGTH_NORMALISATIONS = ("gnmt", "power")
 
 # Sane upper bounds, far above the paper's big model (Table 3: d_model 1024, d_ff 4096, 16 heads, 6 layers) and a
 # 37,000-piece vocabulary. They keep a crafted config from asking for terabytes: besides the weights (which
 # must be in model.safetensors), the model allocates a (max_len, d_model) sinusoid table.
 _INT_BOUNDS: dict[str, tuple[int, int]] = {
     "vocab_size": (5, 1_000_000),  # 4 special pieces + 1 (explorer.tokenizer)
+    "target_vocab_size": (5, 1_000_000),
     "d_model": (1, 8192),
     "n_heads": (1, 256),
     "d_ff": (1, 65_536),
@@ -33,7 +41,8 @@ _INT_BOUNDS: dict[str, tuple[int, int]] = {
     "d_v": (1, 8192),
     "max_len": (2, 4096),  # room for BOS/EOS
 }
-MAX_PARAMETERS = 2_000_000_000  # 8 GB in float32
+MAX_PARAMETERS = 2_000_000_000
+_LANGUAGE_TOKEN = re.compile(r">>[^<>\s]{1,32}<<")  # a multi-target model's target-language token  # 8 GB in float32
 
 
 def _whole_number(name: str, value: Any, low: int, high: int) -> int:
@@ -53,6 +62,15 @@ class ModelConfig:
     `d_k`/`d_v` default to d_model / n_heads as in Section 3.2.2; Table 3 row (B) changes d_k alone.
     `share_embeddings` ties source, target and output embeddings (Section 3.4), which needs a joint
     vocabulary of `vocab_size` pieces.
+
+    The fields after `eos_id` describe imported Marian models; their defaults are the paper's model, so a
+    checkpoint saved before they existed loads unchanged. `bos_id` is the token the decoder starts from
+    (Marian's is `<pad>`). `target_vocab_size` (None: the source's) sizes a separate target vocabulary, which
+    needs `share_embeddings` off; `tie_target_output` then makes the output projection the target embedding.
+    `output_bias` adds a learned bias to the logits; `ban_pad` never lets the search produce `pad_id`;
+    `length_normalisation` is the beam score's form ("gnmt" or "power", see explorer.decoding.policy);
+    `target_prefix` is the target-language token (">>kor<<") a multi-target model reads before a sentence that has
+    none (explorer.marian.tokenizer).
     """
 
     vocab_size: int = 8000
@@ -71,17 +89,26 @@ class ModelConfig:
     pad_id: int = PAD_ID
     bos_id: int = BOS_ID
     eos_id: int = EOS_ID
+    activation: str = "relu"
+    position_layout: str = "interleaved"
+    target_vocab_size: int | None = None
+    tie_target_output: bool = False
+    output_bias: bool = False
+    ban_pad: bool = False
+    length_normalisation: str = "gnmt"
+    target_prefix: str | None = None
 
     def __post_init__(self) -> None:
         # Checked field by field so a crafted or damaged config.json is refused with one sentence before any
         # tensor is allocated (see explorer.checkpoint), and a mistyped value never reaches torch.
         for name, (low, high) in _INT_BOUNDS.items():
             value = getattr(self, name)
-            if value is None and name in ("d_k", "d_v"):
+            if value is None and name in ("d_k", "d_v", "target_vocab_size"):
                 continue
             object.__setattr__(self, name, _whole_number(name, value, low, high))
+        # pad and eos are on both sides; the decoder's start token only in the target vocabulary.
         for name in ("pad_id", "bos_id", "eos_id"):
-            _whole_number(name, getattr(self, name), 0, self.vocab_size - 1)
+            _whole_number(name, getattr(self, name), 0, min(self.vocab_size, self.output_vocab_size) - 1)
         dropout = self.dropout
         if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be a number from 0 up to (not including) 1, got {dropout!r}")
@@ -90,8 +117,25 @@ class ModelConfig:
             raise ValueError(f"positional must be one of {POSITIONAL_KINDS}, got {self.positional!r}")
         if self.norm_position not in NORM_POSITIONS:
             raise ValueError(f"norm_position must be one of {NORM_POSITIONS}, got {self.norm_position!r}")
-        if not isinstance(self.share_embeddings, bool):
-            raise ValueError(f"share_embeddings must be true or false, got {self.share_embeddings!r}")
+        for name, allowed in (
+            ("activation", ACTIVATIONS),
+            ("position_layout", POSITION_LAYOUTS),
+            ("length_normalisation", LENGTH_NORMALISATIONS),
+        ):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
+        for name in ("share_embeddings", "tie_target_output", "output_bias", "ban_pad"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
+        if self.share_embeddings and (self.target_vocab_size is not None or self.tie_target_output):
+            raise ValueError(
+                "share_embeddings ties every embedding, so target_vocab_size and tie_target_output are unset"
+            )
+        prefix = self.target_prefix
+        if prefix is not None and not (isinstance(prefix, str) and _LANGUAGE_TOKEN.fullmatch(prefix)):
+            raise ValueError(f"target_prefix must be a target-language token such as '>>kor<<', got {prefix!r}")
+        if self.positional == "learned" and self.position_layout != "interleaved":
+            raise ValueError("position_layout applies to sinusoidal positions only")
         if (self.d_k is None or self.d_v is None) and self.d_model % self.n_heads:
             raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}; set d_k/d_v")
         parameters = count_parameters(self)
@@ -99,6 +143,11 @@ class ModelConfig:
             raise ValueError(
                 f"this config describes {parameters:,} parameters, more than the {MAX_PARAMETERS:,} this program loads"
             )
+
+    @property
+    def output_vocab_size(self) -> int:
+        """Pieces of the target vocabulary: the decoder's embedding rows and the logits' width."""
+        return self.target_vocab_size if self.target_vocab_size is not None else self.vocab_size
 
     @property
     def head_dim_k(self) -> int:
@@ -112,7 +161,13 @@ class ModelConfig:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """Every field, except the imported models' switches left at their defaults: a checkpoint of the paper's
+        model writes the config.json it always wrote."""
+        data = dataclasses.asdict(self)
+        for name, default in _IMPORT_DEFAULTS.items():
+            if data[name] == default:
+                del data[name]
+        return data
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True)
@@ -129,6 +184,24 @@ class ModelConfig:
         return cls(**data)
 
 
+# The fields that describe imported models, with their defaults (the paper's model).
+_IMPORT_DEFAULTS: dict[str, Any] = {
+    f.name: f.default
+    for f in dataclasses.fields(ModelConfig)
+    if f.name
+    in (
+        "activation",
+        "position_layout",
+        "target_vocab_size",
+        "tie_target_output",
+        "output_bias",
+        "ban_pad",
+        "length_normalisation",
+        "target_prefix",
+    )
+}
+
+
 def count_parameters(config: ModelConfig) -> int:
     """Exact trainable-parameter count of `Transformer(config)`, computed without building it.
 
@@ -141,7 +214,12 @@ def count_parameters(config: ModelConfig) -> int:
     norm = 2 * d
     encoder_layer = attention + ffn + 2 * norm
     decoder_layer = 2 * attention + ffn + 3 * norm
-    embeddings = config.vocab_size * d * (1 if config.share_embeddings else 3)
+    if config.share_embeddings:
+        embeddings = config.vocab_size * d
+    else:
+        target = config.output_vocab_size * d
+        embeddings = config.vocab_size * d + target * (1 if config.tie_target_output else 2)
+    embeddings += config.output_vocab_size if config.output_bias else 0
     learned_positions = 2 * config.max_len * d if config.positional == "learned" else 0
     final_norms = 2 * norm if config.norm_position == "pre" else 0
     return (

@@ -83,6 +83,7 @@ class _CachedScorer(Generic[CacheT]):
 
     cache: CacheT
     head_mask: HeadMask | None
+    banned: int | None = None  # a token never produced (an imported model's `<pad>`, ModelConfig.ban_pad)
 
     def _decode(self, last_tokens: torch.Tensor) -> tuple[torch.Tensor, CacheT]:
         raise NotImplementedError
@@ -90,6 +91,10 @@ class _CachedScorer(Generic[CacheT]):
     def step(self, last_tokens: torch.Tensor, step: int) -> torch.Tensor:
         # The search keeps its tokens on the CPU; the cache may live on the GPU.
         log_probs, self.cache = self._decode(last_tokens.to(self.cache.src_mask.device))
+        if self.banned is not None:
+            # After the softmax, as transformers' `bad_words_ids` does in beam search: the other tokens keep their
+            # log-probabilities (no renormalisation), so the scores match `generate`'s.
+            log_probs[:, self.banned] = -math.inf
         return log_probs
 
     def reorder(self, rows: torch.Tensor) -> None:
@@ -128,13 +133,15 @@ class PackedScorer(_CachedScorer[PackedCache]):
 def scorer_for(model: Transformer, src: torch.Tensor, head_mask: HeadMask | None = None) -> ModelScorer | PackedScorer:
     """Encode `src` (batch, src) and return the scorer that decodes it: packed whenever the model allows,
     with heads masked or not (a masked re-decode costs what the plain one does)."""
-    if supports_packed(model) and not model.training:
+    if supports_packed(model) and not model.training:  # never for a model that bans a token (packable)
         versions = weight_versions(model)  # read once for both: about 10 µs of every translated sentence
         encoded = packed_encoder(model, versions).encode(src, head_mask)
         decoder = packed_decoder(model, versions)
         return PackedScorer(decoder, decoder.start(encoded), head_mask)
     encoded = model.encode(src, head_mask=head_mask)
-    return ModelScorer(model, model.start_decoding(encoded), head_mask)
+    scorer = ModelScorer(model, model.start_decoding(encoded), head_mask)
+    scorer.banned = model.config.pad_id if model.config.ban_pad else None
+    return scorer
 
 
 def encode_sources(
@@ -222,7 +229,13 @@ def translate(
         limits = [min(len(s) + max_extra_tokens, config.max_len) for s in ids]
         if beam_size == 1 and not with_trace:
             found_greedy = greedy_search(
-                scorer, len(chunk), config.bos_id, config.eos_id, limits, no_repeat_ngram=no_repeat_ngram
+                scorer,
+                len(chunk),
+                config.bos_id,
+                config.eos_id,
+                limits,
+                no_repeat_ngram=no_repeat_ngram,
+                length_normalisation=config.length_normalisation,
             )
             best = [[h] for h in found_greedy]
             traces: list[BeamTrace | None] = [None] * len(chunk)
@@ -239,6 +252,7 @@ def translate(
                 n_best=max(n_best, 1),
                 trace=with_trace,
                 no_repeat_ngram=no_repeat_ngram,
+                length_normalisation=config.length_normalisation,
             )
             best = [r.hypotheses for r in found]
             traces = [r.trace for r in found]
@@ -262,8 +276,8 @@ def translate(
                 source_ids=ids[position],
                 output_ids=tokens,
                 source_pieces=tokenizer.pieces(ids[position]),
-                target_input_pieces=tokenizer.pieces([config.bos_id] + tokens[:-1]),
-                target_output_pieces=tokenizer.pieces(tokens),
+                target_input_pieces=tokenizer.target_pieces([config.bos_id] + tokens[:-1]),
+                target_output_pieces=tokenizer.target_pieces(tokens),
                 score=top.score,
                 log_prob=top.log_prob,
                 finished=top.finished,

@@ -29,6 +29,8 @@ UNK_PIECE = "<unk>"
 BOS_PIECE = "<s>"
 EOS_PIECE = "</s>"
 
+TOKENIZER_FILE = "tokenizer.model"  # the SentencePiece model, in a checkpoint
+
 WORD_START = "\u2581"  # '▁', SentencePiece's marker for "a space came before this piece"
 
 MODEL_TYPES = ("unigram", "bpe", "char", "word")
@@ -131,6 +133,10 @@ class Tokenizer:
     def save(self, path: str | Path) -> None:
         Path(path).write_bytes(self._proto)
 
+    def files(self) -> dict[str, bytes]:
+        """File name -> bytes of everything a checkpoint holds for this tokenizer (explorer.checkpoint)."""
+        return {TOKENIZER_FILE: self._proto}
+
     @classmethod
     def load(cls, path: str | Path) -> Tokenizer:
         return cls(Path(path).read_bytes())
@@ -188,6 +194,11 @@ class Tokenizer:
         """
         unk = WORD_START + UNK_PIECE if self.model_type == "word" else UNK_PIECE
         return [unk if int(i) == UNK_ID else self._sp.id_to_piece(int(i)) for i in ids]
+
+    def target_pieces(self, ids: Iterable[int]) -> list[str]:
+        """`pieces` of target ids (what the decoder reads and writes): the same vocabulary here; an imported
+        model's may be its own (explorer.marian.tokenizer)."""
+        return self.pieces(ids)
 
 
 # The numbers of sentencepiece_model.proto that `_read_model_type` needs.

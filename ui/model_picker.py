@@ -1,4 +1,6 @@
-"""The sidebar's model choice: which checkpoint (shipped, trained, or uploaded in this browser session) on which device.
+"""The sidebar's model choice: which checkpoint (shipped, trained, imported with `explorer import`, or uploaded in this
+browser session) on which device. An imported checkpoint is listed by its folder's name like the others, and shown
+with the model it came from.
 
 The choice is `?model=` in the URL (the selectbox is bound to it). When the chosen checkpoint's folder
 disappears (deleted, renamed, a run cleaned up), the sidebar says which one is gone and what is shown instead.
@@ -79,6 +81,22 @@ def weights_version(path: str) -> float:
     return weights.stat().st_mtime if weights.exists() else 0.0
 
 
+def imported_from(path: str) -> str | None:
+    """Where the checkpoint at `path` was imported from ("Helsinki-NLP/opus-mt-en-de"), from its config.json; None
+    for our own checkpoints and for one that cannot be read (loading it says why)."""
+    try:
+        source = read_config(path)[1].get("imported_from")
+    except (CheckpointError, OSError):
+        return None
+    return source if isinstance(source, str) else None
+
+
+def choice_label(label: str, choices: dict[str, str]) -> str:
+    """The text the picker shows for `label`: an imported checkpoint names its source."""
+    source = imported_from(choices[label]) if label in choices else None
+    return label if source is None else t("{name} (imported from {source})", name=label, source=shown_value(source))
+
+
 def stored_decoding(path: str) -> DecodingSettings | None:
     """The beam and α stored with the checkpoint at `path` (config.json, no weights read); None when it stores
     none or cannot be read (loading it says why)."""
@@ -88,8 +106,15 @@ def stored_decoding(path: str) -> DecodingSettings | None:
         return None
 
 
-def decoding_note(settings: DecodingSettings) -> str:
-    """'Decoding: beam 4, α 1.0 — chosen on validation, stored with the model.' in the session's language."""
+def decoding_note(settings: DecodingSettings, imported: bool = False) -> str:
+    """'Decoding: beam 4, α 1.0 — chosen on validation, stored with the model.' in the session's language; an
+    imported model's are its publisher's, with Marian's length normalisation."""
+    if imported:
+        return t(
+            "Decoding: beam {beam}, length normalisation score ÷ length^{alpha} — the imported model's own settings.",
+            beam=settings.beam,
+            alpha=settings.alpha,
+        )
     return t(
         "Decoding: beam {beam}, α {alpha} — chosen on validation, stored with the model.",
         beam=settings.beam,
@@ -157,11 +182,13 @@ def sidebar() -> Selection | None:
                 index=labels.index(_default(choices)),
                 key=MODEL_KEY,
                 bind="query-params",
+                format_func=lambda label: choice_label(label, choices),
                 help=t("Every folder in checkpoints/, plus checkpoints you uploaded."),
             )
-            settings = stored_decoding(choices[st.session_state[MODEL_KEY]])
+            chosen = choices[st.session_state[MODEL_KEY]]
+            settings = stored_decoding(chosen)
             if settings is not None:
-                st.caption(decoding_note(settings))
+                st.caption(decoding_note(settings, imported=imported_from(chosen) is not None))
         devices = available_devices()
         if st.session_state.get(DEVICE_KEY) not in devices:
             st.session_state[DEVICE_KEY] = devices[0]

@@ -8,9 +8,9 @@ Conversion, weight for weight (no training, no tokenizer of theirs: our Sentence
   lays them out; embeddings scaled by √d_model; our sinusoid table is handed over as the position table, so
   the interleaved sin/cos layout needs no permutation; the decoder starts from `<s>`, whose embedding was
   trained (id 2), source pieces end with `</s>` as our encoder reads them.
-- Marian (`transformers.MarianMTModel`): the same weights by name; Marian computes its own sinusoids with all
-  sines first, so its position table is overwritten with ours (the same as permuting the residual stream);
-  pad id 0, `decoder_start_token_id` = 2, no banned pad token.
+- Marian (`transformers.MarianMTModel`): the checkpoint exported by `explorer.marian.importer.export_marian`
+  (the same weights by name; Marian computes its own sinusoids with all sines first, so the residual stream is
+  permuted to match); pad id 0, `decoder_start_token_id` = 2, no banned pad token.
 Neither has GNMT's length penalty: greedy outputs should match ours exactly; beam outputs are compared with
 their own length normalisation (score / length^0.6), so a few differ by design.
 
@@ -143,71 +143,15 @@ def convert_ctranslate2(checkpoint: Checkpoint, out: Path, quantization: str = "
 
 
 def marian_model(checkpoint: Checkpoint) -> Any:
-    """A transformers MarianMTModel with the checkpoint's weights (and our position table)."""
-    import torch
-    from transformers import MarianConfig, MarianMTModel
+    """A transformers MarianMTModel with the checkpoint's weights: written as a Marian folder by
+    `explorer.marian.importer.export_marian` (which permutes the residual stream to Marian's position table), then
+    read back by transformers."""
+    from transformers import MarianMTModel
 
-    model, config = checkpoint.model, checkpoint.config
-    marian_config = MarianConfig(
-        vocab_size=config.vocab_size,
-        decoder_vocab_size=config.vocab_size,
-        d_model=config.d_model,
-        encoder_layers=config.n_encoder_layers,
-        decoder_layers=config.n_decoder_layers,
-        encoder_attention_heads=config.n_heads,
-        decoder_attention_heads=config.n_heads,
-        encoder_ffn_dim=config.d_ff,
-        decoder_ffn_dim=config.d_ff,
-        activation_function="relu",
-        max_position_embeddings=config.max_len,
-        scale_embedding=True,
-        dropout=0.0,
-        attention_dropout=0.0,
-        activation_dropout=0.0,
-        pad_token_id=config.pad_id,
-        eos_token_id=config.eos_id,
-        bos_token_id=config.bos_id,
-        decoder_start_token_id=config.bos_id,
-        forced_eos_token_id=None,
-        share_encoder_decoder_embeddings=True,
-        tie_word_embeddings=True,
-    )
-    marian = MarianMTModel(marian_config).eval()
-    ours = dict(model.state_dict())
-    state = {"model.shared.weight": ours["embedding.weight"], "final_logits_bias": torch.zeros(1, config.vocab_size)}
-    names = {"w_q": "q_proj", "w_k": "k_proj", "w_v": "v_proj", "w_o": "out_proj"}
-    for side, count in (("encoder", config.n_encoder_layers), ("decoder", config.n_decoder_layers)):
-        for i in range(count):
-            ours_prefix, theirs = f"{side}_layers.{i}.", f"model.{side}.layers.{i}."
-            families = [("self_attention", "self_attn")] + (
-                [("cross_attention", "encoder_attn")] if side == "decoder" else []
-            )
-            for family, their_family in families:
-                for w, their_w in names.items():
-                    for kind in ("weight", "bias"):
-                        state[f"{theirs}{their_family}.{their_w}.{kind}"] = ours[f"{ours_prefix}{family}.{w}.{kind}"]
-            norms = (
-                [("attention_residual", "self_attn_layer_norm")]
-                if side == "encoder"
-                else [("self_residual", "self_attn_layer_norm"), ("cross_residual", "encoder_attn_layer_norm")]
-            )
-            norms.append(("ffn_residual", "final_layer_norm"))
-            for our_norm, their_norm in norms:
-                for kind in ("weight", "bias"):
-                    state[f"{theirs}{their_norm}.{kind}"] = ours[f"{ours_prefix}{our_norm}.norm.{kind}"]
-            for ours_ffn, theirs_ffn in (("w_1", "fc1"), ("w_2", "fc2")):
-                for kind in ("weight", "bias"):
-                    state[f"{theirs}{theirs_ffn}.{kind}"] = ours[f"{ours_prefix}feed_forward.{ours_ffn}.{kind}"]
-    missing, unexpected = marian.load_state_dict(state, strict=False)
-    assert not unexpected, f"names Marian does not have: {unexpected[:5]}"
-    table = model.positional_table().detach().float()
-    with torch.no_grad():
-        for side in (marian.model.encoder, marian.model.decoder):
-            side.embed_positions.weight.copy_(table[: side.embed_positions.weight.shape[0]])
-            side.embed_tokens.weight = marian.model.shared.weight
-    left = [m for m in missing if "embed_positions" not in m and "embed_tokens" not in m and "lm_head" not in m]
-    assert not left, f"weights left unset in Marian: {left[:5]}"
-    return marian
+    from explorer.marian.importer import export_marian
+
+    folder = export_marian(checkpoint, Path(tempfile.mkdtemp(prefix="explorer-marian-")))
+    return MarianMTModel.from_pretrained(str(folder)).eval()
 
 
 # ---- one system in its own process -----------------------------------------------------------------------

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn, cast
 
-from explorer.cli import align, attribute, evaluate, export, heads, info, runs, train, translate
+from explorer.cli import align, attribute, evaluate, export, heads, import_model, info, runs, train, translate
 from explorer.cli.errors import run_guarded
 
 
@@ -32,7 +32,7 @@ def _configure_runtime() -> None:
 
 
 # The subcommands, in the order `explorer --help` lists them.
-COMMANDS = (train, runs, runs.stop, translate, evaluate, info, export, *heads.COMMANDS, attribute, align)
+COMMANDS = (train, runs, runs.stop, translate, evaluate, info, export, import_model, *heads.COMMANDS, attribute, align)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -67,6 +67,7 @@ class BeamTrace:
     alpha: float
     max_len: int
     stop_reason: str = ""
+    length_normalisation: str = "gnmt"  # the form of lp (explorer.decoding.policy.length_penalty)
 
 
 @dataclass(frozen=True)
@@ -78,10 +79,11 @@ class BeamResult:
 
 
 def hypothesis(
-    tokens: Sequence[int], token_lps: Sequence[float], total: float, finished: bool, alpha: float
+    tokens: Sequence[int], token_lps: Sequence[float], total: float, finished: bool, alpha: float, form: str = "gnmt"
 ) -> Hypothesis:
     """A `Hypothesis` with its score: `total` is the sum of `token_lps`, as the search accumulated it."""
-    return Hypothesis(tuple(tokens), total, tuple(token_lps), normalized_score(total, len(tokens), alpha), finished)
+    score = normalized_score(total, len(tokens), alpha, form)
+    return Hypothesis(tuple(tokens), total, tuple(token_lps), score, finished)
 
 
 @dataclass

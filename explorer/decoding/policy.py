@@ -3,7 +3,8 @@ sentence stops. Small functions over plain numbers, so the rules can be read and
 applies them (`explorer.decoding.search`).
 
 The paper decodes with "beam search with a beam size of 4 and length penalty α = 0.6" (Section 6.1, citing Wu et
-al. 2016, GNMT). A hypothesis scores its total log-probability divided by lp(length).
+al. 2016, GNMT). A hypothesis scores its total log-probability divided by lp(length); imported Marian models
+divide by length^α instead (`length_penalty`'s form "power").
 
 Search policy, one step of one sentence (`select_candidates`): rank the top 2k continuations of all live
 hypotheses by cumulative log-probability. A continuation ending in EOS finishes if it ranks among the
@@ -38,14 +39,17 @@ STOP_BOUND: Final = "no live hypothesis can beat the finished ones"
 STOP_MAX_LEN: Final = "max_len reached"
 
 
-def length_penalty(length: int, alpha: float) -> float:
-    """GNMT's lp(Y) = ((5 + |Y|) / 6)^α (Wu et al. 2016, Eq. 14), used with α = 0.6 in Section 6.1."""
+def length_penalty(length: int, alpha: float, form: str = "gnmt") -> float:
+    """GNMT's lp(Y) = ((5 + |Y|) / 6)^α (Wu et al. 2016, Eq. 14), used with α = 0.6 in Section 6.1; with
+    form="power", |Y|^α, the normalisation of Marian and of Hugging Face's `length_penalty` (imported models)."""
+    if form == "power":  # the empty prefix (a beam tree's root) counts as length 1, not a division by zero
+        return float(max(length, 1)) ** alpha
     return ((5.0 + length) / 6.0) ** alpha
 
 
-def normalized_score(log_prob: float, length: int, alpha: float) -> float:
+def normalized_score(log_prob: float, length: int, alpha: float, form: str = "gnmt") -> float:
     """Score of a hypothesis: total log-probability / lp(length), length counting EOS if present."""
-    return log_prob / length_penalty(length, alpha)
+    return log_prob / length_penalty(length, alpha, form)
 
 
 def select_candidates(ranked_tokens: Sequence[int], beam_size: int, eos_id: int) -> list[Status]:
@@ -75,6 +79,7 @@ def stop_reason(
     beam_size: int,
     alpha: float,
     early_stopping: bool,
+    form: str = "gnmt",
 ) -> str | None:
     """Why a sentence stops after a step that produced `length` tokens, or None to go on (module doc)."""
     if not live_log_probs:
@@ -83,7 +88,7 @@ def stop_reason(
         if early_stopping:
             return STOP_BEAM_FULL
         worst_of_best = sorted(finished_scores, reverse=True)[beam_size - 1]
-        best_lp = max(length_penalty(length + 1, alpha), length_penalty(max_len, alpha))
+        best_lp = max(length_penalty(length + 1, alpha, form), length_penalty(max_len, alpha, form))
         if max(live_log_probs) / best_lp <= worst_of_best:
             return STOP_BOUND
     if length >= max_len:

@@ -81,16 +81,26 @@ def greedy_search(
     max_len: int | Sequence[int],
     alpha: float = 0.6,
     no_repeat_ngram: int | None = None,
+    length_normalisation: str = "gnmt",
 ) -> list[Hypothesis]:
     """Most probable next token at every step, for a batch; one hypothesis per sentence.
 
-    `alpha` only sets the reported `score`. Sentences that end are dropped from the scorer's rows.
-    `no_repeat_ngram` = n forbids any token that would repeat an n-gram of the row's own output.
+    `alpha` and `length_normalisation` only set the reported `score`. Sentences that end are dropped from the
+    scorer's rows. `no_repeat_ngram` = n forbids any token that would repeat an n-gram of the row's own output.
     """
     _check_no_repeat(no_repeat_ngram)
+    score = _Score(alpha, length_normalisation)
     if batch_size == 1 and no_repeat_ngram is None:
-        return [_greedy_one(scorer, bos_id, eos_id, _max_lens(max_len, 1)[0], alpha)]
-    return _greedy_rows(scorer, batch_size, bos_id, eos_id, max_len, alpha, no_repeat_ngram)
+        return [_greedy_one(scorer, bos_id, eos_id, _max_lens(max_len, 1)[0], score)]
+    return _greedy_rows(scorer, batch_size, bos_id, eos_id, max_len, score, no_repeat_ngram)
+
+
+@dataclass(frozen=True)
+class _Score:
+    """How a hypothesis is scored: the length penalty's α and form (explorer.decoding.policy.length_penalty)."""
+
+    alpha: float
+    form: str
 
 
 def _greedy_rows(
@@ -99,7 +109,7 @@ def _greedy_rows(
     bos_id: int,
     eos_id: int,
     max_len: int | Sequence[int],
-    alpha: float,
+    score: _Score,
     no_repeat_ngram: int | None,
 ) -> list[Hypothesis]:
     """`greedy_search` over all live rows at once, with tensor operations."""
@@ -137,17 +147,17 @@ def _greedy_rows(
         for sentence, token, lp in zip(sentences.tolist(), found.tolist(), found_lps.tolist(), strict=True):
             outputs[sentence].append(token)
             log_probs_of[sentence].append(lp)  # a float32 maximum, exactly as a Python float
-    return [_greedy_hypothesis(out, lps, eos_id, alpha) for out, lps in zip(outputs, log_probs_of, strict=True)]
+    return [_greedy_hypothesis(out, lps, eos_id, score) for out, lps in zip(outputs, log_probs_of, strict=True)]
 
 
-def _greedy_one(scorer: StepScorer, bos_id: int, eos_id: int, max_len: int, alpha: float) -> Hypothesis:
+def _greedy_one(scorer: StepScorer, bos_id: int, eos_id: int, max_len: int, score: _Score) -> Hypothesis:
     """`greedy_search` of one sentence (a page decoding one typed sentence greedily): the same tokens,
     log-probs and sum as `_greedy_rows`, with the bookkeeping in Python numbers instead of tensor operations
     over rows (those took about 55 µs a step, against 0.6 ms for the step itself)."""
     whole = getattr(scorer, "greedy_one", None)  # a scorer that can run the whole loop itself (OneCallGreedy)
     found = whole(bos_id, eos_id, max_len) if whole is not None else None
     if found is not None:
-        return _greedy_hypothesis(found[0], found[1], eos_id, alpha)
+        return _greedy_hypothesis(found[0], found[1], eos_id, score)
     tokens: list[int] = []
     lps: list[float] = []
     last = torch.tensor([bos_id], dtype=torch.long)
@@ -158,14 +168,14 @@ def _greedy_one(scorer: StepScorer, bos_id: int, eos_id: int, max_len: int, alph
         if tokens[-1] == eos_id:
             break
         last = best_token.cpu()
-    return _greedy_hypothesis(tokens, lps, eos_id, alpha)
+    return _greedy_hypothesis(tokens, lps, eos_id, score)
 
 
-def _greedy_hypothesis(tokens: list[int], lps: list[float], eos_id: int, alpha: float) -> Hypothesis:
+def _greedy_hypothesis(tokens: list[int], lps: list[float], eos_id: int, score: _Score) -> Hypothesis:
     total = 0.0
     for lp in lps:  # summed in token order, in float64 (not sum(): from Python 3.12 it compensates)
         total += lp
-    return hypothesis(tokens, lps, total, bool(tokens) and tokens[-1] == eos_id, alpha)
+    return hypothesis(tokens, lps, total, bool(tokens) and tokens[-1] == eos_id, score.alpha, score.form)
 
 
 @dataclass
@@ -188,6 +198,7 @@ class _Settings:
     alpha: float
     early_stopping: bool
     trace: bool
+    form: str = "gnmt"
 
 
 def beam_search(
@@ -202,6 +213,7 @@ def beam_search(
     trace: bool = False,
     early_stopping: bool = True,
     no_repeat_ngram: int | None = None,
+    length_normalisation: str = "gnmt",
 ) -> list[BeamResult]:
     """Beam search with GNMT's length penalty (Section 6.1: k = 4, α = 0.6), one result per sentence.
 
@@ -209,12 +221,13 @@ def beam_search(
     and stopping are per sentence (module doc). `n_best` (default `beam_size`) hypotheses come back per
     sentence, best first; with `trace=True` each result also carries the `BeamTrace`. `no_repeat_ngram` = n
     forbids, in every live row, any token that would repeat an n-gram of that hypothesis (module doc).
+    `length_normalisation` is the length penalty's form: GNMT's (the paper) or "power", length^α.
     """
     _check_no_repeat(no_repeat_ngram)
     assert beam_size >= 1, f"beam_size must be >= 1, got {beam_size}"
     n_best = beam_size if n_best is None else n_best
     assert n_best >= 1, f"n_best must be >= 1, got {n_best}"
-    settings = _Settings(beam_size, bos_id, eos_id, alpha, early_stopping, trace)
+    settings = _Settings(beam_size, bos_id, eos_id, alpha, early_stopping, trace, length_normalisation)
     sentences = [
         _Sentence(max_len=limit, live=[LiveHypothesis((), (), 0.0, node_id=0, parent_id=None)])
         for limit in _max_lens(max_len, batch_size)
@@ -248,14 +261,14 @@ def beam_search(
         active = still_active
         last = torch.tensor(next_tokens, dtype=torch.long)
         step += 1
-    return [_result(sentence, beam_size, alpha, n_best, trace) for sentence in sentences]
+    return [_result(sentence, settings, n_best) for sentence in sentences]
 
 
 def _advance(sentence: _Sentence, step: int, ranked: list[Ranked], settings: _Settings) -> list[int]:
     """Apply one step to one sentence; returns the parent index of each new live hypothesis ([] = done)."""
     old_live = sentence.live
     length = step + 1
-    alpha = settings.alpha
+    alpha, form = settings.alpha, settings.form
     statuses = select_candidates([token for _, _, token, _ in ranked], settings.beam_size, settings.eos_id)
     new_live: list[LiveHypothesis] = []
     kept_parents: list[int] = []
@@ -266,7 +279,7 @@ def _advance(sentence: _Sentence, step: int, ranked: list[Ranked], settings: _Se
         source = old_live[parent]
         if status == FINISHED:
             extended = source.tokens + (token,)
-            sentence.ended.append(hypothesis(extended, source.token_log_probs + (token_lp,), value, True, alpha))
+            sentence.ended.append(hypothesis(extended, source.token_log_probs + (token_lp,), value, True, alpha, form))
         elif status == KEPT:
             extended = source.tokens + (token,)
             new_live.append(
@@ -274,10 +287,10 @@ def _advance(sentence: _Sentence, step: int, ranked: list[Ranked], settings: _Se
             )
             kept_parents.append(parent)
         if settings.trace:  # the trace's candidates, pruned ones included; nothing to build otherwise
-            score = normalized_score(value, length, alpha)
+            score = normalized_score(value, length, alpha, form)
             candidates.append(Candidate(parent, token, token_lp, value, score, status, node_id, source.node_id))
     if settings.trace:
-        nodes = [_node(h, settings.bos_id, alpha) for h in old_live]
+        nodes = [_node(h, settings) for h in old_live]
         sentence.steps.append(TraceStep(step, nodes, candidates))
     sentence.live = new_live
     reason = stop_reason(
@@ -288,28 +301,36 @@ def _advance(sentence: _Sentence, step: int, ranked: list[Ranked], settings: _Se
         settings.beam_size,
         alpha,
         settings.early_stopping,
+        form,
     )
     if reason is None:
         return kept_parents
     sentence.reason = reason
     if reason == STOP_MAX_LEN:
-        sentence.ended.extend(hypothesis(h.tokens, h.token_log_probs, h.log_prob, False, alpha) for h in new_live)
+        sentence.ended.extend(hypothesis(h.tokens, h.token_log_probs, h.log_prob, False, alpha, form) for h in new_live)
     sentence.live = []
     return []
 
 
-def _node(h: LiveHypothesis, bos_id: int, alpha: float) -> TraceNode:
-    token = h.tokens[-1] if h.tokens else bos_id
-    return TraceNode(
-        h.node_id, h.parent_id, token, h.log_prob, normalized_score(h.log_prob, len(h.tokens), alpha), h.tokens
-    )
+def _node(h: LiveHypothesis, settings: _Settings) -> TraceNode:
+    token = h.tokens[-1] if h.tokens else settings.bos_id
+    score = normalized_score(h.log_prob, len(h.tokens), settings.alpha, settings.form)
+    return TraceNode(h.node_id, h.parent_id, token, h.log_prob, score, h.tokens)
 
 
-def _result(sentence: _Sentence, beam_size: int, alpha: float, n_best: int, trace: bool) -> BeamResult:
+def _result(sentence: _Sentence, settings: _Settings, n_best: int) -> BeamResult:
     ranked = sorted(sentence.ended, key=lambda h: (not h.finished, -h.score))
     beam_trace = None
-    if trace:
-        beam_trace = BeamTrace(sentence.steps, ranked, beam_size, alpha, sentence.max_len, sentence.reason)
+    if settings.trace:
+        beam_trace = BeamTrace(
+            sentence.steps,
+            ranked,
+            settings.beam_size,
+            settings.alpha,
+            sentence.max_len,
+            sentence.reason,
+            settings.form,
+        )
     return BeamResult(ranked[:n_best], beam_trace)
 
 

@@ -93,8 +93,7 @@ class PackedDecoder(PackedStack):
         self.positions = model.positional_table("target").detach()
         self.position_rows = self.positions.unbind(0)
         self.max_len = config.max_len
-        output = model.embedding.weight if config.share_embeddings else model.output_projection.weight
-        self.output: Linear = (kernels.pack(output), None)  # (vocab, d) -> logits, no bias, tied or not
+        self.output: Linear = (kernels.pack(model.output_weight), None)  # (vocab, d) -> logits, no bias, tied or not
 
     @functools.cached_property
     def scripted_weights(self) -> LayerWeights | None:

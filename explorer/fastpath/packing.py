@@ -31,8 +31,7 @@ def model_kernels(model: Transformer) -> Kernels:
     """The kernels both packed paths of `model` multiply by: chosen on the decoder step's weights (every decoder
     linear and the output projection), what a search multiplies by most often."""
     decoder = [m.weight for layer in model.decoder_layers for m in layer.modules() if isinstance(m, torch.nn.Linear)]
-    output = model.embedding.weight if model.config.share_embeddings else model.output_projection.weight
-    return choose_kernels([w.detach() for w in (*decoder, output)])
+    return choose_kernels([w.detach() for w in (*decoder, model.output_weight)])
 
 
 class PackedStack:
@@ -78,7 +77,13 @@ def is_int8_linear(module: torch.nn.Module) -> bool:
 
 
 def packable(model: Transformer) -> bool:
-    """Every linear layer float `nn.Linear`, except feed-forward blocks whose two layers are both int8."""
+    """Every linear layer float `nn.Linear`, except feed-forward blocks whose two layers are both int8; and the
+    paper's ReLU, logits without a bias and a search free to produce `<pad>`: the packed kernels fuse ReLU and
+    the scripted greedy loop takes the arg-max of the bare logits, so an imported Marian model (swish or GELU, a
+    logits bias, `<pad>` banned) decodes on the reference path instead, with the same outputs."""
+    config = model.config
+    if config.activation != "relu" or config.output_bias or config.ban_pad:
+        return False
     blocks = [m for m in model.modules() if isinstance(m, PositionwiseFeedForward)]
     int8 = {id(m) for b in blocks if is_int8_linear(b.w_1) and is_int8_linear(b.w_2) for m in (b.w_1, b.w_2)}
     # Any linear layer: nn.Linear and its subclasses, and the quantized modules named Linear (not the

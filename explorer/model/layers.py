@@ -41,16 +41,27 @@ class LayerStack(nn.ModuleList, Generic[LayerT]):
         def __getitem__(self, index: int | slice) -> LayerT | LayerStack[LayerT]: ...
 
 
-class PositionwiseFeedForward(nn.Module):
-    """FFN(x) = max(0, x W1 + b1) W2 + b2 (Eq. 2), applied to each position separately."""
+# The feed-forward activations a config may name (explorer.config.ACTIVATIONS): the paper's ReLU, and the swish
+# (SiLU) and exact GELU of imported Marian models, as transformers' ACT2FN computes them.
+ACTIVATION_FUNCTIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "relu": torch.relu,
+    "swish": torch.nn.functional.silu,
+    "gelu": torch.nn.functional.gelu,
+}
 
-    def __init__(self, d_model: int, d_ff: int) -> None:
+
+class PositionwiseFeedForward(nn.Module):
+    """FFN(x) = max(0, x W1 + b1) W2 + b2 (Eq. 2), applied to each position separately; `activation` replaces
+    max(0, ·) for imported models."""
+
+    def __init__(self, d_model: int, d_ff: int, activation: str = "relu") -> None:
         super().__init__()
         self.w_1 = nn.Linear(d_model, d_ff)
         self.w_2 = nn.Linear(d_ff, d_model)
+        self.activation = ACTIVATION_FUNCTIONS[activation]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.w_2(torch.relu(self.w_1(x)))
+        return self.w_2(self.activation(self.w_1(x)))
 
 
 class Residual(nn.Module):
@@ -85,7 +96,7 @@ class EncoderLayer(nn.Module):
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
         self.self_attention = _attention_module(config)
-        self.feed_forward = PositionwiseFeedForward(config.d_model, config.d_ff)
+        self.feed_forward = PositionwiseFeedForward(config.d_model, config.d_ff, config.activation)
         self.attention_residual = Residual(config.d_model, config.dropout, config.norm_position)
         self.ffn_residual = Residual(config.d_model, config.dropout, config.norm_position)
 
@@ -117,7 +128,7 @@ class DecoderLayer(nn.Module):
         super().__init__()
         self.self_attention = _attention_module(config)
         self.cross_attention = _attention_module(config)
-        self.feed_forward = PositionwiseFeedForward(config.d_model, config.d_ff)
+        self.feed_forward = PositionwiseFeedForward(config.d_model, config.d_ff, config.activation)
         self.self_residual = Residual(config.d_model, config.dropout, config.norm_position)
         self.cross_residual = Residual(config.d_model, config.dropout, config.norm_position)
         self.ffn_residual = Residual(config.d_model, config.dropout, config.norm_position)

@@ -12,8 +12,16 @@ import numpy as np
 import torch
 
 
-def sinusoidal_encoding(length: int, d_model: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
-    """(length, d_model) table (float32 unless `dtype` is given); even dimensions are sines, odd ones cosines."""
+def sinusoidal_encoding(
+    length: int, d_model: int, dtype: torch.dtype = torch.float32, layout: str = "interleaved"
+) -> torch.Tensor:
+    """(length, d_model) table (float32 unless `dtype` is given); even dimensions are sines, odd ones cosines.
+
+    layout="split" is Marian's: the same sines in the first half, the cosines in the second (computed as
+    transformers' MarianSinusoidalPositionalEmbedding does, so an imported model adds the table it was trained with).
+    """
+    if layout == "split":
+        return _split_table(length, d_model).to(dtype)
     position = torch.arange(length, dtype=torch.float64).unsqueeze(1)
     # 1 / 10000^(2i/d) for i = 0 .. d/2 - 1; float64 so the table is exact to float32 precision.
     inverse_wavelength = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float64) * (-math.log(10000.0) / d_model))
@@ -44,3 +52,14 @@ def shift_matrix(offset: int, d_model: int) -> torch.Tensor:
         if b < d_model:
             matrix[b, a], matrix[b, b] = s, c
     return torch.from_numpy(matrix)
+
+
+def _split_table(length: int, d_model: int) -> torch.Tensor:
+    """Marian's table in float64: angle pos / 10000^(2⌊j/2⌋/d), sin of the even j first, cos of the odd j after."""
+    j = np.arange(d_model)
+    angles = np.arange(length)[:, None] / np.power(10000, 2 * (j // 2) / d_model)[None, :]
+    half = (d_model + 1) // 2
+    table = np.empty((length, d_model))
+    table[:, :half] = np.sin(angles[:, 0::2])
+    table[:, half:] = np.cos(angles[:, 1::2])
+    return torch.from_numpy(table)

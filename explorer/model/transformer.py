@@ -118,16 +118,21 @@ class Transformer(nn.Module):
         d, vocab = config.d_model, config.vocab_size
         # Section 3.4: one weight matrix for both embeddings and the pre-softmax projection.
         self.embedding = nn.Embedding(vocab, d)
+        target_vocab = config.output_vocab_size
         if config.share_embeddings:
             self.target_embedding = self.embedding
         else:
-            self.target_embedding = nn.Embedding(vocab, d)
-            self.output_projection = nn.Linear(d, vocab, bias=False)
+            self.target_embedding = nn.Embedding(target_vocab, d)
+            if not config.tie_target_output:
+                self.output_projection = nn.Linear(d, target_vocab, bias=False)
+        if config.output_bias:  # Marian's final_logits_bias
+            self.logits_bias = nn.Parameter(torch.zeros(target_vocab))
         if config.positional == "learned":
             self.source_positions = nn.Embedding(config.max_len, d)
             self.target_positions = nn.Embedding(config.max_len, d)
         else:
-            self.register_buffer("sinusoids", sinusoidal_encoding(config.max_len, d), persistent=False)
+            table = sinusoidal_encoding(config.max_len, d, layout=config.position_layout)
+            self.register_buffer("sinusoids", table, persistent=False)
         self.embedding_dropout = nn.Dropout(config.dropout)
         self.encoder_layers = LayerStack(EncoderLayer(config) for _ in range(config.n_encoder_layers))
         self.decoder_layers = LayerStack(DecoderLayer(config) for _ in range(config.n_decoder_layers))
@@ -172,10 +177,23 @@ class Transformer(nn.Module):
             return (self.source_positions if side == "source" else self.target_positions).weight.detach()
         return self.sinusoids
 
+    @property
+    def output_weight(self) -> torch.Tensor:
+        """(target vocab, d_model): the pre-softmax projection, tied to an embedding or its own."""
+        if self.config.share_embeddings:
+            return self.embedding.weight
+        if self.config.tie_target_output:
+            return self.target_embedding.weight
+        return self.output_projection.weight
+
     def _logits(self, hidden: torch.Tensor) -> torch.Tensor:
         if self.config.share_embeddings:
-            return hidden @ self.embedding.weight.t()
-        return self.output_projection(hidden)
+            logits = hidden @ self.embedding.weight.t()
+        elif self.config.tie_target_output:
+            logits = hidden @ self.target_embedding.weight.t()
+        else:
+            logits = self.output_projection(hidden)
+        return logits + self.logits_bias if self.config.output_bias else logits
 
     # ---- encoder / decoder ------------------------------------------------------------------------------
     def encode(

@@ -1,0 +1,45 @@
+"""An imported Marian model is listed beside the other checkpoints and every page opens on it, through the same
+model and tokenizer API as our own checkpoints (no page knows it is imported)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from explorer.marian.importer import import_marian
+from tests.apptest_helpers import open_page
+from tests.marian.models import build_marian
+
+NAME = "opus-mt-tiny"
+PAGES = ("translate", "compare", "heads", "beam", "step_by_step", "positional", "tour")
+
+
+@pytest.fixture(scope="module")
+def imported_root(tmp_path_factory, one_torch_thread) -> Path:
+    root = tmp_path_factory.mktemp("checkpoints")
+    built = build_marian(tmp_path_factory.mktemp("hf") / "hf", languages=(">>deu<<", ">>kor<<"), seed=3)
+    import_marian(built.path, root / NAME, target_language="kor")
+    previous = os.environ.get("EXPLORER_CHECKPOINTS")
+    os.environ["EXPLORER_CHECKPOINTS"] = str(root)
+    yield root
+    if previous is None:
+        os.environ.pop("EXPLORER_CHECKPOINTS", None)
+    else:
+        os.environ["EXPLORER_CHECKPOINTS"] = previous
+
+
+def test_the_picker_lists_an_imported_checkpoint_with_its_source(imported_root):
+    from ui.model_picker import checkpoint_choices, choice_label
+
+    choices = checkpoint_choices()
+    assert choices[NAME] == str(imported_root / NAME)
+    label = choice_label(NAME, choices)
+    assert label.startswith(f"{NAME} (imported from ") and label.endswith("hf)")
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_opens_on_an_imported_model(imported_root, page):
+    at = open_page(f"pages/{page}.py", model=NAME, sentence="the big cat sees a small dog")
+    assert not at.exception
