@@ -26,7 +26,7 @@ def test_one_sentence_gives_what_the_batched_path_gives(source, max_len):
         return scorer_for(model, src)
 
     (one,) = search.greedy_search(fresh(), 1, config.bos_id, config.eos_id, max_len, alpha=0.6)
-    (rows,) = search._greedy_rows(fresh(), 1, config.bos_id, config.eos_id, max_len, 0.6, None)
+    (rows,) = search._greedy_rows(fresh(), 1, config.bos_id, config.eos_id, max_len, search._Score(0.6, "gnmt"), None)
     assert one == rows
     assert len(one.tokens) <= max_len
 

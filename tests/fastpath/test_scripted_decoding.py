@@ -152,7 +152,7 @@ def test_where_the_loop_does_not_apply_the_search_steps_in_python_with_the_same_
             model.config.bos_id,
             model.config.eos_id,
             12,
-            0.6,
+            search._Score(0.6, "gnmt"),
             None,
         )
     assert found == rows
