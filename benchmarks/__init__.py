@@ -21,6 +21,7 @@ BENCHMARKS = {
     "switch_head": "benchmarks.switch_head",
     "while_training": "benchmarks.while_training",
     "gpu": "benchmarks.gpu",
+    "browser": "benchmarks.browser_pages",
 }
 
 

@@ -213,6 +213,7 @@ def test_every_benchmark_is_listed():
         "switch_head",
         "while_training",
         "gpu",
+        "browser",
     }
     for name in BENCHMARKS:
         module = load(name)
