@@ -289,7 +289,7 @@ def measure_language(browser: Any, settings: Settings, language: str, log: Calla
                 row.cpu.append(cpu)
             row.rss_mib, row.figure = rss_mib(server.pid), session.seen
             rows.append(row)
-            log(f"  [{language}] {row.what}: first {row.first:.2f} s, warm " + _times(row.seconds))
+            log(f"  [{language}] {row.what}: first {row.first:.2f} s, warm " + _times(row.seconds, row.cpu))
         for action in interactions(settings.sentence_words):
             if settings.interactions is not None and action.name not in settings.interactions:
                 continue
@@ -303,7 +303,7 @@ def measure_language(browser: Any, settings: Settings, language: str, log: Calla
                 row.cpu.append(cpu)
             row.first, row.rss_mib, row.figure = row.seconds[0], rss_mib(server.pid), session.seen
             rows.append(row)
-            log(f"  [{language}] {row.what}: " + _times(row.seconds))
+            log(f"  [{language}] {row.what}: " + _times(row.seconds, row.cpu) + f", RSS {row.rss_mib:.0f} MiB")
         session.close()
     finally:
         helpers.stop_server(server)
@@ -329,8 +329,9 @@ def measure(settings: Settings, log: Callable[[str], None] = print) -> list[Meas
 
 
 # ---- the table ---------------------------------------------------------------------------------------------
-def _times(seconds: Sequence[float]) -> str:
-    return f"p50 {percentile(seconds, 50):.2f} s, p95 {percentile(seconds, 95):.2f} s (n={len(seconds)})"
+def _times(seconds: Sequence[float], cpu: Sequence[float] = ()) -> str:
+    text = f"p50 {percentile(seconds, 50):.2f} s, p95 {percentile(seconds, 95):.2f} s (n={len(seconds)})"
+    return text + (f", server CPU {statistics.median(cpu):.2f} s" if cpu else "")
 
 
 def _s(value: float) -> str:
