@@ -1,6 +1,7 @@
 """Figures for what heads do: importance heatmaps, pruning curves, rollout next to plain cross-attention,
 and one layer's heads with the switched-off ones blanked. Pure functions: arrays and labels in, a plotly
-figure out; user-visible text goes through `explorer.i18n.translate(…, lang)`."""
+figure out; user-visible text goes through `explorer.i18n.translate(…, lang)`. Each remembers its last
+figures (explorer/figures/memo.py): a page's rerun with unchanged inputs copies them instead of building anew."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from explorer.figures.attention import _check, index_axis, pair_heatmap
+from explorer.figures.memo import remembered
 from explorer.figures.theme import (
     DIVERGING_COLORSCALE,
     FONT_SIZE,
@@ -24,6 +26,7 @@ from explorer.i18n import translate
 from explorer.paper import HEAD_FAMILY_TITLES
 
 
+@remembered()
 def importance_heatmaps(
     grids: Mapping[str, np.ndarray], *, value_title: str = "BLEU drop", lang: str = "en"
 ) -> go.Figure:
@@ -103,6 +106,7 @@ def importance_heatmaps(
     )
 
 
+@remembered()
 def pruning_curves(
     curves: Mapping[str, Sequence[tuple[int, float]]], baseline: float, *, lang: str = "en"
 ) -> go.Figure:
@@ -136,6 +140,7 @@ def pruning_curves(
     return apply_theme(fig, title=translate("Pruning heads one family at a time", lang), height=460)
 
 
+@remembered()
 def rollout_comparison(
     rollout: np.ndarray,
     plain: np.ndarray,
@@ -172,6 +177,7 @@ def rollout_comparison(
     return apply_theme(fig, height=max(380, 34 * left.shape[0] + 200))
 
 
+@remembered()
 def layer_heads(
     weights: np.ndarray,
     off: Sequence[bool],
@@ -252,6 +258,7 @@ REPLAY_GAP = 0.22  # between the heatmap and the loss curve (the loss axis's num
 REPLAY_BAR_X = 1.02  # the heatmap's colour bar right of both plots: between them it hit the loss axis at 1024 px
 
 
+@remembered()
 def replay_frame(
     weights: np.ndarray,
     output_labels: Sequence[str],

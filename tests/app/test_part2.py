@@ -145,7 +145,7 @@ def test_beam_page_walks_steps_and_shows_a_hypothesis_attention(words_checkpoint
     at.selectbox(key="beam_hyp").set_value(1).run()
     assert not at.exception
     heat = chart(at, "beam_attention")
-    pieces = ck.tokenizer.pieces(second.tokens)
+    pieces = shown_pieces(ck.tokenizer.pieces(second.tokens))  # as a reader sees them, no "▁"
     assert [t.replace("&lt;", "<").replace("&gt;", ">") for t in heat["layout"]["yaxis"]["ticktext"]] == pieces
     # The page opens on the last layer, as Translate does.
     reference = attention_for(ck.model, [result.source_ids], [list(second.tokens)])[0].cross[-1].mean(axis=0)

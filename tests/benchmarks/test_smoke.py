@@ -213,6 +213,8 @@ def test_every_benchmark_is_listed():
         "switch_head",
         "while_training",
         "gpu",
+        "room",
+        "browser",
     }
     for name in BENCHMARKS:
         module = load(name)
