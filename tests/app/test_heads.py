@@ -101,6 +101,17 @@ def test_without_a_table_the_tab_offers_a_background_run(checkpoint_root, one_to
     assert any("No importance table" in i.value for i in at.info)
 
 
+def test_an_idle_importance_tab_polls_nothing(checkpoint_root, one_torch_thread, tmp_path, monkeypatch):
+    """The progress fragment reruns every 3 s: only while a run goes, not on every Heads page without a table."""
+    import ui.heads.importance as importance
+
+    polled: list[object] = []
+    monkeypatch.setattr(importance, "_progress", polled.append)
+    monkeypatch.setenv("EXPLORER_CACHE", str(tmp_path))
+    at = open_page(PAGE, model="reverse-fixture", h_sentence=SENTENCE)
+    assert [b for b in at.button if b.key == "heads_importance_start"] and not polled
+
+
 def test_replay_plays_the_snapshots_with_the_step_marked(checkpoint_root, one_torch_thread):
     from explorer.training.callbacks import SampleTranslation
     from explorer.training.snapshots import SNAPSHOT_JSON, SNAPSHOT_NPZ, AttentionSnapshot, save_snapshots

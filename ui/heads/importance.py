@@ -128,7 +128,10 @@ def importance_section(path: str, version: float, config: ModelConfig) -> None:
             on_click=start,
             icon=":material/play_arrow:",
         )
-    _progress(run)
+    if run.running:  # polled only while a run goes: an idle page reran this fragment every 3 s for nothing
+        _progress(run)
+    elif run.error is not None:
+        st.error(t("The importance run failed: {error}", error=shown_value(run.error, ERROR_CHARS)))
 
 
 @st.fragment(run_every=3.0)
