@@ -186,11 +186,15 @@ def smoothing_figure(
     return fig.update_layout(barmode="group", legend=LEGEND_BELOW, margin=dict(b=130))
 
 
-def beam_figure(rows: Sequence[BeamRow], *, lang: str = "en") -> go.Figure:
-    """Length-normalised score of the best translation against beam size, one line per α; hover: the output."""
+def beam_figure(rows: Sequence[BeamRow], *, greedy_only: bool = False, lang: str = "en") -> go.Figure:
+    """Length-normalised score of the best translation against beam size, one line per α; hover: the output.
+
+    greedy_only: draw the greedy (beam 1) points alone, on the same axes: a wider beam's score differs from
+    greedy's only when its translation does, so the other points answer the tour's question before the guess.
+    """
     fig = go.Figure()
     for i, alpha in enumerate(dict.fromkeys(r.alpha for r in rows)):
-        mine = [r for r in rows if r.alpha == alpha]
+        mine = [r for r in rows if r.alpha == alpha and (r.beam == 1 or not greedy_only)]
         fig.add_trace(
             go.Scatter(
                 x=[r.beam for r in mine],
@@ -206,7 +210,10 @@ def beam_figure(rows: Sequence[BeamRow], *, lang: str = "en") -> go.Figure:
         )
     fig.update_xaxes(title_text=translate("beam size", lang), type="log", tickvals=sorted({r.beam for r in rows}))
     fig.update_yaxes(title_text=translate("score log P / lp(Y)", lang))
-    compact(fig, translate("The best translation's score by beam size and \u03b1", lang), 400)
+    title = translate("The best translation's score by beam size and \u03b1", lang)
+    if greedy_only:
+        title = translate("Greedy's score by \u03b1 (the wider beams' after your answer)", lang)
+    compact(fig, title, 400)
     return fig.update_layout(legend=LEGEND_BELOW, margin=dict(b=130))
 
 

@@ -79,10 +79,16 @@ def test_table3_scores_are_shown_only_after_the_guess(checkpoint_root):
 
 @pytest.mark.parametrize(("stop", "key", "guess"), [(8, "beam_changes", "no")])
 def test_beam_translations_are_listed_only_after_the_guess(checkpoint_root, stop, key, guess):
+    def beams_drawn(at) -> set[int]:
+        return {x for trace in chart(at, "tour_figure_beam_search")["data"] for x in trace["x"]}
+
     at = open_tour(stop)
     assert not [d for d in at.dataframe if "translation" in d.value.columns]
+    # A wider beam's score differs from greedy's exactly when its translation does: greedy's points alone.
+    assert beams_drawn(at) == {1}
     at = open_tour(stop, ex=f"{key}:{guess}")
     assert [d for d in at.dataframe if "translation" in d.value.columns]
+    assert {1, 4} <= beams_drawn(at)
 
 
 def test_the_unscaled_softmax_waits_for_the_guess(checkpoint_root):

@@ -146,8 +146,10 @@ def beam_search_view(ctx: TourContext) -> Shown:
     sentence = beam_sentence(ctx.selection)  # the Beam page's: one where the beam has something to show
     rows = beam_rows(ctx.selection, sentence)
     st.markdown(t("This stop uses the Beam page's sentence: \u201c{sentence}\u201d.", sentence=md_escape(sentence)))
-    stop_figure(tour_training.beam_figure(rows, lang=ctx.lang), t("Beam search"), "beam_search")
-    if revealed("beam_changes"):  # the translations answer the stop's question: shown after the guess
+    answered = revealed("beam_changes")  # the wider beams' scores and the translations answer the question
+    figure = tour_training.beam_figure(rows, greedy_only=not answered, lang=ctx.lang)
+    stop_figure(figure, t("Beam search"), "beam_search")
+    if answered:
         st.dataframe(
             [
                 {t("beam"): r.beam, "\u03b1": r.alpha, t("translation"): r.output, t("score"): round(r.score, 3)}
