@@ -21,7 +21,7 @@ def nbest_rows(hypotheses: Sequence[Hypothesis], tokenizer: Tokenizer, alpha: fl
         {
             "rank": rank,
             "translation": tokenizer.decode(h.tokens),
-            "pieces": " ".join(tokenizer.pieces(h.tokens)),
+            "pieces": " ".join(tokenizer.target_pieces(h.tokens)),
             "length": len(h.tokens),
             "log p": h.log_prob,
             "lp(length)": length_penalty(len(h.tokens), alpha),
@@ -56,7 +56,7 @@ def step_rows(trace: BeamTrace, step: int, tokenizer: Tokenizer) -> list[dict[st
             {
                 "rank": rank,
                 "prefix": tokenizer.decode(prefix) if prefix else "<s>",
-                "token": tokenizer.pieces([c.token])[0],
+                "token": tokenizer.target_pieces([c.token])[0],
                 "log p(token)": c.token_log_prob,
                 "log p(prefix + token)": c.log_prob,
                 "score": c.score,

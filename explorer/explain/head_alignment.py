@@ -49,7 +49,7 @@ def align_heads(
         if progress is not None:
             progress(min(start + BATCH, len(sources)), len(sources))
     source_pieces = [tokenizer.pieces(ids) for ids in source_ids]
-    target_pieces = [tokenizer.pieces(ids) for ids in target_ids]
+    target_pieces = [tokenizer.target_pieces(ids) for ids in target_ids]
     source_words = [len(s.split()) for s in sources]
     target_words = [len(t.split()) for t in targets]
     return [

@@ -315,7 +315,7 @@ def next_word(
     return NextWord(
         position,
         translation.target_output_pieces[position],
-        tokenizer.pieces([int(i) for i in order]),
+        tokenizer.target_pieces([int(i) for i in order]),
         probs[order],
         float(probs[token]),
         1 - epsilon + epsilon / vocab,

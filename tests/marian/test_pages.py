@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from explorer.marian.importer import import_marian
-from tests.apptest_helpers import open_page
+from tests.apptest_helpers import chart, open_page
 from tests.marian.models import build_marian
 
 NAME = "opus-mt-tiny"
@@ -44,3 +44,30 @@ def test_the_picker_lists_an_imported_checkpoint_with_its_source(imported_root):
 def test_every_page_opens_on_an_imported_model(imported_root, page):
     at = open_page(f"pages/{page}.py", model=NAME, sentence="the big cat sees a small dog")
     assert not at.exception
+
+
+def test_the_beam_page_names_target_tokens_from_the_target_vocabulary(tmp_path, monkeypatch, one_torch_thread):
+    """An imported model with separate vocabularies: the n-best pieces and the hypothesis attention's rows are
+    the target vocabulary's pieces (the same ids name other pieces in the source vocabulary)."""
+    from explorer.analysis.beam import nbest_rows
+    from explorer.checkpoint import load_checkpoint
+    from explorer.inference import translate
+    from explorer.text.pieces import shown_pieces
+
+    built = build_marian(tmp_path / "hf", shared=False, seed=5)
+    import_marian(built.path, tmp_path / "ckpts" / "separate")
+    monkeypatch.setenv("EXPLORER_CHECKPOINTS", str(tmp_path / "ckpts"))
+    ck = load_checkpoint(tmp_path / "ckpts" / "separate")
+    result = translate(ck.model, ck.tokenizer, ["the big cat sees a small dog"], beam_size=3, n_best=3)[0]
+    tokens = result.nbest[0].tokens
+    assert ck.tokenizer.target_pieces(tokens) != ck.tokenizer.pieces(tokens), "the two vocabularies differ"
+    rows = nbest_rows(result.nbest, ck.tokenizer, 0.6)
+    assert rows[0]["pieces"] == " ".join(ck.tokenizer.target_pieces(tokens))
+    at = open_page(
+        "pages/beam.py", model="separate", beam_sentence="the big cat sees a small dog", beam_k="3", lang="en"
+    )
+    assert not at.exception, [e.message for e in at.exception]
+    rows_shown = chart(at, "beam_attention")["layout"]["yaxis"]["ticktext"]
+    assert [r.replace("&lt;", "<").replace("&gt;", ">") for r in rows_shown] == shown_pieces(
+        ck.tokenizer.target_pieces(tokens)
+    )

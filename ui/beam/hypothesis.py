@@ -68,7 +68,7 @@ def hypothesis_picker(rows: list[dict[str, Any]], tokenizer: Tokenizer, clicked:
         st.caption(
             t(
                 "Showing the node picked in the tree: {node}. Choose a hypothesis above to go back to the n-best list.",
-                node=md_escape(" ".join(shown_pieces(tokenizer.pieces(clicked))) or "<s>"),
+                node=md_escape(" ".join(shown_pieces(tokenizer.target_pieces(clicked))) or "<s>"),
             )
         )
 
@@ -108,7 +108,7 @@ def attention_section(
     show_figure(
         attention_heatmap(
             weights,
-            shown_pieces(tokenizer.pieces(tokens)),
+            shown_pieces(tokenizer.target_pieces(tokens)),
             shown_pieces(searched.beam.source_pieces),
             title=t("Cross-attention · layer {layer} · {which}", layer=layer, which=which),
             zmax=None,

@@ -127,7 +127,7 @@ def tree_section(searched: Searched, tokenizer: Tokenizer, upto: int, highlight:
     """The tree up to step `upto`, the path of `highlight` marked; clicking a node picks it."""
     figure = beam_tree_figure(
         searched.trace,
-        lambda token: tokenizer.pieces([token])[0],
+        lambda token: tokenizer.target_pieces([token])[0],
         upto_step=upto,
         highlight=highlight,
         lang=current_language(),
