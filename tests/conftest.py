@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -18,15 +19,28 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 MULTI30K = REPO_ROOT.parent / "shared" / "data" / "multi30k"
 
 
-@pytest.hookimpl(trylast=True)  # after the folders' own hooks have marked their tests `browser`
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under `pytest -n N --dist loadgroup` (the README's test command) the browser tests run on one worker, one
-    after another as without xdist: each drives a Streamlit server and Chromium, which take both cores of a
-    small machine in bursts, and their waits are sized for one at a time. Every other test is spread over the
-    other workers, beside them."""
-    for item in items:
-        if item.get_closest_marker("browser"):
-            item.add_marker(pytest.mark.xdist_group("browser"))
+class _BrowserTestsTogether:
+    """Under `pytest -n N` (the README's test command) the tests that drive Chromium run on one worker, one after
+    another as without xdist: each drives a Streamlit server and Chromium, which take both cores of a small
+    machine in bursts, and their waits are sized for one at a time. Every other test is spread over the
+    workers, beside them. (xdist's own `--dist loadgroup` did not keep a group on one worker with this pytest.)"""
+
+    @staticmethod
+    def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+        from xdist.scheduler import LoadScopeScheduling
+
+        class BrowserScope(LoadScopeScheduling):
+            def _split_scope(self, nodeid: str) -> str:
+                # One scope for every browser test (tests/browser, the browser benchmark's smoke test); every
+                # other test is a scope of its own, so they spread as with plain `-n`.
+                return "browser" if "browser" in nodeid.split("::")[0] else nodeid
+
+        return BrowserScope(config, log)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_BrowserTestsTogether(), "browser-tests-together")
 
 
 @pytest.fixture(scope="session")
