@@ -11,7 +11,6 @@ still ends inside 720 px.
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any
 
@@ -19,7 +18,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from explorer.figures.theme import TICK_SIZE, TITLE_SIZE, numbers_fit, text_width_px, wrap_words
+from explorer.figures.theme import TITLE_SIZE, numbers_fit, text_width_px, wrap_words
 from ui.i18n import t
 from ui.presenter import font_scale, presenter_bar
 
@@ -239,35 +238,4 @@ def fit_height(fig: go.Figure, limit: int = FIRST_SCREEN_FIGURE_PX, width: int |
                 rows, cols = np.shape(trace.z)
                 if not numbers_fit(rows, cols, height=limit, title=bool(fig.layout.title.text)):
                     trace.texttemplate = None
-    _thin_labels(fig, min(height, limit))
     return fig
-
-
-# Below the plot of a heatmap: its key labels and the axis title, about this high.
-_KEY_LABELS_PX = 60
-# More key labels than this stand upright no more: plotly picks their angle before its automargin narrows the
-# plot, so 27 source pieces at 0° in Translate's column at 1280x720 (sidebar open) ran into each other.
-_UPRIGHT_KEYS_MAX = 16
-
-
-def _thin_labels(fig: go.Figure, height: int) -> None:
-    """In a one-panel figure whose rows are labelled one by one (a heatmap's queries), label every k-th row when
-    the capped height gives a row less than a label's line: 30 output tokens in 440 px drew each label over the
-    next (hover still names every cell's tokens); many key labels are drawn vertical."""
-    layout = fig.layout.to_plotly_json()
-    if any(key.startswith(("xaxis", "yaxis")) and key not in ("xaxis", "yaxis") for key in layout):
-        return
-    keys = fig.layout.xaxis
-    if keys.tickmode == "array" and len(keys.tickvals or ()) > _UPRIGHT_KEYS_MAX:
-        keys.update(tickangle=90)
-    axis = fig.layout.yaxis
-    values, texts = list(axis.tickvals or ()), list(axis.ticktext or ())
-    if axis.tickmode != "array" or len(values) < 2 or len(texts) != len(values):
-        return
-    span = abs(axis.range[1] - axis.range[0]) if axis.range else len(values)
-    margin = fig.layout.margin
-    plot_px = height - (margin.t or 80) - (margin.b or 70) - _KEY_LABELS_PX
-    line_px = (axis.tickfont.size or TICK_SIZE) * font_scale() * 1.25
-    every = math.ceil(line_px / max(plot_px / span, 1.0))
-    if every > 1:
-        axis.update(tickvals=values[::every], ticktext=texts[::every])

@@ -90,7 +90,8 @@ def test_the_tables_fit_the_main_area_with_score_and_status(shipped, one_torch_t
 
 def test_tour_stop_8_shows_the_beam_pages_sentence_where_the_beam_changes_the_score(shipped, one_torch_thread):
     """With the tour's first sentence the four lines of stop 8 were flat: every beam found greedy's output."""
-    at = open_page("pages/tour.py", model=SHIPPED, stop="8", lang="en")
+    # After the guess (before it, the figure draws greedy's points alone: tests/app/test_tour_reveal.py).
+    at = open_page("pages/tour.py", model=SHIPPED, stop="8", lang="en", ex="beam_changes:yes")
     sentence = beam_example(REPO / "checkpoints" / SHIPPED)
     assert sentence and any(md_escape(sentence) in m.value for m in at.main.markdown), "the stop names its sentence"
     lines = chart(at, "tour_figure_beam_search")["data"]

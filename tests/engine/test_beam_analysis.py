@@ -12,10 +12,13 @@ from tests.engine.test_beam_tree_figure import BOS, EOS, LABELS, TableScorer
 
 
 class Pieces:
-    """The two Tokenizer methods the tables use, over LABELS."""
+    """The Tokenizer methods the tables use, over LABELS (one vocabulary for source and target)."""
 
     def pieces(self, ids):
         return [LABELS[i] for i in ids]
+
+    def target_pieces(self, ids):
+        return self.pieces(ids)
 
     def decode(self, ids):
         return " ".join(LABELS[i] for i in ids if i not in (EOS, BOS))
