@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from explorer.figures.attention import index_axis
+from explorer.figures.heads import layer_head_axes
 from explorer.figures.theme import DIVERGING_COLORSCALE, apply_theme, color, colorbar, escape_labels, legend_below
 from explorer.i18n import translate
 
@@ -85,23 +86,8 @@ def layer_head_heatmaps(
             row=1,
             col=col,
         )
-        fig.update_xaxes(
-            title_text=head_word,
-            tickmode="array",
-            tickvals=list(range(columns)),
-            ticktext=[str(h + 1) for h in range(columns - 1)] + [mean_word],  # 1-based, as on every page
-            row=1,
-            col=col,
-        )
-        fig.update_yaxes(
-            title_text=layer_word if col == 1 else None,
-            tickmode="array",
-            tickvals=list(range(layers)),
-            ticktext=[str(layer + 1) for layer in range(layers)],
-            range=[layers - 0.5, -0.5],
-            row=1,
-            col=col,
-        )
+        head_labels = [str(h + 1) for h in range(columns - 1)] + [mean_word]
+        layer_head_axes(fig, col, head_labels, layers, head_word, layer_word)
     low, high = value_range
     fig.update_layout(coloraxis=dict(colorscale=colorscale, cmin=low, cmax=high, colorbar=colorbar(value_name)))
     rows = max(np.asarray(g).shape[0] for g in grids.values())

@@ -26,6 +26,30 @@ from explorer.i18n import translate
 from explorer.paper import HEAD_FAMILY_TITLES
 
 
+def layer_head_axes(
+    fig: go.Figure, col: int, head_labels: Sequence[str], layers: int, head_word: str, layer_word: str
+) -> None:
+    """Panel `col` of a one-row layer × head grid: heads across (labelled `head_labels`), layers down counted from 1
+    (as on every page), layer 1 at the top; the layer title on the first panel only."""
+    fig.update_xaxes(
+        title_text=head_word,
+        tickmode="array",
+        tickvals=list(range(len(head_labels))),
+        ticktext=list(head_labels),
+        row=1,
+        col=col,
+    )
+    fig.update_yaxes(
+        title_text=layer_word if col == 1 else None,
+        tickmode="array",
+        tickvals=list(range(layers)),
+        ticktext=[str(layer + 1) for layer in range(layers)],
+        range=[layers - 0.5, -0.5],
+        row=1,
+        col=col,
+    )
+
+
 @remembered()
 def importance_heatmaps(
     grids: Mapping[str, np.ndarray], *, value_title: str = "BLEU drop", lang: str = "en"
@@ -78,23 +102,7 @@ def importance_heatmaps(
             row=1,
             col=col,
         )
-        fig.update_xaxes(
-            title_text=head_word,
-            tickmode="array",
-            tickvals=list(range(heads)),
-            ticktext=[str(h + 1) for h in range(heads)],  # 1-based, as on every page
-            row=1,
-            col=col,
-        )
-        fig.update_yaxes(
-            title_text=layer_word if col == 1 else None,
-            tickmode="array",
-            tickvals=list(range(layers)),
-            ticktext=[str(layer + 1) for layer in range(layers)],
-            range=[layers - 0.5, -0.5],
-            row=1,
-            col=col,
-        )
+        layer_head_axes(fig, col, [str(h + 1) for h in range(heads)], layers, head_word, layer_word)
     fig.update_layout(
         coloraxis=dict(colorscale=DIVERGING_COLORSCALE, cmin=-bound, cmax=bound, colorbar=colorbar(value_title))
     )
