@@ -1,5 +1,8 @@
 """Heads: what happens when a head is switched off, which heads matter, where information flows, and what
-role each head plays — on the live model."""
+role each head plays — on the live model.
+
+One view at a time, chosen at the top and kept in the URL (?h_view=roles): each view runs only when shown, so
+a click reruns one section's work, not five (tabs would run every section on every rerun)."""
 
 from __future__ import annotations
 
@@ -12,6 +15,15 @@ from ui.heads.roles import roles_section
 from ui.i18n import t
 from ui.layout import controls, page_header
 from ui.model_cache import require_model
+from ui.urlstate import bound_choice
+
+VIEWS = {
+    "ablate": "Switch heads off",
+    "importance": "Which heads matter",
+    "flow": "Information flow",
+    "roles": "Head roles",
+    "replay": "Training replay",
+}
 
 selection, checkpoint = require_model()
 
@@ -25,17 +37,24 @@ page_header(
     ),
 )
 
-ablate, importance, flow, roles, replay = st.tabs(
-    [t("Switch heads off"), t("Which heads matter"), t("Information flow"), t("Head roles"), t("Training replay")]
+view = bound_choice(
+    st.segmented_control,
+    t("View"),
+    tuple(VIEWS),
+    "h_view",
+    "ablate",
+    required=True,
+    format_func=lambda v: t(VIEWS[v]),
+    label_visibility="collapsed",
 )
 choice = heads_controls(controls(), checkpoint)
-with ablate:
+if view == "ablate":
     ablate_section(selection, checkpoint, choice)
-with importance:
+elif view == "importance":
     importance_section(selection.path, selection.version, checkpoint.config)
-with flow:
+elif view == "flow":
     flow_section(selection, choice.sentence)
-with roles:
+elif view == "roles":
     roles_section(selection, checkpoint, choice.sentence or None)
-with replay:
+else:
     replay_section(selection.path, checkpoint)

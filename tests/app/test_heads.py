@@ -77,7 +77,7 @@ def test_importance_tab_shows_the_shipped_table_without_computing(
     table = ImportanceTable(checkpoint_hash(folder), ImportanceSettings(sentences=7), 40.0, "sig", heads, pruning)
     (folder / SHIPPED_FILE).write_text(table.to_json())
     try:
-        at = open_page(PAGE, model="words-fixture", h_sentence="a dog sees the man .")
+        at = open_page(PAGE, model="words-fixture", h_sentence="a dog sees the man .", h_view="importance")
         assert not [t for t in threading.enumerate() if t.name == "head-importance"], "nothing was computed"
         assert not [b for b in at.button if b.key == "heads_importance_start"]
         shown = table_with(at, "BLEU drop")
@@ -87,8 +87,12 @@ def test_importance_tab_shows_the_shipped_table_without_computing(
         curve = chart(at, "heads_pruning")
         assert [p for p in curve["data"][0]["y"]] == [40.0, 38.5]
         assert any("on 7 validation sentences" in c.value for c in at.caption)
-        # The rollout and roles tabs render on the same page.
+        # One view runs at a time: the rollout and roles views are not drawn until chosen.
+        assert not charts(at, "heads_rollout") and not charts(at, "heads_remaining")
+        at.segmented_control(key="h_view").set_value("flow").run()
         assert chart(at, "heads_rollout")["data"][0]["name"] == "rollout"
+        assert not charts(at, "heads_importance")
+        at.segmented_control(key="h_view").set_value("roles").run()
         assert len(table_with(at, "evidence")) == len(names)
     finally:
         (folder / SHIPPED_FILE).unlink()
@@ -96,7 +100,7 @@ def test_importance_tab_shows_the_shipped_table_without_computing(
 
 def test_without_a_table_the_tab_offers_a_background_run(checkpoint_root, one_torch_thread, tmp_path, monkeypatch):
     monkeypatch.setenv("EXPLORER_CACHE", str(tmp_path))
-    at = open_page(PAGE, model="reverse-fixture", h_sentence=SENTENCE)
+    at = open_page(PAGE, model="reverse-fixture", h_sentence=SENTENCE, h_view="importance")
     assert [b for b in at.button if b.key == "heads_importance_start"]
     assert any("No importance table" in i.value for i in at.info)
 
@@ -108,7 +112,7 @@ def test_an_idle_importance_tab_polls_nothing(checkpoint_root, one_torch_thread,
     polled: list[object] = []
     monkeypatch.setattr(importance, "_progress", polled.append)
     monkeypatch.setenv("EXPLORER_CACHE", str(tmp_path))
-    at = open_page(PAGE, model="reverse-fixture", h_sentence=SENTENCE)
+    at = open_page(PAGE, model="reverse-fixture", h_sentence=SENTENCE, h_view="importance")
     assert [b for b in at.button if b.key == "heads_importance_start"] and not polled
 
 
@@ -131,7 +135,7 @@ def test_replay_plays_the_snapshots_with_the_step_marked(checkpoint_root, one_to
     )
     save_snapshots(folder, [AttentionSnapshot(10, (sample(early),)), AttentionSnapshot(200, (sample(late),))])
     try:
-        at = open_page(PAGE, model="words-fixture", h_sentence="a dog sees the man .")
+        at = open_page(PAGE, model="words-fixture", h_sentence="a dog sees the man .", h_view="replay")
         frame = chart(at, "heads_replay")
         assert frame["data"][0]["meta"]["step"] == 200, "opens on the last snapshot"
         assert np.array_equal(plotly_array(frame["data"][0]["z"]), late[-1, 0])
@@ -183,12 +187,14 @@ def test_importance_and_replay_count_from_one(checkpoint_root, one_torch_thread,
     sample = SampleTranslation("a dog", "ein Hund", *pieces, np.ones(shape))
     save_snapshots(folder, [AttentionSnapshot(10, (sample,))])
     try:
-        at = open_page(PAGE, model="words-fixture", h_sentence="a dog sees the man .")
+        at = open_page(PAGE, model="words-fixture", h_sentence="a dog sees the man .", h_view="importance")
         heat = chart(at, "heads_importance")
         for name in ("xaxis", "yaxis"):
             assert heat["layout"][name]["ticktext"][0] == "1", heat["layout"][name]
         note = f"`cross.{config.n_decoder_layers - 1}.0` is layer {config.n_decoder_layers}, head 1"
         assert any("from 0" in c.value and note in c.value for c in at.caption), "the table's names explained"
+        at.segmented_control(key="h_view").set_value("replay").run()
+        assert query_value(at, "h_view") == "replay", "the view is kept in the link"
         layer = at.selectbox(key="hr_layer")
         assert layer.options == [str(n + 1) for n in range(config.n_decoder_layers)]
         assert at.selectbox(key="hr_head").options == [str(h + 1) for h in range(config.n_heads)]

@@ -12,7 +12,7 @@ from tests.engine.test_shipped_replay import REPO, SHIPPED, WATCHED, anti_diagon
 @pytest.mark.usefixtures("one_torch_thread")
 def test_the_heads_page_replays_the_shipped_training(monkeypatch):
     monkeypatch.setenv("EXPLORER_CHECKPOINTS", str(REPO / "checkpoints"))
-    at = open_page("pages/heads.py", model="toy-reverse", h_sentence=WATCHED)
+    at = open_page("pages/heads.py", model="toy-reverse", h_sentence=WATCHED, h_view="replay")
     snapshots = load_snapshots(SHIPPED)
     frame = chart(at, "heads_replay")
     assert frame["data"][0]["meta"]["step"] == snapshots[-1].step, "opens on the last snapshot"
