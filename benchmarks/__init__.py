@@ -22,6 +22,7 @@ BENCHMARKS = {
     "while_training": "benchmarks.while_training",
     "gpu": "benchmarks.gpu",
     "room": "benchmarks.room",
+    "classroom": "benchmarks.classroom",
     "browser": "benchmarks.browser_pages",
 }
 
