@@ -12,8 +12,11 @@ own plotly theme draws axis text in a grey under 4.5:1 on white. The files keep 
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -43,6 +46,28 @@ def _deferred(fig: go.Figure, fmt: str) -> Callable[[], bytes]:
     return lambda: _export(fig.to_json(), fmt)
 
 
+_THEMED: OrderedDict[tuple[bytes, str, float], go.Figure] = OrderedDict()
+_THEMED_LOCK = threading.Lock()  # the app's sessions run their scripts in threads of one process
+
+
+def _themed(fig: go.Figure, mode: str, scale: float) -> go.Figure:
+    """`fig` in the page's text colours and presenter scale, themed once per distinct figure (its JSON is the key):
+    a rerun redraws mostly unchanged figures, and theming one through plotly's validated setters costs about ten
+    times the JSON. The last 64 are kept; the figure handed out is shared, and `st.plotly_chart` only reads it."""
+    key = (hashlib.blake2b(fig.to_json().encode(), digest_size=16).digest(), mode, scale)
+    with _THEMED_LOCK:
+        hit = _THEMED.get(key)
+        if hit is not None:
+            _THEMED.move_to_end(key)
+            return hit
+    themed = scale_text(for_page_theme(go.Figure(fig), mode), scale)
+    with _THEMED_LOCK:
+        _THEMED[key] = themed
+        while len(_THEMED) > 64:
+            _THEMED.popitem(last=False)
+    return themed
+
+
 def page_theme() -> str:
     """ "light" or "dark", as the browser reports the page's background (light until it has said)."""
     mode = st.context.theme.type or "light"
@@ -64,8 +89,9 @@ def show_figure(
     `on_select` / `selection_mode` go to `st.plotly_chart` (clicking points of the chart); the chart's
     event state is returned (None unless on_select is set).
     """
-    # A copy: the caller's figure (often from a cache) is not changed, and the exports keep the light colours.
-    shown = scale_text(for_page_theme(go.Figure(fig), page_theme()), font_scale())  # presenter mode: larger text
+    # A themed copy (presenter mode: larger text): the caller's figure is not changed, the exports keep the light
+    # colours.
+    shown = _themed(fig, page_theme(), font_scale())
     event = st.plotly_chart(
         shown,
         width="stretch",
