@@ -36,5 +36,5 @@ else:
 if sentence is None:
     st.stop()
 translation = translation_section(selection, checkpoint.config, sentence, decoding)
-attention_section(translation, view_controls(side))
+attention_section(selection, translation, view_controls(side))
 ablation_expander(selection, checkpoint.config, translation, beam_size=decoding.beam, alpha=decoding.alpha)
