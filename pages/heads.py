@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.heads.alignment import alignment_heads_section
 from ui.heads.controls import ablate_section, flow_section, heads_controls
 from ui.heads.importance import importance_section
 from ui.heads.replay import replay_section
@@ -37,5 +38,6 @@ with flow:
     flow_section(selection, choice.sentence)
 with roles:
     roles_section(selection, checkpoint, choice.sentence or None)
+    alignment_heads_section(selection, checkpoint, choice.sentence or None)
 with replay:
     replay_section(selection.path, checkpoint)

@@ -24,7 +24,7 @@ from ui.urlstate import bound_select_slider
 SENTENCE_COUNTS = (20, 100, 250, 1000)  # test2016 has 1000 pairs; 100 take a few seconds on a CPU
 
 
-def _scores(selection: Selection, count: int) -> list[AlignmentScores]:
+def alignment_scores(selection: Selection, count: int) -> list[AlignmentScores]:
     def compute(checkpoint: Checkpoint) -> list[AlignmentScores]:
         test = load_multi30k("test2016")
         assert test.dropped == 0, "the reference has a line for every test2016 pair, so none may be dropped"
@@ -49,7 +49,7 @@ def alignment_section(side: Any, selection: Selection, checkpoint: Checkpoint) -
     with side:
         count = int(bound_select_slider(st, t("Sentences of test2016"), SENTENCE_COUNTS, "x_align_n", 100))
     with st.spinner(t("Reading {n} reference translations through every cross-attention head…", n=count)):
-        read, shifted = _scores(selection, count)
+        read, shifted = alignment_scores(selection, count)
     grids = {
         t("as read"): np.column_stack([read.heads, read.layers]),
         t("shifted by one word"): np.column_stack([shifted.heads, shifted.layers]),
