@@ -7,6 +7,7 @@ from __future__ import annotations
 from ui.attention_controls import choice_list, sentence_input, show_translation
 from ui.explain.alignment import alignment_section
 from ui.explain.attribution import attribution_section
+from ui.explain.exercise import exercise_section
 from ui.explain.pairs import pairs_section
 from ui.explain.values import values_section
 from ui.i18n import t
@@ -18,6 +19,7 @@ VIEWS = {
     "attribution": "Attribution against attention",
     "pairs": "Minimal pairs",
     "alignment": "Heads as word aligners",
+    "exercise": "Exercise: what does a head looking at “.” take?",
 }
 
 selection, checkpoint = require_model()
@@ -48,5 +50,7 @@ else:
         show_translation(translation, checkpoint.config.max_len, how=t("{name}, greedy decoding", name=selection.name))
         if view == "values":
             values_section(side, selection, checkpoint, translation)
+        elif view == "exercise":
+            exercise_section(selection, translation)
         else:
             attribution_section(side, selection, translation)
