@@ -22,6 +22,7 @@ BENCHMARKS = {
     "while_training": "benchmarks.while_training",
     "gpu": "benchmarks.gpu",
     "room": "benchmarks.room",
+    "explain": "benchmarks.explain",
     "browser": "benchmarks.browser_pages",
 }
 

@@ -214,6 +214,7 @@ def test_every_benchmark_is_listed():
         "while_training",
         "gpu",
         "room",
+        "explain",
         "browser",
     }
     for name in BENCHMARKS:
