@@ -48,8 +48,7 @@ def alignment_heads_section(selection: Selection, checkpoint: Checkpoint, senten
             icon=":material/info:",
         )
         return
-    with st.spinner(t("Reading {n} reference translations through every cross-attention head…", n=SENTENCES)):
-        read, shifted = alignment_scores(selection, SENTENCES)
+    read, shifted = alignment_scores(selection, SENTENCES)
     ranked = read.ranked()
     name = "cross.{}.{} ({:.2f})".format
     st.markdown(
