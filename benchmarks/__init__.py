@@ -23,6 +23,7 @@ BENCHMARKS = {
     "gpu": "benchmarks.gpu",
     "room": "benchmarks.room",
     "classroom": "benchmarks.classroom",
+    "explain": "benchmarks.explain",
     "browser": "benchmarks.browser_pages",
 }
 

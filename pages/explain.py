@@ -7,6 +7,8 @@ from __future__ import annotations
 from ui.attention_controls import choice_list, sentence_input, show_translation
 from ui.explain.alignment import alignment_section
 from ui.explain.attribution import attribution_section
+from ui.explain.beam import ablated_beam_section
+from ui.explain.exercise import exercise_section
 from ui.explain.pairs import pairs_section
 from ui.explain.values import values_section
 from ui.i18n import t
@@ -18,6 +20,8 @@ VIEWS = {
     "attribution": "Attribution against attention",
     "pairs": "Minimal pairs",
     "alignment": "Heads as word aligners",
+    "exercise": "Exercise: what does a head looking at “.” take?",
+    "beam": "Ablation meets beam search",
 }
 
 selection, checkpoint = require_model()
@@ -48,5 +52,9 @@ else:
         show_translation(translation, checkpoint.config.max_len, how=t("{name}, greedy decoding", name=selection.name))
         if view == "values":
             values_section(side, selection, checkpoint, translation)
+        elif view == "exercise":
+            exercise_section(selection, translation)
+        elif view == "beam":
+            ablated_beam_section(side, selection, checkpoint, sentence)
         else:
             attribution_section(side, selection, translation)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.heads.alignment import alignment_heads_section
 from ui.heads.controls import ablate_section, flow_section, heads_controls
 from ui.heads.importance import importance_section
 from ui.heads.replay import replay_section
@@ -56,5 +57,6 @@ elif view == "flow":
     flow_section(selection, choice.sentence)
 elif view == "roles":
     roles_section(selection, checkpoint, choice.sentence or None)
+    alignment_heads_section(selection, checkpoint, choice.sentence or None)
 else:
     replay_section(selection.path, checkpoint)

@@ -9,6 +9,7 @@ from ui.heads.ablation import ablation_expander
 from ui.i18n import t
 from ui.layout import controls, page_header
 from ui.model_cache import require_model
+from ui.translate.alignment import alignment_expander
 from ui.translate.attention import attention_section, view_controls
 from ui.translate.batch import upload_section
 from ui.translate.decoding import decoding_controls
@@ -36,5 +37,7 @@ else:
 if sentence is None:
     st.stop()
 translation = translation_section(selection, checkpoint.config, sentence, decoding)
-attention_section(translation, view_controls(side))
+view = view_controls(side)
+attention_section(selection, translation, view)
+alignment_expander(selection, checkpoint, sentence, view)
 ablation_expander(selection, checkpoint.config, translation, beam_size=decoding.beam, alpha=decoding.alpha)

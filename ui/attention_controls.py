@@ -14,14 +14,20 @@ import streamlit as st
 
 from explorer.data.synthetic import TASKS, task_description
 from explorer.decoding.repetition import output_loop
+from explorer.explain.sinks import family_sinks
+from explorer.explain.value_weighted import ValueWeighted
 from explorer.inference import Translation
 from explorer.paper import FAMILIES, FAMILY_SHORT, FAMILY_TITLES
 from explorer.text.sentences import join_sentences
 from ui.attention_view import FAMILY_HELP, UNITS, data_kind, example_sentences
+from ui.explain.compute import explained_for
 from ui.i18n import t
 from ui.markdown import SENTENCE_CHARS, md_escape, shown_value
+from ui.model_picker import Selection
 from ui.urlstate import bound_buttons, bound_choice, bound_select_slider, bound_text
 
+WEIGHTINGS = {"raw": "Raw weights", "value_weighted": "Value-weighted"}
+WEIGHTING_KEY = "weighting"  # one URL key on every page: ?weighting=value_weighted carries from page to page
 MAX_SENTENCE_CHARS = 1000
 EXAMPLE_CHARS = 80  # an example's button shows this many characters; a click still takes it whole
 
@@ -235,3 +241,60 @@ def number_picker(label: str, key: str, count: int, *, default: int = 1, help: s
     if count > 12:
         return int(bound_select_slider(st, t(label), options, key, default, help=help))
     return int(bound_buttons(st.segmented_control, t(label), options, key, default, required=True, help=help))
+
+
+def weighting_switch(*, where: Any = st) -> str:
+    """The one switch of every page that draws attention: the raw weights α, or value-weighted attention (each row's
+    share of ‖α_ij · f(x_j)‖, what the head moves from every key; Kobayashi et al., 2020). Kept in the URL
+    (?weighting=value_weighted); returns a key of `WEIGHTINGS`. where: st, or a container."""
+    labels = {value: t(message) for value, message in WEIGHTINGS.items()}  # translated now: `choice_list`'s note
+    return str(
+        bound_choice(
+            where.segmented_control,
+            t("Attention drawn"),
+            tuple(WEIGHTINGS),
+            WEIGHTING_KEY,
+            "raw",
+            required=True,
+            format_func=labels.__getitem__,
+            help=t(
+                "Raw: the weights α each query puts on each key. Value-weighted: the share of what the head moves "
+                "from each key, α_ij · ‖f(x_j)‖ with f the value projection and the head's slice of W^O "
+                "(Kobayashi et al., 2020); a key that is looked at but moves little fades."
+            ),
+        )
+    )
+
+
+def drawn_values(selection: Selection, translation: Translation, weighting: str) -> ValueWeighted | None:
+    """What `attention_view(explained=…)` needs to draw `weighting`: None for the raw weights, else the
+    translation's value-weighted attention, computed by the engine and cached per checkpoint."""
+    assert weighting in WEIGHTINGS, f"weighting must be one of {tuple(WEIGHTINGS)}, got {weighting!r}"
+    if weighting == "raw":
+        return None
+    with st.spinner(t("Computing the value-weighted attention of every head…")):
+        return explained_for(selection, translation)
+
+
+def sink_note(
+    selection: Selection, translation: Translation, family: str, *, head: tuple[int, int] | None = None
+) -> str:
+    """The family's sink heads (most weight on `</s>`, `<s>` or punctuation, little of what moves) with their two
+    shares, as a caption line ('' when none); head (0-based layer, head): only that head."""
+    keys = translation.target_input_pieces if family == "decoder_self" else translation.source_pieces
+    sinks = [s for s in family_sinks(explained_for(selection, translation), family, keys) if s.is_sink]
+    if head is not None:
+        sinks = [s for s in sinks if (s.layer, s.head) == head]
+    if not sinks:
+        return ""
+    found = ", ".join(
+        t(
+            "layer {layer} head {head} (raw {raw:.0%}, value-weighted {weighted:.0%})",
+            layer=s.layer + 1,
+            head=s.head + 1,
+            raw=s.raw_share,
+            weighted=s.weighted_share,
+        )
+        for s in sinks
+    )
+    return t("Sinks (weight on end and punctuation tokens that moves little): {found}.", found=found)

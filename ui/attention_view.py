@@ -22,6 +22,7 @@ from explorer.analysis.words import merge_attention_to_words
 from explorer.data.synthetic import TASKS
 from explorer.decoding.repetition import output_loop
 from explorer.examples import Examples, load_examples
+from explorer.explain.value_weighted import ValueWeighted
 from explorer.i18n import translate
 from explorer.inference import Translation
 from explorer.paper import FAMILIES, FAMILY_TITLES
@@ -97,6 +98,7 @@ class AttentionView:
     key_labels: list[str]
     query_title: str
     key_title: str
+    value_weighted: bool = False  # weights are value-weighted shares (explorer/explain/value_weighted.py), not α
 
     @property
     def title(self) -> str:
@@ -140,23 +142,40 @@ def family_pieces(translation: Translation, family: str, lang: str = "en") -> tu
 
 
 def attention_view(
-    translation: Translation, family: str, units: str = "pieces", lang: str = "en", *, marker: bool = False
+    translation: Translation,
+    family: str,
+    units: str = "pieces",
+    lang: str = "en",
+    *,
+    marker: bool = False,
+    explained: ValueWeighted | None = None,
 ) -> AttentionView:
     """The weights (layers, heads, q, k) and labels of `family`; units='words' merges sub-word pieces
     (summed over a word's pieces on the key side, averaged on the query side). Axis titles in `lang`.
 
     Labels as a reader sees them ("Hund", not "▁Hund": explorer/text/pieces.py); marker=True keeps the pieces
     as the model sees them, word-start marker included (units='pieces' only: a word has no marker).
+    explained: this translation's value-weighted attention (explorer/explain/value_weighted.py); given, the view
+    holds each row's share of what the head moves from every key instead of the raw weights (rows still sum to 1).
     """
     assert translation.attention is not None, "translate with with_attention=True to look at attention"
     assert units in UNITS, f"units must be one of {UNITS}, got {units!r}"
-    weights = np.asarray(translation.attention.family(family))
+    weights = np.asarray(translation.attention.family(family) if explained is None else explained.weighted(family))
+    raw_shape = np.shape(translation.attention.family(family))
+    assert weights.shape == raw_shape, f"value-weighted {family} {weights.shape} is not this translation's {raw_shape}"
     queries, keys, query_title, key_title = family_pieces(translation, family, lang)
     if units == "words":
         weights = merge_attention_to_words(weights, word_groups(queries), word_groups(keys))
         queries, keys, marker = word_labels(queries), word_labels(keys), False
     return AttentionView(
-        family, units, weights, shown_pieces(queries, marker), shown_pieces(keys, marker), query_title, key_title
+        family,
+        units,
+        weights,
+        shown_pieces(queries, marker),
+        shown_pieces(keys, marker),
+        query_title,
+        key_title,
+        explained is not None,
     )
 
 

@@ -1,17 +1,18 @@
 """Figures of the "Is attention explanation?" page (explorer/explain/): attribution beside attention, the rank
-agreement per layer and head, and the heads a minimal pair changes most. Pure builders: arrays and labels in,
+agreement per layer and head, the heads a minimal pair changes most, and a head's alignment links over a
+reference alignment. Pure builders: arrays and labels in,
 a plotly figure out; text in `lang`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.figures.attention import index_axis
+from explorer.figures.attention import attention_heatmap, index_axis
 from explorer.figures.heads import layer_head_axes
 from explorer.figures.theme import DIVERGING_COLORSCALE, apply_theme, color, colorbar, escape_labels, legend_below
 from explorer.i18n import translate
@@ -112,3 +113,40 @@ def head_change_bars(labels: Sequence[str], distances: Sequence[float], *, title
     fig.update_yaxes(**index_axis(labels, reverse=True))
     fig.update_xaxes(title_text=translate("change in attention (total variation)", lang), range=[0, 1])
     return apply_theme(fig, title=title, height=max(300, _BAR_ROW_PX * len(d) + 160))
+
+
+def alignment_overlay(
+    weights: np.ndarray,
+    source_words: Sequence[str],
+    target_words: Sequence[str],
+    reference: tuple[Iterable[tuple[int, int]], Iterable[tuple[int, int]]],
+    links: Iterable[tuple[int, int]],
+    *,
+    title: str,
+    lang: str = "en",
+) -> go.Figure:
+    """One head's word-level cross-attention, weights (target words + 1, source words) with the `</s>` row last,
+    under the reference alignment (sure, possible) drawn as open squares (sure) and open circles (possible only),
+    and the head's argmax links as crosses; a link (i, j) joins source word i and target word j (0-based). Traces:
+    the heatmap, then the sure, possible and head markers, in that order (a group with no link is still there)."""
+    rows = [*target_words, "</s>"]
+    fig = attention_heatmap(weights, rows, source_words, title=title, x_title=translate("source (key)", lang),
+                            y_title=translate("target (query)", lang), lang=lang)  # fmt: skip
+    sure, possible = set(reference[0]), set(reference[1])
+    groups = (
+        (translate("reference, sure", lang), sorted(sure), dict(symbol="square-open", size=22, line=dict(width=3))),
+        (translate("reference, possible", lang), sorted(possible - sure), dict(symbol="circle-open", size=18)),
+        (translate("this head's strongest word", lang), sorted(links), dict(symbol="x-thin-open", size=16)),
+    )
+    for i, (name, group, marker) in enumerate(groups):
+        fig.add_trace(
+            go.Scatter(
+                x=[s for s, _ in group],
+                y=[t for _, t in group],
+                mode="markers",
+                name=name,
+                marker=dict(color=color(i + 1), **{"line": dict(width=2), **marker}),
+                hovertemplate=f"{escape_labels([name])[0]}<extra></extra>",
+            )
+        )
+    return legend_below(fig)

@@ -1,4 +1,4 @@
-"""The explain page's three views under AppTest, on the shipped Multi30k model (3 layers, 4 heads) and on the
+"""The explain page's views under AppTest, on the shipped Multi30k model (3 layers, 4 heads) and on the
 words fixture (2 layers, 2 heads): figures built from the live model, tables of every head."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from explorer.checkpoint import load_checkpoint
 from explorer.data.multi30k import multi30k_available
 from explorer.explain.value_weighted import value_weighted
 from explorer.inference import translate
-from tests.apptest_helpers import chart, open_page, plotly_array
+from tests.apptest_helpers import chart, charts, open_page, plotly_array
 
 PAGE = "pages/explain.py"
 REPO = Path(__file__).resolve().parents[2]
@@ -69,6 +69,14 @@ def test_every_view_runs_on_the_model(model):
     ranked = plotly_array(chart(at, "explain_pair_bars")["data"][0]["x"])
     assert len(ranked) == min(10, total) and (np.diff(ranked) <= 0).all()
     assert len(chart(at, "explain_pair_heads")["data"]) == 2
+
+    # The exercise waits for a guess; ablation meets beam search draws both trees.
+    at.radio(key="x_view").set_value("exercise").run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert not charts(at, "x_reveal") and any("Which source token" in m.value for m in at.markdown)
+    at.radio(key="x_view").set_value("beam").run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert len(charts(at, "x_tree_full")) == len(charts(at, "x_tree_ablated")) == 1
 
     # Heads as word aligners: AER of every head on 20 test2016 pairs (the shipped model), or why not (the fixture).
     at.radio(key="x_view").set_value("alignment").run()

@@ -8,7 +8,7 @@ from typing import Any
 import streamlit as st
 
 from explorer.checkpoint import Checkpoint
-from ui.attention_controls import family_picker, number_picker, sentence_input, show_translation
+from ui.attention_controls import drawn_values, family_picker, number_picker, sentence_input, show_translation
 from ui.compare.panels import CompareChoice, layers_of, panel, show_panels, step_all_heads
 from ui.heads.ablation import ablation_expander
 from ui.i18n import t
@@ -41,6 +41,7 @@ def heads_section(side: Any, selection: Selection, checkpoint: Checkpoint, choic
         return
     translation = translate_for(selection, [sentence], with_attention=True)[0]
     show_translation(translation, config.max_len, how=t("{name}, greedy decoding", name=selection.name))
+    explained = drawn_values(selection, translation, choice.weighting)
     chosen = []
     for i in range(count):
         with side.container(border=True):
@@ -49,7 +50,7 @@ def heads_section(side: Any, selection: Selection, checkpoint: Checkpoint, choic
             # Defaults walk through the heads of the last layer, then the layer before.
             layer = number_picker("Layer", f"c_l{i}", n_layers, default=n_layers - i // config.n_heads)
             head = number_picker("Head", f"c_h{i}", config.n_heads, default=i % config.n_heads + 1)
-        chosen.append(panel(translation, family, layer, head, choice.units))
+        chosen.append(panel(translation, family, layer, head, choice.units, explained=explained))
     show_panels(chosen, choice, f"compare {count} heads")
     step_buttons(step_all_heads(count, config.n_heads))
     ablation_expander(selection, config, translation, prefix="cm")
@@ -92,7 +93,8 @@ def checkpoints_section(selection: Selection, checkpoint: Checkpoint, choice: Co
             n_layers = layers_of(family, ckpt.config.n_encoder_layers, ckpt.config.n_decoder_layers)
             layer = number_picker("Layer", f"c_l{i}", n_layers, default=n_layers)
             head = number_picker("Head", f"c_h{i}", ckpt.config.n_heads)
-        chosen.append(panel(translation, family, layer, head, choice.units, prefix=f"{label}: "))
+        explained = drawn_values(sel, translation, choice.weighting)
+        chosen.append(panel(translation, family, layer, head, choice.units, f"{label}: ", explained=explained))
     show_panels(chosen, choice, f"compare {here} {other_label}")
 
 
@@ -121,5 +123,7 @@ def sentences_section(selection: Selection, checkpoint: Checkpoint, choice: Comp
     for i, (column, translation) in enumerate(zip(st.columns(2, gap="large"), translations, strict=True)):
         with column:
             show_translation(translation, config.max_len, how=t("sentence {n}, greedy decoding", n=i + 1))
-        chosen.append(panel(translation, family, layer, head, choice.units, prefix=t("Sentence {n}: ", n=i + 1)))
+        explained = drawn_values(selection, translation, choice.weighting)
+        prefix = t("Sentence {n}: ", n=i + 1)
+        chosen.append(panel(translation, family, layer, head, choice.units, prefix, explained=explained))
     show_panels(chosen, choice, f"compare sentences layer {layer} head {head}")

@@ -10,10 +10,11 @@ from typing import Any
 import streamlit as st
 
 from explorer.analysis.heads import head_summary
+from explorer.explain.value_weighted import ValueWeighted
 from explorer.figures.compare import Panel, compare_heads
 from explorer.inference import Translation
 from explorer.paper import FAMILY_SHORT
-from ui.attention_controls import choice_list, units_picker
+from ui.attention_controls import choice_list, units_picker, weighting_switch
 from ui.attention_view import attention_view
 from ui.figures import show_figure
 from ui.i18n import current_language, t
@@ -36,6 +37,7 @@ class CompareChoice:
     scale: str  # a key of SCALES
     units: str  # one of UNITS
     linked: bool  # the Altair charts linked on hover, else the plotly figure
+    weighting: str = "raw"  # a key of ui.attention_controls.WEIGHTINGS
 
 
 def compare_controls(side: Any) -> CompareChoice:
@@ -64,16 +66,27 @@ def compare_controls(side: Any) -> CompareChoice:
             "no rerun). Off: the plotly figure, with PNG and SVG downloads."
         ),
     )
-    return CompareChoice(what, scale, str(units), linked)
+    weighting = weighting_switch(where=side)
+    return CompareChoice(what, scale, str(units), linked, weighting)
 
 
 def panel(
-    translation: Translation, family: str, layer: int, head: int, units: str, prefix: str = ""
+    translation: Translation,
+    family: str,
+    layer: int,
+    head: int,
+    units: str,
+    prefix: str = "",
+    *,
+    explained: ValueWeighted | None = None,
 ) -> tuple[Panel, str]:
-    """One head (1-based layer and head) as a figure panel, plus the caption that says what it does."""
-    view = attention_view(translation, family, units)
+    """One head (1-based layer and head) as a figure panel, plus the caption that says what it does; value-weighted
+    when `explained` (ui.attention_controls.drawn_values) is given."""
+    view = attention_view(translation, family, units, explained=explained)
     info = head_summary(view.weights[layer - 1 : layer, head - 1 : head], current_language())[0]
     title = f"{prefix}{t(FAMILY_SHORT[family])} · {t('layer')} {layer} · {t('head')} {head}"
+    if view.value_weighted:
+        title += " · " + t("value-weighted")
     return (
         Panel(
             view.weights[layer - 1, head - 1],

@@ -24,15 +24,25 @@ from ui.urlstate import bound_select_slider
 SENTENCE_COUNTS = (20, 100, 250, 1000)  # test2016 has 1000 pairs; 100 take a few seconds on a CPU
 
 
-def _scores(selection: Selection, count: int) -> list[AlignmentScores]:
+def alignment_scores(selection: Selection, count: int) -> list[AlignmentScores]:
+    """AER of every head on the first `count` test2016 pairs, as read and shifted by one; cached per checkpoint, with
+    a progress bar while it computes (all 1000 pairs take about 20 s on a busy CPU, benchmarks/explain.py)."""
+    bar = st.empty()
+
+    def moved(done: int, total: int) -> None:
+        bar.progress(done / total, text=t("Reading {n} reference translations through every cross-attention head…",
+                                          n=total))  # fmt: skip
+
     def compute(checkpoint: Checkpoint) -> list[AlignmentScores]:
         test = load_multi30k("test2016")
         assert test.dropped == 0, "the reference has a line for every test2016 pair, so none may be dropped"
         references = read_reference(MULTI30K_TEST2016)[:count]
         sources, targets = list(test.source[:count]), list(test.target[:count])
-        return align_heads(checkpoint.model, checkpoint.tokenizer, sources, targets, references)
+        return align_heads(checkpoint.model, checkpoint.tokenizer, sources, targets, references, progress=moved)
 
-    return cached("explain_alignment", selection, count, compute)
+    scores = cached("explain_alignment", selection, count, compute)
+    bar.empty()
+    return scores
 
 
 def alignment_section(side: Any, selection: Selection, checkpoint: Checkpoint) -> None:
@@ -48,8 +58,7 @@ def alignment_section(side: Any, selection: Selection, checkpoint: Checkpoint) -
         return
     with side:
         count = int(bound_select_slider(st, t("Sentences of test2016"), SENTENCE_COUNTS, "x_align_n", 100))
-    with st.spinner(t("Reading {n} reference translations through every cross-attention head…", n=count)):
-        read, shifted = _scores(selection, count)
+    read, shifted = alignment_scores(selection, count)
     grids = {
         t("as read"): np.column_stack([read.heads, read.layers]),
         t("shifted by one word"): np.column_stack([shifted.heads, shifted.layers]),

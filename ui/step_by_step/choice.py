@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import numpy as np
 import streamlit as st
 
 from explorer.analysis.step_by_step import HeadSteps, InspectedAttention, head_steps, inspect_translation
@@ -13,7 +14,14 @@ from explorer.checkpoint import Checkpoint
 from explorer.inference import Translation
 from explorer.paper import FAMILY_TITLES
 from explorer.text.pieces import shown_pieces
-from ui.attention_controls import family_picker, number_picker, sentence_input, show_translation
+from ui.attention_controls import (
+    drawn_values,
+    family_picker,
+    number_picker,
+    sentence_input,
+    show_translation,
+    weighting_switch,
+)
 from ui.i18n import t
 from ui.layout import controls, page_header
 from ui.markdown import md_escape
@@ -45,6 +53,8 @@ class Followed:
     view: InspectedAttention
     steps: HeadSteps
     d_model: int
+    # The head's value-weighted attention (q, k) when the page's switch says so (ui.attention_controls), else None.
+    value_weighted: np.ndarray | None = None
 
     @property
     def where(self) -> str:
@@ -105,6 +115,7 @@ def follow_section(selection: Selection, checkpoint: Checkpoint) -> Followed | N
         n_layers = config.n_encoder_layers if family == "encoder_self" else config.n_decoder_layers
         layer = number_picker("Layer", "sbs_layer", n_layers)
         head = number_picker("Head", "sbs_head", config.n_heads)
+        weighting = weighting_switch()
     view = inspected(selection, sentence, translation, family, layer - 1)
     # The tokens as a reader sees them ("Hund", not "▁Hund"): every figure, table and sentence below takes its
     # labels from here; the numbers are the cached ones, unchanged.
@@ -121,8 +132,10 @@ def follow_section(selection: Selection, checkpoint: Checkpoint) -> Followed | N
         format_func=lambda i: f"{i}: {queries[i]}",  # unique labels: pills match by label
         help=t("The position whose attention row is followed through every stage.") + " " + t(QUERY_HELP[family]),
     )
+    explained = drawn_values(selection, translation, weighting)
+    shares = None if explained is None else explained.weighted(family)[layer - 1, head - 1]
     followed = Followed(
-        translation, family, layer, head, query, view, head_steps(view, head - 1, query), config.d_model
+        translation, family, layer, head, query, view, head_steps(view, head - 1, query), config.d_model, shares
     )
     steps = followed.steps
     st.markdown(

@@ -153,6 +153,38 @@ def weighted_sum_section(followed: Followed) -> None:
         "Step by step weighted values",
         key="sbs_weighted",
     )
+    if followed.value_weighted is not None:
+        _value_weighted_row(followed)
+
+
+def _value_weighted_row(followed: Followed) -> None:
+    """The followed query's weights beside its value-weighted shares (the page's switch on "value-weighted"):
+    what the head looks at against what it moves, ‖w_j · f(v_j)‖ with f(v) = v W^O's slice of this head."""
+    assert followed.value_weighted is not None
+    steps = followed.steps
+    shares = followed.value_weighted[followed.query]
+    show_figure(
+        values_heatmap(
+            np.stack([steps.weights, shares]),
+            [t("weight w<sub>j</sub>"), t("value-weighted share")],
+            steps.key_pieces,
+            title=wrap_words(
+                t("Looked at against moved: query “{token}”", token=escape_labels([steps.query_piece])[0])
+            ),
+            x_title=t("key"),
+            bound=1.0,
+            lang=current_language(),
+        ),
+        "Step by step value-weighted",
+        key="sbs_value_weighted",
+    )
+    st.caption(
+        t(
+            "Value-weighted share: ‖w_j · f(v_j)‖ over the row's total, with f(v) = v times this head's slice of "
+            "$W^O$ (Kobayashi et al., 2020). A key with a large weight but a short f(v_j) is looked at yet moves "
+            "little into the output."
+        )
+    )
 
 
 def heads_section(followed: Followed) -> None:

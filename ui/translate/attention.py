@@ -13,12 +13,21 @@ from explorer.analysis.heads import head_summary
 from explorer.analysis.words import average_heads
 from explorer.figures.attention import attention_heatmap, head_view
 from explorer.inference import Translation
-from ui.attention_controls import choice_list, family_picker, number_picker, units_picker
+from ui.attention_controls import (
+    choice_list,
+    drawn_values,
+    family_picker,
+    number_picker,
+    sink_note,
+    units_picker,
+    weighting_switch,
+)
 from ui.attention_view import AttentionView, attention_view, head_title
 from ui.figures import show_figure
 from ui.i18n import current_language, t
 from ui.layout import COLUMN_GAP_PX, FIRST_SCREEN_FIGURE_PX, figure_column_px, fit_height
 from ui.linked_heads import show_linked_grid
+from ui.model_picker import Selection
 from ui.presenter import step_buttons, stepper
 from ui.urlstate import bound_buttons, bound_toggle
 
@@ -34,12 +43,14 @@ class ViewChoice:
     units: str  # one of UNITS
     stretch: bool  # colours up to the view's largest weight instead of 1
     marker: bool  # pieces as the model sees them, with SentencePiece's word-start marker "▁"
+    weighting: str = "raw"  # a key of ui.attention_controls.WEIGHTINGS
 
 
 def view_controls(side: Any) -> ViewChoice:
     """The view, the tokens and the colour scale, in `side`; each kept in the URL."""
     with side:
         mode = choice_list(t("View"), MODES, "mode", "head")
+        weighting = weighting_switch()
         units = units_picker(
             "units",
             help=t(
@@ -73,21 +84,25 @@ def view_controls(side: Any) -> ViewChoice:
                 "the structure of heads that spread their attention."
             ),
         )
-    return ViewChoice(mode, str(units), stretch, marker)
+    return ViewChoice(mode, str(units), stretch, marker, weighting)
 
 
 @st.fragment
-def attention_section(translation: Translation, choice: ViewChoice) -> None:
-    """The pickers (family, layer, head) in a narrow column beside the chosen view; a fragment, so changing a
-    head, a layer or the family reruns only this part, never the translation."""
+def attention_section(selection: Selection, translation: Translation, choice: ViewChoice) -> None:
+    """The pickers (family, layer, head) in a narrow column beside the chosen view, raw or value-weighted as
+    `choice.weighting` says; a fragment, so changing a head, a layer or the family reruns only this part, never
+    the translation. Sink heads are named under the grid and under a head that is one."""
     # 1.35 : 3 leaves the pickers room for four head buttons on one row at 1024 px (at 1 : 3 the fourth
     # wrapped onto a row of its own); the heatmap is sized by its height and still fits its column.
     pickers, shown = st.columns((1.35, 3), gap="medium")  # shown: _FIGURE_SHARE of the width
     with pickers:
         family = family_picker("family", vertical=True)
-    view = attention_view(translation, family, choice.units, current_language(), marker=choice.marker)
+    explained = drawn_values(selection, translation, choice.weighting)
+    view = attention_view(
+        translation, family, choice.units, current_language(), marker=choice.marker, explained=explained
+    )
     if choice.mode == "grid":
-        _grid(view, shown)
+        _grid(view, shown, sink_note(selection, translation, family))
         return
     with pickers:
         # The top layer first: there cross-attention aligns words most clearly (see the model card).
@@ -97,7 +112,7 @@ def attention_section(translation: Translation, choice: ViewChoice) -> None:
         with pickers:
             head = number_picker("Head", "head", view.n_heads)
             step_buttons(stepper("head", view.n_heads))
-        _one_head(view, shown, layer, head, zmax)
+        _one_head(view, shown, layer, head, zmax, sink_note(selection, translation, family, head=(layer - 1, head - 1)))
     elif choice.mode == "mean":
         _mean(view, shown, layer, zmax)
     else:
@@ -112,7 +127,7 @@ def _heatmap(view: AttentionView, shown: Any, weights: Any, layer: int, head: in
         weights,
         view.query_labels,
         view.key_labels,
-        title=head_title(view.family, layer, head, lang),
+        title=head_title(view.family, layer, head, lang) + (" · " + t("value-weighted") if view.value_weighted else ""),
         x_title=view.key_title,
         y_title=view.query_title,
         zmax=zmax,
@@ -127,7 +142,7 @@ def _heatmap(view: AttentionView, shown: Any, weights: Any, layer: int, head: in
         )
 
 
-def _one_head(view: AttentionView, shown: Any, layer: int, head: int, zmax: float | None) -> None:
+def _one_head(view: AttentionView, shown: Any, layer: int, head: int, zmax: float | None, sinks: str) -> None:
     _heatmap(view, shown, view.weights[layer - 1, head - 1], layer, head, zmax)
     # The summary of every head, as the grid's table: its caption names the layer and head.
     info = head_summary(view.weights, current_language())[(layer - 1) * view.n_heads + head - 1]
@@ -140,6 +155,7 @@ def _one_head(view: AttentionView, shown: Any, layer: int, head: int, zmax: floa
             distance=info["mean_distance"],
             peak=info["max_weight"],
         )
+        + (" " + sinks if sinks else "")
     )
 
 
@@ -154,7 +170,7 @@ def _mean(view: AttentionView, shown: Any, layer: int, zmax: float | None) -> No
     )
 
 
-def _grid(view: AttentionView, shown: Any) -> None:
+def _grid(view: AttentionView, shown: Any, sinks: str) -> None:
     """Every head of every layer, linked on hover, and the table of what each head does."""
     with shown:
         # Linked heads: pointing at a query row in one head highlights it in every head.
@@ -163,7 +179,8 @@ def _grid(view: AttentionView, shown: Any) -> None:
             view.query_labels,
             view.key_labels,
             key="translate_grid",
-            title=t("{family}: all layers and heads", family=t(view.title)),
+            title=t("{family}: all layers and heads", family=t(view.title))
+            + (" · " + t("value-weighted") if view.value_weighted else ""),
             share=0.75,  # the figure column beside the pickers
         )
     st.caption(
@@ -173,6 +190,7 @@ def _grid(view: AttentionView, shown: Any) -> None:
             layers=view.n_layers,
             heads=view.n_heads,
         )
+        + (" " + sinks if sinks else "")
     )
     with st.expander(t("What each head does"), expanded=True):
         st.dataframe(

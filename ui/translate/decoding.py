@@ -41,16 +41,22 @@ class Decoding:
         return t("beam search, {beam} beams, α = {alpha}", beam=self.beam, alpha=self.alpha)
 
 
+def _stored_slider(side: Any, label: str, options: list[Any], key: str, default: Any, **kwargs: Any) -> Any:
+    """A select slider over `options` plus `default` (a checkpoint's stored choice need not be among them), kept in
+    the URL; kwargs go to the widget."""
+    return bound_select_slider(side, label, sorted({*options, default}), key, default, **kwargs)
+
+
 def decoding_controls(side: Any, checkpoint: Checkpoint) -> Decoding:
     """The sliders and the constraint in `side` (the sidebar's controls slot). The beam and α stored with the
     model (chosen on its validation set) are the defaults; without them the page starts greedy, the quickest
     view of the attention."""
     stored = decoding_settings(checkpoint.metadata)
     default_beam, default_alpha = (stored.beam, stored.alpha) if stored else (1, ALPHA)
-    beam = bound_select_slider(
+    beam = _stored_slider(
         side,
         t("Beam size"),
-        sorted({*BEAM_SIZES, default_beam}),
+        BEAM_SIZES,
         "beam",
         default_beam,
         help=t(
@@ -59,10 +65,10 @@ def decoding_controls(side: Any, checkpoint: Checkpoint) -> Decoding:
             alpha=ALPHA,
         ),
     )
-    alpha = bound_select_slider(
+    alpha = _stored_slider(
         side,
         t("Length penalty α"),
-        sorted({*ALPHAS, default_alpha}),
+        ALPHAS,
         "alpha",
         default_alpha,
         disabled=beam == 1,
