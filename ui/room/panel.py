@@ -36,7 +36,7 @@ PANEL_STYLE = (
 COOKIE_JS = "<script>document.cookie = '{name}={value}; path=/; max-age={seconds}; SameSite=Strict';</script>"
 
 
-def _held() -> tuple[str, str] | None:
+def held_room() -> tuple[str, str] | None:
     """(code, token) of this browser's open room: the tab's, else the cookie's if its token still opens it."""
     if HELD_KEY not in st.session_state:
         code, _, token = saved_cookie().partition(".")
@@ -77,7 +77,7 @@ def room_panel(checkpoint: str, sentence: str, exercises: Sequence[Exercise], la
     if not presenter_on():
         return
     st.html(PANEL_STYLE)
-    held = _held()
+    held = held_room()
     with st.container(border=True, key="room_panel"):
         if held is None:
             st.button(
