@@ -4,7 +4,8 @@ and then reveals. Reports every answer recorded exactly once, the p95 time from 
 the presenter's count, the p95 time from the reveal to each phone showing it, and this process's CPU and peak
 memory. One device floods the room with 100 answers a second throughout.
 
-    python -m benchmarks --only room            # 200 students, 10 s, a fresh SQLite file
+    python -m benchmarks --only room            # 200 students, 10 s, a fresh SQLite file; then 20 real phones
+                                                # beside them on one app server, and on two sharing PostgreSQL
     EXPLORER_DATABASE_URL=postgresql+psycopg://… python -m benchmarks --only room   # on a shared PostgreSQL
 
 Each student is a thread, as each browser tab is a thread of the Streamlit server; the polling interval is the
@@ -34,6 +35,7 @@ TITLE = "A room of 200 students"
 POLL_S = 1.0  # the pages' interval (ui/room/common.py imports streamlit, so it is repeated here)
 GOAL_S = 2.0
 FLOOD_PER_S = 100
+PHONES = 20  # real headless-browser phones beside the simulated students (benchmarks/room_browsers.py)
 QUESTION = Exercise(
     "cross_head",
     3,
@@ -59,7 +61,7 @@ class Simulation:
     wall_s: float = 0.0
 
 
-def _student(store: RoomStore, code: str, device: str, answer_at: float, poll_s: float, out: dict[str, float]) -> None:
+def student(store: RoomStore, code: str, device: str, answer_at: float, poll_s: float, out: dict[str, float]) -> None:
     """One phone: polls the room as the page's fragment does (room, question, own answer), answers once at
     `answer_at`, and stops when it sees the reveal."""
     rng = random.Random(device)
@@ -86,7 +88,7 @@ def _student(store: RoomStore, code: str, device: str, answer_at: float, poll_s:
         time.sleep(poll_s if answered or answer_at - now > poll_s else max(0.0, answer_at - now))
 
 
-def _flood(store: RoomStore, code: str, stop: threading.Event) -> None:
+def flood(store: RoomStore, code: str, stop: threading.Event) -> None:
     i = 0
     while not stop.is_set():
         try:
@@ -110,7 +112,7 @@ def simulate(students: int, window_s: float, url: str, poll_s: float = POLL_S, s
     results: list[dict[str, float]] = [{} for _ in range(students)]
     threads = [
         threading.Thread(
-            target=_student,
+            target=student,
             args=(
                 stores[i % servers],
                 room.code,
@@ -124,8 +126,8 @@ def simulate(students: int, window_s: float, url: str, poll_s: float = POLL_S, s
         for i in range(students)
     ]
     stop_flood = threading.Event()
-    flood = threading.Thread(target=_flood, args=(store, room.code, stop_flood), daemon=True)
-    for thread in [*threads, flood]:
+    flooder = threading.Thread(target=flood, args=(store, room.code, stop_flood), daemon=True)
+    for thread in [*threads, flooder]:
         thread.start()
     # The presenter's panel: the count, every poll_s, until every student has answered.
     seen: list[tuple[float, int]] = []
@@ -138,7 +140,7 @@ def simulate(students: int, window_s: float, url: str, poll_s: float = POLL_S, s
             break  # something is stuck: report what was recorded
         time.sleep(poll_s)
     stop_flood.set()
-    flood.join()
+    flooder.join()
     revealed_at = time.perf_counter()
     store.reveal(room.code, token)
     for thread in threads:
@@ -215,4 +217,9 @@ def run(opts: Options) -> Result:
     )
     result.add("peak memory (this process)", f"{_peak_rss_mb():.0f} MB")
     result.note(f"{students} students within {window:g} s on {database}, every phone polling every {POLL_S:g} s")
+    if not opts.quick:  # real phones beside the simulated students: app servers and Chromium, minutes
+        from benchmarks import room_browsers
+
+        with tempfile.TemporaryDirectory(prefix="explorer-room-browsers-") as folder:
+            room_browsers.run(result, PHONES, students, window, Path(folder))
     return result
