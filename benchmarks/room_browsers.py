@@ -20,7 +20,6 @@ import contextlib
 import os
 import random
 import tempfile
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -46,6 +45,7 @@ class BrowserRun:
     servers: int
     database: str  # "sqlite" or "postgresql"
     phones: int
+    loaded: int  # phones whose page loaded (within LOAD_MS) and took part
     students: int  # simulated, beside the phones
     recorded: int  # the question's rows for phones and simulated students (the flooding device's left out)
     flood_votes: int
@@ -97,13 +97,14 @@ def _answered(store: RoomStore, code: str) -> dict[str, float]:
     return {device: at for device, at in rows}
 
 
-async def _phone(browser: Any, url: str) -> tuple[Any, Any]:
+async def _phone(browser: Any, server: str, code: str, device: str) -> tuple[Any, Any, str]:
+    url = f"{server}/join?room={code}&device={device}"
     context = await browser.new_context(viewport=PHONE, locale="en-US")
     context.set_default_timeout(LOAD_MS)
     page = await context.new_page()
-    await page.goto(url, timeout=LOAD_MS)
+    await page.goto(url, timeout=LOAD_MS, wait_until="commit")  # the answer buttons, below, are what counts
     await page.locator(".st-key-join_option_0_0 button").first.wait_for(timeout=LOAD_MS)
-    return context, page
+    return context, page, device
 
 
 async def _tap(page: Any, option: int, at: float) -> float:
@@ -137,45 +138,29 @@ async def _room_with_phones(
             executable_path=helpers.chromium_path(), args=helpers.CHROMIUM_ARGS, headless=True
         )
         try:
-            pages: list[tuple[Any, Any]] = []
+            pages: list[tuple[Any, Any, str]] = []
             for first in range(0, phones, LOAD_AT_ONCE):
                 batch = range(first, min(phones, first + LOAD_AT_ONCE))
-                pages += await asyncio.gather(
-                    *(_phone(browser, f"{urls[i % len(urls)]}/join?room={code}&device=phone-{i:04d}") for i in batch)
+                loaded = await asyncio.gather(
+                    *(_phone(browser, urls[i % len(urls)], code, f"phone-{i:04d}") for i in batch),
+                    return_exceptions=True,
                 )
+                # A phone whose page did not load in LOAD_MS is left out, and reported as not loaded.
+                pages += [each for each in loaded if isinstance(each, tuple)]
             cpu0 = [cpu_seconds(pid) for pid in pids]
             wall0 = time.perf_counter()
             start = wall0 + room.POLL_S
-            results: list[dict[str, float]] = [{} for _ in range(students)]
-            threads = [
-                threading.Thread(
-                    target=room.student,
-                    args=(
-                        stores[i % len(stores)],
-                        code,
-                        f"student-{i:04d}",
-                        start + random.Random(i).uniform(0, window_s),
-                        room.POLL_S,
-                        results[i],
-                    ),
-                    daemon=True,
-                )
-                for i in range(students)
-            ]
-            stop_flood = threading.Event()
-            flooder = threading.Thread(target=room.flood, args=(store, code, stop_flood), daemon=True)
-            for thread in [*threads, flooder]:
-                thread.start()
+            crowd = room.start_crowd(stores, code, students, start, window_s, room.POLL_S)
             taps = asyncio.gather(
                 *(
                     _tap(page, random.Random(-i).randrange(options), start + random.Random(-i).uniform(0, window_s))
-                    for i, (_, page) in enumerate(pages)
+                    for i, (_, page, _) in enumerate(pages)
                 ),
                 return_exceptions=True,
             )
             # The presenter: every POLL_S, the count (as the panel reads it) and who it includes.
             seen: dict[str, float] = {}
-            everyone = phones + students
+            everyone = len(pages) + students
             while True:
                 await asyncio.to_thread(store.progress, code, 0)
                 polled = time.perf_counter()
@@ -188,16 +173,17 @@ async def _room_with_phones(
                     break
                 await asyncio.sleep(room.POLL_S)
             tapped = await taps
-            stop_flood.set()
-            await asyncio.to_thread(flooder.join)
+            await asyncio.to_thread(crowd.stop_flood)
             revealed_at = time.perf_counter()
             store.reveal(code, token)
-            followed = await asyncio.gather(*(_follow(page, revealed_at) for _, page in pages), return_exceptions=True)
-            for thread in threads:
+            followed = await asyncio.gather(
+                *(_follow(page, revealed_at) for _, page, _ in pages), return_exceptions=True
+            )
+            for thread in crowd.threads:
                 await asyncio.to_thread(thread.join, 60)
             cpu = [cpu_seconds(pid) - before for pid, before in zip(pids, cpu0, strict=True)]
             wall = time.perf_counter() - wall0
-            for context, _ in pages:
+            for context, _, _ in pages:
                 await context.close()
         finally:
             await browser.close()
@@ -209,13 +195,14 @@ async def _room_with_phones(
         servers=len(urls),
         database=database_url.split(":", 1)[0].split("+", 1)[0],
         phones=phones,
+        loaded=len(pages),
         students=students,
         recorded=sum(d.startswith(("phone-", "student-")) for d in answered),
         flood_votes=int("flooding-device" in answered),
         tap_to_count_s=[
-            seen[f"phone-{i:04d}"] - t
-            for i, t in enumerate(tapped)
-            if isinstance(t, float) and f"phone-{i:04d}" in seen
+            seen[device] - t
+            for (_, _, device), t in zip(pages, tapped, strict=True)
+            if isinstance(t, float) and device in seen
         ],
         reveal_to_phone_s=[s for s, _ in shown],
         shares=[text for _, text in shown],
@@ -253,13 +240,13 @@ def shared_database() -> Iterator[str | None]:
 
 def rows(result: Any, run: BrowserRun) -> None:
     """`run` as rows of the room benchmark's table (benchmarks/room.py)."""
-    expected = run.phones + run.students
+    expected = run.loaded + run.students
     where = f"{run.servers} server{'s' if run.servers > 1 else ''} on {run.database}"
     result.add(
         f"{where}, {run.phones} phones + {run.students} simulated: answers recorded",
-        f"{run.recorded}/{expected}",
-        f"all {expected}",
-        run.recorded == expected and run.flood_votes == 1,
+        f"{run.recorded}/{expected} ({run.loaded}/{run.phones} phones loaded)",
+        f"all {run.phones + run.students}",
+        run.recorded == expected and run.flood_votes == 1 and run.loaded == run.phones,
     )
     p95_tap = percentile(run.tap_to_count_s, 95)
     result.add(
