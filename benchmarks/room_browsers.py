@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import concurrent.futures
 import contextlib
 import os
 import random
@@ -218,7 +219,12 @@ def measure(servers: int, database_url: str, phones: int, students: int, window_
     with app_servers(servers, database_url, folder) as started:
         urls = [app.url for _, app in started]
         pids = [process.pid for process, _ in started]
-        return asyncio.run(_room_with_phones(urls, pids, database_url, phones, students, window_s))
+        # In a thread of its own: the caller's thread may already run an event loop (a test session's
+        # synchronous Playwright does), where asyncio.run refuses to start.
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            return pool.submit(
+                asyncio.run, _room_with_phones(urls, pids, database_url, phones, students, window_s)
+            ).result()
 
 
 @contextlib.contextmanager
