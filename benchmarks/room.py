@@ -4,7 +4,8 @@ and then reveals. Reports every answer recorded exactly once, the p95 time from 
 the presenter's count, the p95 time from the reveal to each phone showing it, and this process's CPU and peak
 memory. One device floods the room with 100 answers a second throughout.
 
-    python -m benchmarks --only room            # 200 students, 10 s, a fresh SQLite file
+    python -m benchmarks --only room            # 200 students, 10 s, a fresh SQLite file; then 20 real phones
+                                                # beside them on one app server, and on two sharing PostgreSQL
     EXPLORER_DATABASE_URL=postgresql+psycopg://… python -m benchmarks --only room   # on a shared PostgreSQL
 
 Each student is a thread, as each browser tab is a thread of the Streamlit server; the polling interval is the
@@ -20,6 +21,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +36,7 @@ TITLE = "A room of 200 students"
 POLL_S = 1.0  # the pages' interval (ui/room/common.py imports streamlit, so it is repeated here)
 GOAL_S = 2.0
 FLOOD_PER_S = 100
+PHONES = 20  # real headless-browser phones beside the simulated students (benchmarks/room_browsers.py)
 QUESTION = Exercise(
     "cross_head",
     3,
@@ -59,7 +62,7 @@ class Simulation:
     wall_s: float = 0.0
 
 
-def _student(store: RoomStore, code: str, device: str, answer_at: float, poll_s: float, out: dict[str, float]) -> None:
+def student(store: RoomStore, code: str, device: str, answer_at: float, poll_s: float, out: dict[str, float]) -> None:
     """One phone: polls the room as the page's fragment does (room, question, own answer), answers once at
     `answer_at`, and stops when it sees the reveal."""
     rng = random.Random(device)
@@ -86,7 +89,7 @@ def _student(store: RoomStore, code: str, device: str, answer_at: float, poll_s:
         time.sleep(poll_s if answered or answer_at - now > poll_s else max(0.0, answer_at - now))
 
 
-def _flood(store: RoomStore, code: str, stop: threading.Event) -> None:
+def flood(store: RoomStore, code: str, stop: threading.Event) -> None:
     i = 0
     while not stop.is_set():
         try:
@@ -95,6 +98,48 @@ def _flood(store: RoomStore, code: str, stop: threading.Event) -> None:
             return  # revealed: answers are closed
         i += 1
         time.sleep(1 / FLOOD_PER_S)
+
+
+@dataclass
+class Crowd:
+    """Simulated phones running in threads, and the flooding device."""
+
+    threads: list[threading.Thread]
+    results: list[dict[str, float]]  # per student: "answered", "refused", "seen_reveal" (perf_counter times)
+    flooding: threading.Event
+    flooder: threading.Thread
+
+    def stop_flood(self) -> None:
+        self.flooding.set()
+        self.flooder.join()
+
+
+def start_crowd(
+    stores: Sequence[RoomStore], code: str, students: int, start: float, window_s: float, poll_s: float
+) -> Crowd:
+    """`students` simulated phones spread over `stores` (one per app server), each answering once at a random
+    time within `window_s` after `start` (a perf_counter time), and the flooding device on the first store."""
+    results: list[dict[str, float]] = [{} for _ in range(students)]
+    threads = [
+        threading.Thread(
+            target=student,
+            args=(
+                stores[i % len(stores)],
+                code,
+                f"student-{i:04d}",
+                start + random.Random(i).uniform(0, window_s),
+                poll_s,
+                results[i],
+            ),
+            daemon=True,
+        )
+        for i in range(students)
+    ]
+    flooding = threading.Event()
+    flooder = threading.Thread(target=flood, args=(stores[0], code, flooding), daemon=True)
+    for thread in [*threads, flooder]:
+        thread.start()
+    return Crowd(threads, results, flooding, flooder)
 
 
 def simulate(students: int, window_s: float, url: str, poll_s: float = POLL_S, servers: int = 1) -> Simulation:
@@ -107,26 +152,8 @@ def simulate(students: int, window_s: float, url: str, poll_s: float = POLL_S, s
     room, token = store.open_room("benchmark", "Two dogs play in the snow.", [QUESTION])
     cpu0, wall0 = time.process_time(), time.perf_counter()
     start = wall0 + poll_s
-    results: list[dict[str, float]] = [{} for _ in range(students)]
-    threads = [
-        threading.Thread(
-            target=_student,
-            args=(
-                stores[i % servers],
-                room.code,
-                f"student-{i:04d}",
-                start + random.Random(i).uniform(0, window_s),
-                poll_s,
-                results[i],
-            ),
-            daemon=True,
-        )
-        for i in range(students)
-    ]
-    stop_flood = threading.Event()
-    flood = threading.Thread(target=_flood, args=(store, room.code, stop_flood), daemon=True)
-    for thread in [*threads, flood]:
-        thread.start()
+    crowd = start_crowd(stores, room.code, students, start, window_s, poll_s)
+    results = crowd.results
     # The presenter's panel: the count, every poll_s, until every student has answered.
     seen: list[tuple[float, int]] = []
     while True:
@@ -137,11 +164,10 @@ def simulate(students: int, window_s: float, url: str, poll_s: float = POLL_S, s
         if time.perf_counter() - start > window_s + 60:
             break  # something is stuck: report what was recorded
         time.sleep(poll_s)
-    stop_flood.set()
-    flood.join()
+    crowd.stop_flood()
     revealed_at = time.perf_counter()
     store.reveal(room.code, token)
-    for thread in threads:
+    for thread in crowd.threads:
         thread.join(timeout=60)
     final = store.progress(room.code, 0).tally.answered
     with engine.connect() as db:
@@ -215,4 +241,12 @@ def run(opts: Options) -> Result:
     )
     result.add("peak memory (this process)", f"{_peak_rss_mb():.0f} MB")
     result.note(f"{students} students within {window:g} s on {database}, every phone polling every {POLL_S:g} s")
+    if not opts.quick:  # real phones beside the simulated students: app servers and Chromium, minutes
+        from benchmarks import room_browsers
+
+        with tempfile.TemporaryDirectory(prefix="explorer-room-browsers-") as folder:
+            try:
+                room_browsers.run(result, PHONES, students, window, Path(folder))
+            except Exception as error:  # the simulated room's rows stand without the phones'
+                result.note(f"real phones: failed ({type(error).__name__}: {str(error)[:200]})")
     return result

@@ -17,6 +17,7 @@ exercises = tour_exercises(selection, sentence, context.lang)
 committed = guesses(exercises)
 
 stop = stop_header(context, exercises, committed)
+# Presenter mode: the class answers on phones. Under the stop's title, so the projector's first screen shows it.
+room_panel(selection.name, sentence, exercises, context.lang)
 stop_body(context, stop, exercises, committed)
 neighbours(stop.number)
-room_panel(selection.name, sentence, exercises, context.lang)  # presenter mode: the class answers on phones

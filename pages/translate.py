@@ -9,6 +9,7 @@ from ui.heads.ablation import ablation_expander
 from ui.i18n import t
 from ui.layout import controls, page_header
 from ui.model_cache import require_model
+from ui.room.ask import ask_the_class
 from ui.translate.alignment import alignment_expander
 from ui.translate.attention import attention_section, view_controls
 from ui.translate.batch import upload_section
@@ -41,3 +42,4 @@ view = view_controls(side)
 attention_section(selection, translation, view)
 alignment_expander(selection, checkpoint, sentence, view)
 ablation_expander(selection, checkpoint.config, translation, beam_size=decoding.beam, alpha=decoding.alpha)
+ask_the_class(translation)  # presenter mode with a room open: the head on screen as a question for every phone

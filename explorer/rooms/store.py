@@ -152,6 +152,17 @@ class RoomStore:
         self._set(room.code, current=position % room.count, revealed=False)
         return self.room(room.code, now=now)
 
+    def ask(self, code: str, token: str, exercise: Exercise, *, now: float | None = None) -> Room:
+        """A question the lecturer adds from a page: appended after the room's questions, and every phone moved
+        to it, not yet revealed."""
+        room = self._owned(code, token, now)
+        with self.engine.begin() as db:
+            db.execute(
+                insert(questions).values(room_code=room.code, position=room.count, exercise=exercise_to_json(exercise))
+            )
+            db.execute(update(rooms).where(rooms.c.code == room.code).values(current=room.count, revealed=False))
+        return self.room(room.code, now=now)
+
     def reveal(self, code: str, token: str, revealed: bool = True, *, now: float | None = None) -> Room:
         room = self._owned(code, token, now)
         self._set(room.code, revealed=revealed)

@@ -94,12 +94,15 @@ def softmax_without_scaling(model: Transformer, translation: Translation, layer:
     )
 
 
-def cross_attention_target(translation: Translation, layer: int | None = None, head: int = 0) -> Exercise:
-    """Stop 3: which source token one head of encoder-decoder attention looks at for one output token."""
+def cross_attention_target(
+    translation: Translation, layer: int | None = None, head: int = 0, row: int | None = None
+) -> Exercise:
+    """Stop 3: which source token one head of encoder-decoder attention looks at for one output token (`row`
+    of the target, 0-based; by default the row where the head is most confident)."""
     assert translation.attention is not None, "translate with with_attention=True for this exercise"
     cross = translation.attention.cross  # (layers, heads, tgt, src)
     layer = cross.shape[0] - 1 if layer is None else layer
-    row = numbers.strongest_cross_row(cross, layer, head)
+    row = numbers.strongest_cross_row(cross, layer, head) if row is None else row
     weights = cross[layer, head, row]
     source = list(translation.source_pieces)
     options = tuple(dict.fromkeys(source))  # a piece may occur twice; ask about the token, not the position

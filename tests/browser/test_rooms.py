@@ -68,3 +68,43 @@ def test_a_phone_answers_and_follows_the_lecturers_reveal(app, browser):
         projector_context.close()
         if phone_context is not None:
             phone_context.close()
+
+
+def test_a_restart_mid_question_gives_the_presenter_its_room_and_loses_no_answer(browser, checkpoint_root, tmp_path):
+    """The server process is stopped and started again while a question is open: the lecturer's tab, reloaded on
+    the new process, shows its room again (from its cookie), with the answer given before the restart counted,
+    and an answer given after it counted too."""
+    from explorer.rooms import schema
+    from explorer.rooms.store import RoomStore
+    from tests.browser.helpers import start_server, stop_server
+
+    runs = tmp_path / "runs"  # the servers' data folder, and so their SQLite file (EXPLORER_RUNS)
+    query_string = query(model="words-fixture", tour_sentence=SENTENCE, presenter="1", stop="4")
+    server, app = start_server(tmp_path / "before.log", checkpoint_root=checkpoint_root, runs=runs)
+    context = None
+    try:
+        context, projector = _page(browser, f"{app.url}/tour?{query_string}", PROJECTOR)
+        projector.locator(".st-key-room_open button").first.click()
+        code = projector.locator(".st-key-room_code p").inner_text(timeout=RENDER_TIMEOUT_MS).strip()
+        store = RoomStore(schema.make_engine(f"sqlite:///{runs / schema.SQLITE_FILE}"))
+        question = store.exercise(code, 0)
+        guess = question.low if question.kind == "number" else question.options[0]
+        store.answer(code, "phone-before", 0, guess)
+        answered = projector.locator("[data-testid='stMetric']", has_text="Answered")
+        answered.filter(has_text="1").wait_for(timeout=FOLLOW_MS)
+    finally:
+        stop_server(server)
+    server, app = start_server(tmp_path / "after.log", checkpoint_root=checkpoint_root, runs=runs)
+    try:
+        projector.goto(f"{app.url}/tour?{query_string}", timeout=RENDER_TIMEOUT_MS)
+        wait_idle(projector)
+        assert projector.locator(".st-key-room_code p").inner_text().strip() == code, "the same room, not a new one"
+        answered.filter(has_text="1").wait_for(timeout=FOLLOW_MS)
+        store.answer(code, "phone-after", 0, guess)
+        answered.filter(has_text="2").wait_for(timeout=FOLLOW_MS)
+        assert store.progress(code, 0).tally.answered == 2 and not store.room(code).revealed
+        assert_no_exception(projector)
+    finally:
+        stop_server(server)
+        if context is not None:
+            context.close()

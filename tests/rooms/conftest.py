@@ -3,17 +3,11 @@
 
 from __future__ import annotations
 
-import glob
-import os
-import shutil
-import socket
-import subprocess
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
+from benchmarks.room_postgres import PostgresUnavailable, throwaway_postgres
 from explorer.rooms import schema
 from explorer.rooms.store import RoomStore
 from explorer.tour.exercises import CHOICE, NUMBER, Exercise
@@ -53,71 +47,14 @@ def exercises() -> list[Exercise]:
     ]
 
 
-def _postgres_bin() -> Path | None:
-    for candidate in [shutil.which("initdb"), *sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), reverse=True)]:
-        if (
-            candidate
-            and Path(candidate).with_name("pg_ctl").exists()
-            and Path(candidate).with_name("postgres").exists()
-        ):
-            return Path(candidate).parent
-    return None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
     """A PostgreSQL server of its own for this test session; skipped, saying why, where none can start."""
-    binaries = _postgres_bin()
-    if binaries is None:
-        pytest.skip("no PostgreSQL binaries (initdb, pg_ctl, postgres): .ci/run installs Debian's postgresql")
-    prefix: list[str] = []
-    if os.geteuid() == 0:  # postgres refuses to run as root: as the postgres user where there is one
-        if shutil.which("runuser") is None or subprocess.run(["id", "postgres"], capture_output=True).returncode:
-            pytest.skip("running as root without a 'postgres' user to start PostgreSQL as")
-        prefix = ["runuser", "-u", "postgres", "--"]
-    folder = Path(tempfile.mkdtemp(prefix="explorer-pg-"))
-    if prefix:
-        shutil.chown(folder, "postgres")
-    data, port = folder / "data", _free_port()
     try:
-        subprocess.run(
-            [*prefix, str(binaries / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8"],
-            check=True,
-            capture_output=True,
-        )
-        options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off"
-        subprocess.run(
-            [
-                *prefix,
-                str(binaries / "pg_ctl"),
-                "-D",
-                str(data),
-                "-o",
-                options,
-                "-l",
-                str(folder / "log"),
-                "-w",
-                "start",
-            ],
-            check=True,
-            capture_output=True,
-        )
-    except subprocess.CalledProcessError as error:
-        shutil.rmtree(folder, ignore_errors=True)
-        pytest.skip(f"PostgreSQL did not start: {error.stderr.decode(errors='replace')[-300:]}")
-    try:
-        yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
-    finally:
-        subprocess.run(
-            [*prefix, str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"], capture_output=True
-        )
-        shutil.rmtree(folder, ignore_errors=True)
+        with throwaway_postgres() as url:
+            yield url
+    except PostgresUnavailable as error:
+        pytest.skip(str(error))
 
 
 # The PostgreSQL runs start a server: slow (in the CI run; `-m "not slow"` leaves them out).

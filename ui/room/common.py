@@ -39,9 +39,26 @@ def value_text(exercise: Exercise, value: str | float) -> str:
     return shown_value(shown)
 
 
+def slider_range(exercise: Exercise, mine: str | None) -> tuple[float, float, float, float]:
+    """(low, high, start, step) of a number question's slider: it starts on this phone's answer, else on the
+    step nearest the middle of the range."""
+    step = float(exercise.step)
+    start = float(mine) if mine is not None else round((exercise.low + exercise.high) / 2 / step) * step
+    return float(exercise.low), float(exercise.high), start, step
+
+
 def refusal(error: RoomError) -> str:
     """A refusal from the store as a sentence in the reader's language; quoted values shown literally."""
     return t(error.message, **{k: shown_value(v) for k, v in error.fields.items()})
 
 
-__all__ = ["POLL_S", "explanation_text", "option_label", "question_text", "refusal", "store", "value_text"]
+__all__ = [
+    "POLL_S",
+    "explanation_text",
+    "option_label",
+    "question_text",
+    "refusal",
+    "slider_range",
+    "store",
+    "value_text",
+]

@@ -11,6 +11,7 @@ from explorer.figures.theme import apply_theme, color, escape_labels
 from explorer.rooms.tally import Tally
 
 RIGHT_COLOR, HIDDEN_COLOR = "#2ca02c", "#8c8c8c"
+BARS_PX = 300  # beside the question on the first screen of a 720-px projector
 
 
 def bars_figure(tally: Tally, labels: Sequence[str], *, revealed: bool, x_title: str, y_title: str) -> go.Figure:
@@ -31,7 +32,7 @@ def bars_figure(tally: Tally, labels: Sequence[str], *, revealed: bool, x_title:
             hoverinfo="skip",
         )
     )
-    apply_theme(fig, height=360)
+    apply_theme(fig, height=BARS_PX)
     fig.update_layout(margin_t=30, showlegend=False)
     fig.update_xaxes(title_text=x_title, type="category")
     fig.update_yaxes(

@@ -18,7 +18,16 @@ from explorer.rooms.tally import RoomError
 from explorer.tour.exercises import CHOICE, Exercise
 from ui.i18n import NAMES, current_language, t
 from ui.markdown import md_escape
-from ui.room.common import POLL_S, explanation_text, option_label, question_text, refusal, store, value_text
+from ui.room.common import (
+    POLL_S,
+    explanation_text,
+    option_label,
+    question_text,
+    refusal,
+    slider_range,
+    store,
+    value_text,
+)
 
 ROOM_PARAM, DEVICE_PARAM = "room", "device"
 DEVICE_KEY, LANG_KEY, SENT_KEY = "room_device", "join_lang", "join_sent"
@@ -148,17 +157,8 @@ def _answer_controls(room: Room, exercise: Exercise, mine: str | None) -> None:
                 )
         return
     key = f"join_number_{position}"
-    start = (
-        float(mine) if mine is not None else round((exercise.low + exercise.high) / 2 / exercise.step) * exercise.step
-    )
-    st.slider(
-        t("Your answer"),
-        float(exercise.low),
-        float(exercise.high),
-        float(start),
-        step=float(exercise.step),
-        key=key,
-    )
+    low, high, start, step = slider_range(exercise, mine)
+    st.slider(t("Your answer"), low, high, start, step=step, key=key)
     st.button(
         t("Send"),
         key=f"join_send_{position}",

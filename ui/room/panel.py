@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 import segno
 import streamlit as st
 
-from explorer.rooms.store import DEFAULT_HOURS, Room
+from explorer.rooms.store import DEFAULT_HOURS, Progress, Room
 from explorer.rooms.tally import RoomError
 from explorer.tour.exercises import CHOICE, Exercise
 from ui.i18n import t
@@ -27,16 +27,18 @@ from ui.room.figure import bars_figure
 
 HELD_KEY, COOKIE = "room_held", "explorer_room"
 JOIN_PAGE = "join"
-# The code at a size read from the back of a lecture hall.
+QR_PX = 140  # read by a phone from the back rows of a lecture hall, small enough to leave the bars room
+# The code at a size read from the back of a lecture hall, on one line in the panel's narrow first column.
 PANEL_STYLE = (
-    "<style>.st-key-room_code p { font-size: 3rem; font-weight: 700; letter-spacing: 0.12em; } "
+    "<style>.st-key-room_code p { font-size: min(2.2rem, 3.2vw); font-weight: 700; letter-spacing: 0.08em; "
+    "white-space: nowrap; } "
     ".st-key-room_cookie { display: none; }</style>"
 )
 # Set or clear the presenter cookie; the values are a room code and a URL-safe token (no quote, no semicolon).
 COOKIE_JS = "<script>document.cookie = '{name}={value}; path=/; max-age={seconds}; SameSite=Strict';</script>"
 
 
-def _held() -> tuple[str, str] | None:
+def held_room() -> tuple[str, str] | None:
     """(code, token) of this browser's open room: the tab's, else the cookie's if its token still opens it."""
     if HELD_KEY not in st.session_state:
         code, _, token = saved_cookie().partition(".")
@@ -77,8 +79,8 @@ def room_panel(checkpoint: str, sentence: str, exercises: Sequence[Exercise], la
     if not presenter_on():
         return
     st.html(PANEL_STYLE)
-    held = _held()
-    with st.container(border=True, key="room_panel"):
+    held = held_room()
+    with st.container(border=held is not None, key="room_panel"):
         if held is None:
             st.button(
                 t("Open a room for the class"),
@@ -139,28 +141,44 @@ def live_room(code: str, token: str) -> None:
         st.button(t("Open a new room"), key="room_forget", on_click=_forget)
         return
     exercise = store().exercise(code, room.current)
-    join, live = st.columns((1, 2), gap="medium")
+    progress = store().progress(room.code, room.current)
+    # Three columns, so the whole room (code, question, bars, buttons) fits under the stop's title on the
+    # projector's first screen (1280×720, 1024×768) with the stop's figure one scroll below.
+    _buttons(room, token)  # first: after a reveal the explanation lengthens the panel, the buttons stay in view
+    if st.session_state.get("room_refusal"):
+        st.warning(st.session_state.pop("room_refusal"))
+    join, question, bars = st.columns((1, 1.4, 2), gap="medium")
     with join:
         link = join_link(code)
         st.caption(t("Join on your phone"))
         with st.container(key="room_code"):
             st.markdown(code)
-        st.image(qr_png(link), width=220)
+        st.image(qr_png(link), width=QR_PX)
         st.markdown(f"`{link}`")
-    with live:
-        _question(room, exercise)
-    _buttons(room, token)
-    if st.session_state.get("room_refusal"):
-        st.warning(st.session_state.pop("room_refusal"))
+    with question:
+        _question(room, exercise, progress)
+    with bars:
+        _bars(room, exercise, progress)
+        if room.revealed:
+            st.success(
+                t(
+                    "The model's answer: {answer}. {share}% of the class was right.",
+                    answer=value_text(exercise, exercise.answer),
+                    share=round(100 * progress.tally.right_share),
+                )
+            )
+            st.markdown(explanation_text(exercise))
 
 
-def _question(room: Room, exercise: Exercise) -> None:
-    progress = store().progress(room.code, room.current)
+def _question(room: Room, exercise: Exercise, progress: Progress) -> None:
     st.caption(t("Question {number} of {count}", number=room.current + 1, count=room.count))
     st.markdown(question_text(exercise))
     joined, answered = st.columns(2)
     joined.metric(t("Joined"), progress.joined)
     answered.metric(t("Answered"), progress.tally.answered)
+
+
+def _bars(room: Room, exercise: Exercise, progress: Progress) -> None:
     if exercise.kind == CHOICE:
         labels = [option_label(bar.label) for bar in progress.tally.bars]
         x_title = t("Options")
@@ -169,15 +187,6 @@ def _question(room: Room, exercise: Exercise) -> None:
         x_title = t("Answer")
     figure = bars_figure(progress.tally, labels, revealed=room.revealed, x_title=x_title, y_title=t("Students"))
     st.plotly_chart(figure, width="stretch", key="room_bars", config={"displayModeBar": False})
-    if room.revealed:
-        st.success(
-            t(
-                "The model's answer: {answer}. {share}% of the class was right.",
-                answer=value_text(exercise, exercise.answer),
-                share=round(100 * progress.tally.right_share),
-            )
-        )
-        st.markdown(explanation_text(exercise))
 
 
 def _buttons(room: Room, token: str) -> None:
