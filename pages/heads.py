@@ -7,6 +7,7 @@ import streamlit as st
 
 from ui.heads.controls import ablate_section, flow_section, heads_controls
 from ui.heads.importance import importance_section
+from ui.heads.paper_figures import paper_figures_section
 from ui.heads.replay import replay_section
 from ui.heads.roles import roles_section
 from ui.i18n import t
@@ -25,8 +26,15 @@ page_header(
     ),
 )
 
-ablate, importance, flow, roles, replay = st.tabs(
-    [t("Switch heads off"), t("Which heads matter"), t("Information flow"), t("Head roles"), t("Training replay")]
+ablate, importance, flow, roles, replay, paper = st.tabs(
+    [
+        t("Switch heads off"),
+        t("Which heads matter"),
+        t("Information flow"),
+        t("Head roles"),
+        t("Training replay"),
+        t("Paper's Figures 3–5"),
+    ]
 )
 choice = heads_controls(controls(), checkpoint)
 with ablate:
@@ -39,3 +47,5 @@ with roles:
     roles_section(selection, checkpoint, choice.sentence or None)
 with replay:
     replay_section(selection.path, checkpoint)
+with paper:
+    paper_figures_section(selection, checkpoint)
