@@ -23,6 +23,7 @@ BENCHMARKS = {
     "gpu": "benchmarks.gpu",
     "room": "benchmarks.room",
     "browser": "benchmarks.browser_pages",
+    "marian": "benchmarks.marian",
 }
 
 

@@ -215,6 +215,7 @@ def test_every_benchmark_is_listed():
         "gpu",
         "room",
         "browser",
+        "marian",
     }
     for name in BENCHMARKS:
         module = load(name)
