@@ -84,3 +84,11 @@ def test_the_beam_page_states_the_models_length_penalty(imported, monkeypatch):
     at = open_page("pages/beam.py", model=NAME, beam_sentence=SENTENCE, lang="en")
     assert any("|Y|^α" in c.value for c in at.caption), "the page says which length penalty this model uses"
     assert any("|Y|^{\\alpha}" in (m.value or "") for m in at.latex)
+
+
+def test_translate_says_the_decoding_settings_are_the_imported_models_own(imported, monkeypatch):
+    root, _ = imported
+    monkeypatch.setenv("EXPLORER_CHECKPOINTS", str(root))
+    at = open_page("pages/translate.py", model=NAME, sentence=SENTENCE, lang="en")
+    notes = [c.value for c in at.caption if c.value.startswith("Decoding: beam")]
+    assert notes and all("the imported model's own settings" in note for note in notes), notes
