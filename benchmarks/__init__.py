@@ -25,6 +25,7 @@ BENCHMARKS = {
     "classroom": "benchmarks.classroom",
     "explain": "benchmarks.explain",
     "browser": "benchmarks.browser_pages",
+    "marian": "benchmarks.marian",
 }
 
 

@@ -169,6 +169,11 @@ class Tokenizer:
     def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
         return self._sp.encode(list(texts))
 
+    def encode_target_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        """Ids of target-side `texts` for training: one vocabulary on both sides here; an imported model's target
+        side may have its own (explorer.marian.tokenizer)."""
+        return self.encode_batch(texts)
+
     def decode(self, ids: Iterable[int]) -> str:
         """Text of `ids`; PAD, BOS and EOS are skipped wherever they appear.
 

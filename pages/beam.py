@@ -7,7 +7,7 @@ import streamlit as st
 
 from ui.beam.example import beam_sentence
 from ui.beam.hypothesis import attention_section, chosen_hypothesis, hypothesis_picker, nbest_list, nbest_section
-from ui.beam.search import outputs_section, search_controls, search_section, verdict
+from ui.beam.search import outputs_section, score_formula, search_controls, search_section, verdict
 from ui.beam.tree import picked_tokens, step_section, step_slider, tree_section
 from ui.i18n import t
 from ui.layout import controls, page_header
@@ -24,9 +24,10 @@ page_header(
         "used k = 4, a length penalty α = 0.6 and a maximum output length of input length + 50 (Section 6.1). "
         "Finished hypotheses are ranked by their length-normalised score (GNMT's penalty):"
     ),
-    formula=r"\mathrm{score}(Y) = \frac{\log P(Y \mid X)}{lp(Y)}, \qquad "
-    r"lp(Y) = \left(\frac{5 + |Y|}{6}\right)^{\alpha}",
+    formula=score_formula(checkpoint.config.length_normalisation),
 )
+if checkpoint.config.length_normalisation == "power":
+    st.caption(t("This model ranks by log P(Y | X) / |Y|^α instead: Marian's and Hugging Face's length penalty."))
 
 side = controls()
 choice = search_controls(side, checkpoint, beam_sentence(selection))

@@ -2,7 +2,7 @@
 role each head plays — on the live model.
 
 One view at a time, chosen at the top and kept in the URL (?h_view=roles): each view runs only when shown, so
-a click reruns one section's work, not five (tabs would run every section on every rerun)."""
+a click reruns one section's work (tabs would run every section on every rerun)."""
 
 from __future__ import annotations
 
@@ -11,20 +11,14 @@ import streamlit as st
 from ui.heads.alignment import alignment_heads_section
 from ui.heads.controls import ablate_section, flow_section, heads_controls
 from ui.heads.importance import importance_section
+from ui.heads.paper_figures import paper_figures_section
 from ui.heads.replay import replay_section
 from ui.heads.roles import roles_section
+from ui.heads.views import VIEWS
 from ui.i18n import t
 from ui.layout import controls, page_header
 from ui.model_cache import require_model
 from ui.urlstate import bound_choice
-
-VIEWS = {
-    "ablate": "Switch heads off",
-    "importance": "Which heads matter",
-    "flow": "Information flow",
-    "roles": "Head roles",
-    "replay": "Training replay",
-}
 
 selection, checkpoint = require_model()
 
@@ -58,5 +52,7 @@ elif view == "flow":
 elif view == "roles":
     roles_section(selection, checkpoint, choice.sentence or None)
     alignment_heads_section(selection, checkpoint, choice.sentence or None)
-else:
+elif view == "replay":
     replay_section(selection.path, checkpoint)
+else:
+    paper_figures_section(selection, checkpoint)

@@ -15,8 +15,11 @@ from explorer.model import Transformer
 from explorer.tokenizer import Tokenizer
 
 
-def nbest_rows(hypotheses: Sequence[Hypothesis], tokenizer: Tokenizer, alpha: float) -> list[dict[str, Any]]:
-    """One row per hypothesis, best first: text, pieces, length, log-probability, lp(length), score."""
+def nbest_rows(
+    hypotheses: Sequence[Hypothesis], tokenizer: Tokenizer, alpha: float, form: str = "gnmt"
+) -> list[dict[str, Any]]:
+    """One row per hypothesis, best first: text, pieces, length, log-probability, lp(length), score; lp in the
+    form the search scored with (the model's `length_normalisation`), so score = log p / lp on every row."""
     return [
         {
             "rank": rank,
@@ -24,7 +27,7 @@ def nbest_rows(hypotheses: Sequence[Hypothesis], tokenizer: Tokenizer, alpha: fl
             "pieces": " ".join(tokenizer.target_pieces(h.tokens)),
             "length": len(h.tokens),
             "log p": h.log_prob,
-            "lp(length)": length_penalty(len(h.tokens), alpha),
+            "lp(length)": length_penalty(len(h.tokens), alpha, form),
             "score": h.score,
             "finished": h.finished,
         }

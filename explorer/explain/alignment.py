@@ -143,6 +143,10 @@ class AlignmentScores:
         return sorted(flat, key=lambda item: item[2])
 
 
+class NoMatchingPairs(ValueError):
+    """No sentence pair's pieces joined into the reference's words: no head can be scored."""
+
+
 def score_heads(
     crosses: Sequence[np.ndarray],
     target_pieces: Sequence[Sequence[str]],
@@ -175,7 +179,10 @@ def score_heads(
                 heads_total[layer][head] += aer_counts(links, sure, possible)
             layers_total[layer] += aer_counts(per_layer[layer], sure, possible)
         used += 1
-    assert heads_total is not None and layers_total is not None, "no sentence pair matched its reference's words"
+    if heads_total is None or layers_total is None:
+        # A model whose pieces never join into the reference's words (an imported tokenizer that splits on other
+        # marks): there is nothing to score, which the caller says in words.
+        raise NoMatchingPairs(f"none of the {skipped} sentence pairs matched its reference's words")
     return AlignmentScores(
         shift,
         np.array([[c.aer for c in row] for row in heads_total]),

@@ -37,7 +37,15 @@ from explorer.marian.convert import (
     weights_from_marian,
     weights_to_marian,
 )
-from explorer.marian.tokenizer import SOURCE_SPM, TARGET_SPM, TARGET_VOCAB_FILE, VOCAB_FILE, VocabTokenizer, vocabulary
+from explorer.marian.tokenizer import (
+    MAX_VOCAB_BYTES,
+    SOURCE_SPM,
+    TARGET_SPM,
+    TARGET_VOCAB_FILE,
+    VOCAB_FILE,
+    VocabTokenizer,
+    vocabulary,
+)
 from explorer.model import Transformer, sinusoidal_encoding
 from explorer.tokenizer import BOS_PIECE, EOS_PIECE, PAD_PIECE, UNK_PIECE, Tokenizer
 
@@ -147,13 +155,15 @@ def _local_folder(source: str) -> Path:
         raise ImportFailure(OFFLINE.format(source=source)) from None
 
 
-def _json(file: Path, *, required: bool) -> dict[str, Any]:
+def _json(file: Path, *, required: bool, limit: int = MAX_CONFIG_BYTES) -> dict[str, Any]:
+    """The JSON object in `file`, refused above `limit` bytes (a config's, unless a vocabulary's is given)."""
     if not file.is_file():
         if required:
             raise ImportFailure(f"{file.parent} has no {file.name}: not a model in the Hugging Face layout")
         return {}
-    if file.stat().st_size > MAX_CONFIG_BYTES:
-        raise ImportFailure(f"{file} is larger than {MAX_CONFIG_BYTES:,} bytes: not a model config")
+    if file.stat().st_size > limit:
+        what = "vocabulary" if limit == MAX_VOCAB_BYTES else "model config"
+        raise ImportFailure(f"{file} is larger than {limit:,} bytes: not a {what}")
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -219,13 +229,18 @@ def _tokenizer(folder: Path, config: ModelConfig) -> Tokenizer:
     for name in (SOURCE_SPM, TARGET_SPM, VOCAB_FILE):
         if not (folder / name).is_file():
             raise ImportFailure(f"{folder} has no {name}: the tokenizer of a Marian model is needed")
-    vocab_json = _json(folder / VOCAB_FILE, required=True)
+    # opus-mt's vocab.json is about 1.5 MB (58,101 pieces): read with the vocabulary's limit, not a config's.
+    vocab_json = _json(folder / VOCAB_FILE, required=True, limit=MAX_VOCAB_BYTES)
     separate = (folder / TARGET_VOCAB_FILE).is_file() and bool(
         _json(folder / "tokenizer_config.json", required=False).get("separate_vocabs", True)
     )
     try:
         source = vocabulary(vocab_json, VOCAB_FILE)
-        target = vocabulary(_json(folder / TARGET_VOCAB_FILE, required=True), TARGET_VOCAB_FILE) if separate else None
+        target = (
+            vocabulary(_json(folder / TARGET_VOCAB_FILE, required=True, limit=MAX_VOCAB_BYTES), TARGET_VOCAB_FILE)
+            if separate
+            else None
+        )
         proto, target_proto = (folder / SOURCE_SPM).read_bytes(), (folder / TARGET_SPM).read_bytes()
         if target is None and proto == target_proto and _own_ids(proto, source):
             return Tokenizer(proto)

@@ -82,6 +82,8 @@ class VocabTokenizer(Tokenizer):
             raise ValueError(f"the target-language token {prefix!r} is not in the vocabulary")
         self.prefix = prefix
         target = self.target_vocab if self.target_vocab is not None else self.source_vocab
+        self._target_ids = {piece: i for i, piece in enumerate(target)}
+        self._target_unk = self._target_ids.get(UNK_PIECE, self.unk_id)
         # Never in an output's text: end of sentence, padding (the decoder's start), unknown (transformers'
         # skip_special_tokens).
         self._silent = {i for i, piece in enumerate(target) if piece in (EOS_PIECE, PAD_PIECE, UNK_PIECE)}
@@ -176,6 +178,14 @@ class VocabTokenizer(Tokenizer):
 
     def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
         return [self.encode(text) for text in texts]
+
+    def encode_target_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        """Target-side ids (what the decoder reads and is trained to write): the target SentencePiece model over
+        the target vocabulary, no language token (MarianTokenizer's `text_target`), without the final `</s>`."""
+        return [
+            [self._target_ids.get(piece, self._target_unk) for piece in self._target.encode(text, out_type=str)]
+            for text in texts
+        ]
 
     def decode(self, ids: Iterable[int]) -> str:
         """Text of target `ids`, without `</s>`, `<pad>` and `<unk>` (transformers' skip_special_tokens)."""

@@ -181,12 +181,14 @@ def strongest_cross_row(cross: np.ndarray, layer: int, head: int, skip_last: boo
 class FeedForwardActivity:
     layer: int
     tokens: list[str]
-    hidden: np.ndarray  # (n, d_ff) max(0, x W1 + b1) of the encoder layer's FFN
-    zero_fraction: float  # share of hidden units that the ReLU set to zero
+    hidden: np.ndarray  # (n, d_ff) activation(x W1 + b1) of the encoder layer's FFN (ReLU: max(0, ·), Eq. 2)
+    zero_fraction: float  # share of hidden units that are exactly zero (ReLU's; swish and GELU make almost none)
     embedding_norm: np.ndarray  # (n,) ‖E[token]‖ before scaling
     scaled_norm: np.ndarray  # (n,) ‖E[token]·√d_model‖
     positional_norm: np.ndarray  # (n,) ‖PE(pos)‖
     shared: bool  # one matrix for both embeddings and the output projection (Section 3.4)
+    activation: str  # the model's feed-forward activation (explorer.config.ACTIVATIONS)
+    off_fraction: float  # share of pre-activations ≤ 0: units the activation switches off or squeezes near 0
 
 
 @torch.inference_mode()
@@ -199,7 +201,9 @@ def feed_forward_activity(model: Transformer, translation: Translation, layer: i
         model.encode(src)
     finally:
         handle.remove()
-    hidden = torch.relu(ffn.w_1(inputs[0])).double().cpu().numpy()
+    # The model's own activation (an imported Marian model's swish or GELU), not the paper's ReLU.
+    pre = ffn.w_1(inputs[0])
+    hidden = ffn.activation(pre).double().cpu().numpy()
     ids = torch.tensor(list(translation.source_ids), device=src.device)
     raw = model.embedding(ids).double()
     positions = model.positional_table("source")[: len(ids)].double()
@@ -213,6 +217,8 @@ def feed_forward_activity(model: Transformer, translation: Translation, layer: i
         (raw * model.embedding_scale).norm(dim=-1).cpu().numpy(),
         positions.norm(dim=-1).cpu().numpy(),
         bool(shared),
+        model.config.activation,
+        float((pre <= 0).double().mean()),
     )
 
 
@@ -220,8 +226,16 @@ def feed_forward_activity(model: Transformer, translation: Translation, layer: i
 
 
 def positions_of(model: Transformer, n: int) -> np.ndarray:
-    """(n, d_model) the positional vectors this model adds to the first n source tokens."""
-    return model.positional_table("source")[:n].double().cpu().numpy()
+    """(n, d_model) the positional vectors this model adds to the first n source tokens, with the dimensions in
+    the paper's order (Section 3.5: sin in 2i, cos in 2i+1) whatever order the model stores them in: an imported
+    Marian model keeps the sines in the first half and the cosines in the second (position_layout "split")."""
+    table = model.positional_table("source")[:n].double().cpu().numpy()
+    if model.config.positional == "sinusoidal" and model.config.position_layout == "split":
+        half = (table.shape[1] + 1) // 2
+        interleaved = np.empty_like(table)
+        interleaved[:, 0::2], interleaved[:, 1::2] = table[:, :half], table[:, half:]
+        return interleaved
+    return table
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> float:
@@ -363,7 +377,7 @@ class BeamRow:
     length: int  # tokens, </s> included
     log_prob: float
     score: float  # log_prob / lp(Y)
-    penalty: float  # lp(Y)
+    penalty: float  # lp(Y), in the model's form (GNMT's, or |Y|^α for an imported Marian model)
 
 
 def beam_grid(
@@ -378,7 +392,7 @@ def beam_grid(
         for beam in beams:
             t = translate(model, tokenizer, [sentence], beam_size=beam, alpha=alpha)[0]
             length = len(t.output_ids)
-            penalty = length_penalty(length, alpha)
+            penalty = length_penalty(length, alpha, model.config.length_normalisation)
             # Greedy search reports its score with the default α; every row is rescored with its own.
             rows.append(BeamRow(beam, alpha, t.output, length, t.log_prob, t.log_prob / penalty, penalty))
     return rows

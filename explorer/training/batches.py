@@ -11,11 +11,12 @@ from explorer.tokenizer import Tokenizer
 
 
 def encode_pairs(tokenizer: Tokenizer, corpus: ParallelCorpus, max_len: int) -> tuple[list[list[int]], list[list[int]]]:
-    """Both sides as piece ids, each cut to max_len - 1 so the EOS (source) or BOS/EOS shift (target) fits."""
+    """Both sides as piece ids, each cut to max_len - 1 so the EOS (source) or BOS/EOS shift (target) fits; the
+    target through the target side of the tokenizer (an imported model's own SentencePiece model and vocabulary)."""
     limit = max_len - 1
     return (
         [ids[:limit] for ids in tokenizer.encode_batch(list(corpus.source))],
-        [ids[:limit] for ids in tokenizer.encode_batch(list(corpus.target))],
+        [ids[:limit] for ids in tokenizer.encode_target_batch(list(corpus.target))],
     )
 
 

@@ -108,6 +108,7 @@ class RunManager:
         metadata: dict[str, Any] | None = None,
         unique: bool = False,
         owner: str = CLI_OWNER,
+        init_from: str | Path | None = None,
     ) -> str:
         """Create the run's folder (exclusively: `unique` picks "name-2" when the name is taken, else a taken
         name is refused), write its corpus, vocabulary and spec, and start its process. Returns the name.
@@ -116,6 +117,8 @@ class RunManager:
         started under one name save two models. `replace`: that save may replace a checkpoint of the name
         asked for (the person saw it and chose to); never one of the other name a taken name moved the run to.
         `owner`: who may control the run on a shared server (a browser session's token, or `CLI_OWNER`).
+        `init_from`: a checkpoint whose weights the run starts from (continuing an imported or trained model on
+        this corpus, with a fresh optimizer); `model_config` and `tokenizer` must then be that checkpoint's.
         """
         self._check_capacity(train_config.device)
         run_dir = rf.create_run_folder(self.root, name, unique=unique)
@@ -123,15 +126,18 @@ class RunManager:
         name = run_dir.name
         save_to = Path(save_in) / name if save_in is not None else None
         rf.write_run_data(run_dir, train, val)
-        tokenizer.save(run_dir / rf.TOKENIZER_FILE)
-        rf.write_json(
-            run_dir / rf.SPEC_FILE,
-            {
-                "model_config": model_config.to_dict(),
-                "train_config": train_config.to_dict(),
-                "metadata": {**(metadata or {}), "run": name},
-            },
-        )
+        # Every file of the tokenizer: tokenizer.model, or an imported model's SentencePiece models and vocabularies
+        # (read back by explorer.checkpoint.read_tokenizer, as from a checkpoint).
+        for file_name, data in tokenizer.files().items():
+            (run_dir / file_name).write_bytes(data)
+        spec: dict[str, Any] = {
+            "model_config": model_config.to_dict(),
+            "train_config": train_config.to_dict(),
+            "metadata": {**(metadata or {}), "run": name},
+        }
+        if init_from is not None:
+            spec["init_from"] = str(Path(init_from).resolve())
+        rf.write_json(run_dir / rf.SPEC_FILE, spec)
         # run.json last: a folder with it is a complete run (the listing ignores one without).
         rf.write_json(
             run_dir / rf.RUN_FILE,

@@ -143,9 +143,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def train(run_dir: Path, steps: int | None, stop: StopFile, state: dict[str, Any]) -> TrainResult:
     """Build the trainer (fresh from spec.json, or from latest/), take the device's lock on a GPU, and train
     through `train_reported`, exporting the run where run.json says when it finishes."""
+    from explorer.checkpoint import load_checkpoint, read_tokenizer
     from explorer.config import ModelConfig
     from explorer.devices import resolve_device
-    from explorer.tokenizer import Tokenizer
     from explorer.training import run_folder as rf
     from explorer.training.reporter import FolderReporter
     from explorer.training.trainer import TrainConfig, Trainer, resume_trainer
@@ -163,9 +163,10 @@ def train(run_dir: Path, steps: int | None, stop: StopFile, state: dict[str, Any
         train_config = TrainConfig.from_dict(spec["train_config"])
         if steps is not None:
             train_config = TrainConfig.from_dict({**train_config.to_dict(), "steps": steps})
-        tokenizer = Tokenizer.load(run_dir / rf.TOKENIZER_FILE)
+        model_config = ModelConfig.from_dict(spec["model_config"])
+        tokenizer = read_tokenizer(run_dir, model_config)
         trainer = Trainer(
-            ModelConfig.from_dict(spec["model_config"]),
+            model_config,
             train_config,
             tokenizer,
             corpora[0],
@@ -174,6 +175,8 @@ def train(run_dir: Path, steps: int | None, stop: StopFile, state: dict[str, Any
             [reporter],
             metadata=spec.get("metadata", {}),
         )
+        if spec.get("init_from"):  # continue a checkpoint (an imported model, say) on this run's corpus
+            trainer.load_initial_weights(load_checkpoint(spec["init_from"]).model)
     device = resolve_device(trainer.config.device)
     state.update(device=str(device), total_steps=trainer.config.steps)  # in the failed state too (lock held)
     lock = None

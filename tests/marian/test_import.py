@@ -155,3 +155,32 @@ def test_round_trip_ours_to_marian_to_ours_is_bit_identical(tmp_path):
     assert [t.output_ids for t in translate(back.model, back.tokenizer, texts, beam_size=2)] == [
         t.output_ids for t in translate(ours.model, ours.tokenizer, texts, beam_size=2)
     ]
+
+
+def test_a_vocabulary_file_larger_than_a_config_is_read(tmp_path, one_torch_thread):
+    """opus-mt-en-de's vocab.json is about 1.5 MB (58,101 pieces), more than a config.json may be: it imports."""
+    built = build_marian(tmp_path / "hf", seed=6)
+    vocab = json.loads((built.path / "vocab.json").read_text(encoding="utf-8"))
+    (built.path / "vocab.json").write_text(json.dumps(vocab, indent=30_000), encoding="utf-8")
+    assert (built.path / "vocab.json").stat().st_size > 1024 * 1024
+    ck = load_checkpoint(import_marian(built.path, tmp_path / "big-vocab"))
+    assert ck.tokenizer.source_vocab == list(vocab)
+
+
+def test_the_readme_import_path_parses():
+    """The README's path for a user with network access: each `explorer` line is a command the parser accepts."""
+    import re
+    import shlex
+
+    from explorer.cli import build_parser
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Real translators: OPUS-MT models\n", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```bash\n(.*?)```", section, re.S)
+    assert block
+    lines = [line for line in block.group(1).replace("\\\n", " ").splitlines() if line.strip()]
+    commands = [shlex.split(line.split("|")[-1], comments=True) for line in lines]
+    commands = [words[1:] for words in commands if words and words[0] == "explorer"]
+    assert ["import", "Helsinki-NLP/opus-mt-ko-en", "--out", "checkpoints/opus-mt-ko-en"] in commands
+    for words in commands:
+        build_parser().parse_args(words)  # a wrong flag exits with status 2

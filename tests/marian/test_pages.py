@@ -46,6 +46,16 @@ def test_every_page_opens_on_an_imported_model(imported_root, page):
     assert not at.exception
 
 
+def test_every_heads_view_opens_on_an_imported_model(imported_root):
+    """The Heads page runs one view at a time: each of them, on the imported model."""
+    from ui.heads.views import VIEWS
+
+    at = open_page("pages/heads.py", model=NAME, h_sentence="the big cat sees a small dog")
+    for view in VIEWS:
+        at.segmented_control(key="h_view").set_value(view).run()
+        assert not at.exception, (view, [e.message for e in at.exception])
+
+
 def test_the_beam_page_names_target_tokens_from_the_target_vocabulary(tmp_path, monkeypatch, one_torch_thread):
     """An imported model with separate vocabularies: the n-best pieces and the hypothesis attention's rows are
     the target vocabulary's pieces (the same ids name other pieces in the source vocabulary)."""
@@ -71,3 +81,22 @@ def test_the_beam_page_names_target_tokens_from_the_target_vocabulary(tmp_path, 
     assert [r.replace("&lt;", "<").replace("&gt;", ">") for r in rows_shown] == shown_pieces(
         ck.tokenizer.target_pieces(tokens)
     )
+
+
+def test_the_picker_lists_imported_checkpoints_beside_the_shipped_ones(tmp_path, monkeypatch, one_torch_thread):
+    """An import into checkpoints/ (the README's path) is offered in the sidebar beside the shipped models, named
+    with its source; the app still opens on the shipped translator."""
+    repo = Path(__file__).resolve().parents[2]
+    root = tmp_path / "checkpoints"
+    root.mkdir()
+    for shipped in ("multi30k-en-de", "toy-reverse"):
+        (root / shipped).symlink_to(repo / "checkpoints" / shipped, target_is_directory=True)
+    built = build_marian(tmp_path / "hf", seed=4)
+    import_marian(built.path, root / "opus-mt-en-de")
+    monkeypatch.setenv("EXPLORER_CHECKPOINTS", str(root))
+    at = open_page("pages/translate.py", lang="en")
+    picker = at.sidebar.selectbox(key="model")
+    assert picker.value == "multi30k-en-de"
+    options = list(picker.options)
+    assert "multi30k-en-de" in options and "toy-reverse" in options, options
+    assert [o for o in options if o.startswith("opus-mt-en-de (imported from ")], options

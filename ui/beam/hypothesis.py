@@ -30,7 +30,7 @@ HYPOTHESIS_KEY = "beam_hyp"
 
 def nbest_list(searched: Searched, tokenizer: Tokenizer) -> list[dict[str, Any]]:
     """The n-best list's rows, best first (explorer/analysis/beam.py)."""
-    return nbest_rows(searched.beam.nbest, tokenizer, searched.choice.alpha)
+    return nbest_rows(searched.beam.nbest, tokenizer, searched.choice.alpha, searched.choice.form)
 
 
 def chosen_hypothesis(searched: Searched, rows: list[dict[str, Any]]) -> tuple[int, ...]:

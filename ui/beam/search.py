@@ -33,6 +33,7 @@ class SearchChoice:
     beam_size: int
     alpha: float
     extra: int  # output tokens beyond the input's length
+    form: str = "gnmt"  # the model's length normalisation (explorer.decoding.policy.length_penalty)
 
 
 def search_controls(side: Any, checkpoint: Checkpoint, default: str) -> SearchChoice | None:
@@ -43,6 +44,8 @@ def search_controls(side: Any, checkpoint: Checkpoint, default: str) -> SearchCh
     offered = {**checkpoint.metadata, "examples": list(dict.fromkeys((default, *own)))}
     with side:
         sentence = sentence_input("beam_sentence", offered, default=default)
+    # The paper's k = 4, α = 0.6 (Section 6.1), whatever the model recommends (Translate opens on that): the
+    # page is the paper's search, and on the shipped model these show where beam and greedy differ.
     beam_size = bound_slider(side, t("Beam size k"), "beam_k", 1, 10, 4, on_change=forget_tree_click)
     alpha = bound_slider(
         side,
@@ -71,7 +74,8 @@ def search_controls(side: Any, checkpoint: Checkpoint, default: str) -> SearchCh
     if not sentence:
         st.info(t("Type a sentence to run the search."))
         return None
-    return SearchChoice(sentence, int(beam_size), float(alpha), int(extra))
+    form = checkpoint.config.length_normalisation
+    return SearchChoice(sentence, int(beam_size), float(alpha), int(extra), form)
 
 
 @dataclass(frozen=True)
@@ -117,7 +121,7 @@ def verdict(searched: Searched) -> None:
     """Whether beam search found greedy's output, a better one, or lost greedy's path: by the α-normalised score
     the search ranks finished hypotheses with, at the α on screen (greedy's own search ignores α)."""
     beam, greedy, alpha = searched.beam, searched.greedy, searched.choice.alpha
-    greedy_score = normalized_score(greedy.log_prob, len(greedy.output_ids), alpha)
+    greedy_score = normalized_score(greedy.log_prob, len(greedy.output_ids), alpha, searched.choice.form)
     numbers = t(
         "score at α = {alpha:g}: beam {beam:.3f}, greedy {greedy:.3f} (log-probability: beam {beam_lp:.3f}, "
         "greedy {greedy_lp:.3f})",
@@ -144,3 +148,15 @@ def verdict(searched: Searched) -> None:
                 numbers=numbers,
             )
         )
+
+
+# The score's formula as the page header shows it, by the model's length normalisation.
+_PENALTIES = {
+    "gnmt": r"lp(Y) = \left(\frac{5 + |Y|}{6}\right)^{\alpha}",
+    "power": r"lp(Y) = |Y|^{\alpha}",
+}
+
+
+def score_formula(form: str) -> str:
+    """score(Y) = log P(Y | X) / lp(Y), with lp in `form` ("gnmt", the paper's; "power", Marian's)."""
+    return r"\mathrm{score}(Y) = \frac{\log P(Y \mid X)}{lp(Y)}, \qquad " + _PENALTIES[form]

@@ -10,7 +10,7 @@ import streamlit as st
 
 from explorer.checkpoint import Checkpoint
 from explorer.data.multi30k import load_multi30k, multi30k_available
-from explorer.explain.alignment import AlignmentScores
+from explorer.explain.alignment import AlignmentScores, NoMatchingPairs
 from explorer.explain.head_alignment import MULTI30K_TEST2016, align_heads, read_reference
 from explorer.figures.explain import layer_head_heatmaps
 from explorer.figures.theme import WEIGHT_COLORSCALE
@@ -24,9 +24,10 @@ from ui.urlstate import bound_select_slider
 SENTENCE_COUNTS = (20, 100, 250, 1000)  # test2016 has 1000 pairs; 100 take a few seconds on a CPU
 
 
-def alignment_scores(selection: Selection, count: int) -> list[AlignmentScores]:
+def alignment_scores(selection: Selection, count: int) -> list[AlignmentScores] | None:
     """AER of every head on the first `count` test2016 pairs, as read and shifted by one; cached per checkpoint, with
-    a progress bar while it computes (all 1000 pairs take about 20 s on a busy CPU, benchmarks/explain.py)."""
+    a progress bar while it computes (all 1000 pairs take about 20 s on a busy CPU, benchmarks/explain.py). None,
+    with a note on the page, where the model's pieces never join into the reference's words."""
     bar = st.empty()
 
     def moved(done: int, total: int) -> None:
@@ -40,8 +41,19 @@ def alignment_scores(selection: Selection, count: int) -> list[AlignmentScores]:
         sources, targets = list(test.source[:count]), list(test.target[:count])
         return align_heads(checkpoint.model, checkpoint.tokenizer, sources, targets, references, progress=moved)
 
-    scores = cached("explain_alignment", selection, count, compute)
-    bar.empty()
+    try:
+        scores = cached("explain_alignment", selection, count, compute)
+    except NoMatchingPairs:
+        st.info(
+            t(
+                "This model's pieces do not join into the reference's words on any test2016 pair, so no head "
+                "can be scored against the reference alignment."
+            ),
+            icon=":material/info:",
+        )
+        return None
+    finally:
+        bar.empty()
     return scores
 
 
@@ -58,7 +70,10 @@ def alignment_section(side: Any, selection: Selection, checkpoint: Checkpoint) -
         return
     with side:
         count = int(bound_select_slider(st, t("Sentences of test2016"), SENTENCE_COUNTS, "x_align_n", 100))
-    read, shifted = alignment_scores(selection, count)
+    scores = alignment_scores(selection, count)
+    if scores is None:
+        return
+    read, shifted = scores
     grids = {
         t("as read"): np.column_stack([read.heads, read.layers]),
         t("shifted by one word"): np.column_stack([shifted.heads, shifted.layers]),

@@ -48,7 +48,10 @@ def alignment_heads_section(selection: Selection, checkpoint: Checkpoint, senten
             icon=":material/info:",
         )
         return
-    read, shifted = alignment_scores(selection, SENTENCES)
+    scores = alignment_scores(selection, SENTENCES)
+    if scores is None:
+        return
+    read, shifted = scores
     ranked = read.ranked()
     name = "cross.{}.{} ({:.2f})".format
     st.markdown(

@@ -80,7 +80,7 @@ def decoding_controls(side: Any, checkpoint: Checkpoint) -> Decoding:
     if stored is not None:
         # Under the sliders it sets, to compare a choice of one's own with; not in the main area, whose height
         # the attention figure needs at 1024x768 (the translation's own line says the beam and α in use).
-        side.caption(decoding_note(stored))
+        side.caption(decoding_note(stored, imported=checkpoint.metadata.get("imported_from") is not None))
     no_repeat = bound_choice(  # labelled options: the URL keeps the number (ui/urlstate.py)
         side.segmented_control,
         t("Forbid repeating n pieces"),
