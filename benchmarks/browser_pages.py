@@ -162,15 +162,19 @@ class Settings:
 
 @dataclass
 class Measured:
-    """One row: seconds per run (the first run kept apart), server CPU seconds per run, RSS after, MiB."""
+    """One row: the first run's seconds, then seconds and server CPU seconds per further run, RSS after, MiB."""
 
     what: str
     language: str
+    first: float = math.nan
     seconds: list[float] = field(default_factory=list)
     cpu: list[float] = field(default_factory=list)
     rss_mib: float = math.nan
-    first: float = math.nan
     figure: str = ""  # the key of the figure last seen drawn for this row (what the detector saw)
+
+    def add(self, seconds: float, cpu: float) -> None:
+        self.seconds.append(seconds)
+        self.cpu.append(cpu)
 
 
 # ---- the server process ------------------------------------------------------------------------------------
@@ -276,8 +280,9 @@ def measure_language(browser: Any, settings: Settings, language: str, log: Calla
         pages = [spec.url_path for spec in PAGES if settings.pages is None or spec.url_path in settings.pages]
         # The first visit of the first page (the start page, unless left out) times the start-up as well.
         first_seconds, figure_at, cpu = session.visit(pages[0])
-        start_row = Measured(f"`python app.py` → {pages[0]}'s figure", language, [figure_at - started], [cpu])
-        start_row.first, start_row.rss_mib, start_row.figure = figure_at - started, rss_mib(server.pid), session.seen
+        start_row = Measured(f"`python app.py` → {pages[0]}'s figure", language, first=figure_at - started)
+        start_row.add(figure_at - started, cpu)
+        start_row.rss_mib, start_row.figure = rss_mib(server.pid), session.seen
         rows.append(start_row)
         log(f"  [{language}] server start → first figure: {start_row.first:.2f} s")
         for index, url_path in enumerate(pages):
@@ -285,8 +290,7 @@ def measure_language(browser: Any, settings: Settings, language: str, log: Calla
             row.first = first_seconds if index == 0 else session.visit(url_path)[0]
             for _ in range(settings.runs):
                 seconds, _, cpu = session.visit(url_path)
-                row.seconds.append(seconds)
-                row.cpu.append(cpu)
+                row.add(seconds, cpu)
             row.rss_mib, row.figure = rss_mib(server.pid), session.seen
             rows.append(row)
             log(f"  [{language}] {row.what}: first {row.first:.2f} s, warm " + _times(row.seconds, row.cpu))
@@ -299,8 +303,7 @@ def measure_language(browser: Any, settings: Settings, language: str, log: Calla
             session.visit(action.url_path)
             for run in range(min(settings.runs, action.max_runs)):
                 seconds, cpu = session.interact(action, run)
-                row.seconds.append(seconds)
-                row.cpu.append(cpu)
+                row.add(seconds, cpu)
             row.first, row.rss_mib, row.figure = row.seconds[0], rss_mib(server.pid), session.seen
             rows.append(row)
             log(f"  [{language}] {row.what}: " + _times(row.seconds, row.cpu) + f", RSS {row.rss_mib:.0f} MiB")

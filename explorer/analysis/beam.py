@@ -69,20 +69,17 @@ def step_rows(trace: BeamTrace, step: int, tokenizer: Tokenizer) -> list[dict[st
     return rows
 
 
+SHORT_WORDS = 10  # words in a sentence whose search tree stays readable
+
+
 def beam_differs(
-    model: Transformer,
-    tokenizer: Tokenizer,
-    sentences: Sequence[str],
-    *,
-    beam_size: int = 4,
-    alpha: float = 0.6,
-    max_words: int = 10,
+    model: Transformer, tokenizer: Tokenizer, sentences: Sequence[str], *, beam_size: int = 4, alpha: float = 0.6
 ) -> str | None:
-    """The shortest of `sentences` (at most `max_words` words; the first among equals) on which beam search
+    """The shortest of `sentences` (at most `SHORT_WORDS` words; the first among equals) on which beam search
     with `beam_size` beams and length penalty `alpha` finds another output than greedy decoding, one that ranks
     higher by the α-normalised score the search uses (Section 6.1); None when there is none. A sentence on
     which both agree cannot show what the beam is for; a short one keeps its search tree readable."""
-    short = [s for s in sentences if 0 < len(s.split()) <= max_words]
+    short = [s for s in sentences if 0 < len(s.split()) <= SHORT_WORDS]
     if not short:
         return None
     greedy = translate(model, tokenizer, short, beam_size=1, alpha=alpha)

@@ -27,7 +27,6 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--resume", action="store_true", help="continue the run in --out from its latest/ checkpoint")
     p.add_argument(
         "--init-from",
-        default=None,
         help="start from this checkpoint's weights, shape and tokenizer with a fresh optimizer and schedule "
         "(continue an exported average, or fine-tune); only --dropout may change the model",
     )
@@ -68,6 +67,11 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "(repeatable; the Heads page replays them over training, and `explorer export` ships them)",
     )
     return p
+
+
+# Flags that set the TrainConfig field of the same name: the run's recipe, then its reports and saves.
+_RECIPE_FLAGS = ("steps", "batch_tokens", "lr_scale", "label_smoothing", "seed", "device")
+_REPORT_FLAGS = ("log_every", "eval_every", "save_every", "keep_last", "bleu_sentences")
 
 
 def _model_config(args: argparse.Namespace, vocab_size: int) -> ModelConfig:
@@ -162,18 +166,8 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         train_config = TrainConfig(
-            steps=args.steps,
-            batch_tokens=args.batch_tokens,
+            **{name: getattr(args, name) for name in (*_RECIPE_FLAGS, *_REPORT_FLAGS)},
             warmup_steps=args.warmup,
-            lr_scale=args.lr_scale,
-            label_smoothing=args.label_smoothing,
-            seed=args.seed,
-            log_every=args.log_every,
-            eval_every=args.eval_every,
-            save_every=args.save_every,
-            keep_last=args.keep_last,
-            bleu_sentences=args.bleu_sentences,
-            device=args.device,
             max_len=model_config.max_len,
             sample_sentences=tuple(_watched(args.watch)),
         )

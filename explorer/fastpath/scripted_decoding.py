@@ -36,7 +36,7 @@ import os
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import torch
 import torch.nn.functional as F
@@ -51,7 +51,24 @@ PER_LAYER = 15  # tensors per decoder layer in `LayerWeights.flat`
 PER_FOLDED = 4  # tensors per decoder layer from `FoldedCross.operands`
 
 
-FOLDED_ONE, FOLDED_GROUPS, UNFOLDED = 0, 1, 2  # how a step's cross-attention runs (`decoder_layers`' mode)
+FOLDED_ONE, FOLDED_GROUPS, UNFOLDED = 0, 1, 2  # how a step's cross-attention runs (`CrossInputs.mode`)
+
+
+class CrossInputs(NamedTuple):
+    """What a step's cross-attention reads, as `decoder_layers` takes it (TorchScript passes a NamedTuple whole).
+
+    operands: per layer four tensors: `FoldedCross.operands` (mode FOLDED_ONE: one sentence, two-dimensional;
+        FOLDED_GROUPS: several, batched), or W^Q, b^Q, W^O, b^O of the cross-attention (UNFOLDED), which then
+        attends over memory (layers, 2, groups, heads, src, d_k), the encoder's keys/values, with src_mask
+        (groups, 1, 1, src), the rows in groups of `size` (a sentence's beam); folded, the step reads
+        neither memory nor src_mask (any tensor stands in).
+    """
+
+    operands: list[torch.Tensor]
+    memory: torch.Tensor
+    src_mask: torch.Tensor
+    mode: int
+    size: int
 
 
 def second_ffn_weight(rows: int, few_rows: list[int]) -> int:
@@ -65,11 +82,7 @@ def decoder_layers(
     position: int,
     buffer: torch.Tensor,
     weights: list[torch.Tensor],
-    cross: list[torch.Tensor],
-    cross_kv: torch.Tensor,
-    src_mask: torch.Tensor,
-    mode: int,
-    size: int,
+    cross: CrossInputs,
     eps: list[float],
     heads: int,
     d_k: int,
@@ -81,14 +94,12 @@ def decoder_layers(
     buffer: (capacity, layers, rows, 2, heads, d_k), with room for `position`;
     weights: per layer (`PER_LAYER`) W^QKV, b^QKV, W^O, b^O, W_1, b_1, W_2, b_2 ((in, out) copies), three
         LayerNorms' weight and bias, and W_2 as nn.Linear keeps it, read transposed (for `few_rows` rows);
-    cross: per layer four tensors: `FoldedCross.operands` (mode FOLDED_ONE: one sentence, two-dimensional;
-        FOLDED_GROUPS: several, batched), or W^Q, b^Q, W^O, b^O of the cross-attention (UNFOLDED), which then
-        attends over cross_kv (layers, 2, groups, heads, src, d_k) with src_mask (groups, 1, 1, src), the rows
-        in groups of `size` (a sentence's beam);
+    cross: the step's cross-attention (`CrossInputs`);
     eps: per layer the three LayerNorms'.
     """
     rows = y.shape[0]
     width = heads * d_k
+    mode, size, operands = cross.mode, cross.size, cross.operands
     groups = rows // size
     second = second_ffn_weight(rows, few_rows)
     slabs = buffer[position].unsqueeze(4).unbind(0)
@@ -104,18 +115,18 @@ def decoder_layers(
         out += y
         y = torch.layer_norm(out, [out.shape[1]], weights[w + 8], weights[w + 9], eps[3 * index])
         if mode == 0:  # FOLDED_ONE: `FoldedCross.attend`, one group
-            scores = torch.addmm(cross[c + 1], y, cross[c])
+            scores = torch.addmm(operands[c + 1], y, operands[c])
             attention = torch.softmax(scores.view(rows, heads, -1), dim=-1)
-            out = torch.addmm(cross[c + 3], attention.view(rows, -1), cross[c + 2])
+            out = torch.addmm(operands[c + 3], attention.view(rows, -1), operands[c + 2])
         elif mode == 1:  # FOLDED_GROUPS: `FoldedCross.attend`, batched by group
-            scores = torch.baddbmm(cross[c + 1], y.view(groups, size, -1), cross[c])
+            scores = torch.baddbmm(operands[c + 1], y.view(groups, size, -1), operands[c])
             attention = torch.softmax(scores.view(groups, size, heads, -1), dim=-1).view(groups, size, -1)
-            out = torch.baddbmm(cross[c + 3], attention, cross[c + 2]).view(rows, -1)
+            out = torch.baddbmm(operands[c + 3], attention, operands[c + 2]).view(rows, -1)
         else:  # UNFOLDED: a group's rows are the queries of one attention over its memory
-            q = torch.addmm(cross[c + 1], y, cross[c]).view(groups, size, heads, d_k).transpose(1, 2)
-            kv = cross_kv[index]
-            attended = F.scaled_dot_product_attention(q, kv[0], kv[1], attn_mask=src_mask)
-            out = torch.addmm(cross[c + 3], attended.transpose(1, 2).reshape(rows, width), cross[c + 2])
+            q = torch.addmm(operands[c + 1], y, operands[c]).view(groups, size, heads, d_k).transpose(1, 2)
+            kv = cross.memory[index]
+            attended = F.scaled_dot_product_attention(q, kv[0], kv[1], attn_mask=cross.src_mask)
+            out = torch.addmm(operands[c + 3], attended.transpose(1, 2).reshape(rows, width), operands[c + 2])
         out += y
         y = torch.layer_norm(out, [out.shape[1]], weights[w + 10], weights[w + 11], eps[3 * index + 1])
         hidden = torch.addmm(weights[w + 5], y, weights[w + 4]).relu_()
@@ -132,11 +143,7 @@ def step_rows(
     embedding: torch.Tensor,
     positions: torch.Tensor,
     weights: list[torch.Tensor],
-    cross: list[torch.Tensor],
-    cross_kv: torch.Tensor,
-    src_mask: torch.Tensor,
-    mode: int,
-    size: int,
+    cross: CrossInputs,
     output: torch.Tensor,
     eps: list[float],
     heads: int,
@@ -148,7 +155,7 @@ def step_rows(
     (d_model, vocab); the rest as `decoder_layers` reads them."""
     y = F.embedding(tokens, embedding)
     y += positions[position]  # (rows, d_model)
-    y = decoder_layers(y, position, buffer, weights, cross, cross_kv, src_mask, mode, size, eps, heads, d_k, few_rows)
+    y = decoder_layers(y, position, buffer, weights, cross, eps, heads, d_k, few_rows)
     logits = torch.mm(y, output)
     return torch.log_softmax(logits, -1, out=logits)  # in place, as PackedDecoder.step: the same values
 
@@ -178,14 +185,14 @@ def greedy_loop(
     tokens: list[int] = []
     log_probs: list[float] = []
     token = bos
+    cross = CrossInputs(folded, output, output, 0, 1)  # FOLDED_ONE, one row: memory and src_mask are not read
     for position in range(max_len):
         if position == buffer.shape[0]:  # no room for this position: double the buffer
             grown = buffer.new_empty([2 * position, buffer.shape[1], 1, 2, heads, d_k])
             grown[:position].copy_(buffer)
             buffer = grown
         y = embedding[token].unsqueeze(0) + positions[position]  # (1, d_model), a new tensor
-        # Mode FOLDED_ONE: cross_kv and src_mask are not read (any tensor stands in).
-        y = decoder_layers(y, position, buffer, weights, folded, output, output, 0, 1, eps, heads, d_k, few_rows)
+        y = decoder_layers(y, position, buffer, weights, cross, eps, heads, d_k, few_rows)
         best = torch.log_softmax(torch.mm(y, output), dim=-1).max(dim=-1)
         token = int(best[1].item())
         tokens.append(token)
@@ -333,10 +340,10 @@ def step(decoder: PackedWeights, tokens: torch.Tensor, cache: PackedCache, buffe
         return None
     folded = cache.folded
     if folded is None:
-        mode, cross = UNFOLDED, weights.cross
+        mode, operands = UNFOLDED, weights.cross
     else:
         mode = FOLDED_ONE if folded.operands[0][0].dim() == 2 else FOLDED_GROUPS
-        cross = [t for operands in folded.operands for t in operands]
+        operands = [t for layer in folded.operands for t in layer]
     with torch.jit.optimized_execution(False):  # the graph as written: no rewrites that round differently
         return functions.step_rows(
             tokens,
@@ -345,11 +352,7 @@ def step(decoder: PackedWeights, tokens: torch.Tensor, cache: PackedCache, buffe
             decoder.scaled_embedding,
             decoder.positions,
             weights.flat,
-            cross,
-            cache.cross_kv,
-            cache.src_mask,
-            mode,
-            cache.group_size,
+            CrossInputs(operands, cache.cross_kv, cache.src_mask, mode, cache.group_size),
             decoder.output[0],
             weights.eps,
             decoder.heads,

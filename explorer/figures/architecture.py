@@ -64,6 +64,11 @@ def _positions(encoder: Sequence[str], decoder: Sequence[str]) -> dict[str, tupl
     return places
 
 
+def _shape_text(shape: tuple[int, ...] | None) -> str:
+    """'1 \u00d7 7 \u00d7 512', or a dash for a block without a tensor."""
+    return " \u00d7 ".join(map(str, shape)) if shape else "\u2013"
+
+
 def architecture_figure(
     encoder_blocks: Sequence[tuple[str, str]],
     decoder_blocks: Sequence[tuple[str, str]],
@@ -146,24 +151,18 @@ def architecture_figure(
                     showlegend=False,
                 )
             )
-    xs, ys, text, ids, hover = [], [], [], [], []
-    for block, (x, y) in places.items():
-        shape = shapes.get(block)
-        label = translate(labels[block], lang)
-        xs.append(x)
-        ys.append(y)
-        ids.append(block)
-        text.append(label)
-        shape_text = " \u00d7 ".join(map(str, shape)) if shape else "\u2013"
-        hover.append(f"{label}<br>{translate('tensor', lang)} ({shape_text})")
+    # The blocks' names, each with its tensor's shape on hover; the click selects the block by its id.
+    shown = {block: translate(labels[block], lang) for block in places}
+    tensor = translate("tensor", lang)
+    hover = [f"{shown[block]}<br>{tensor} ({_shape_text(shapes.get(block))})" for block in places]
     fig.add_trace(
         go.Scatter(
-            x=xs,
-            y=ys,
+            x=[x for x, _ in places.values()],
+            y=[y for _, y in places.values()],
             mode="markers+text",
-            text=text,
+            text=list(shown.values()),
             textfont=dict(size=14),
-            customdata=ids,
+            customdata=list(places),
             hovertext=hover,
             hovertemplate="%{hovertext}<extra></extra>",
             marker=dict(size=40, symbol="square", opacity=0.01),

@@ -32,6 +32,12 @@ from explorer.i18n import translate
 _ROW_PX = 34  # height per token row in the single-head matrix and the head view
 
 
+def weight_axis(title: str, top: float = 1.0) -> dict[str, object]:
+    """A shared colour axis for panels of attention weights (0 to `top`), its colour bar titled `title`
+    (translated by the caller): `fig.update_layout(coloraxis=weight_axis(...))`."""
+    return dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=top, colorbar=colorbar(title))
+
+
 def _check(
     weights: np.ndarray, ndim: int, query_labels: Sequence[str], key_labels: Sequence[str], shape_doc: str
 ) -> np.ndarray:
@@ -186,9 +192,7 @@ def attention_grid(
         fig.update_yaxes(title_text=translate("Layer {n}", lang, n=layer + 1), row=layer + 1, col=1)
     fig.update_xaxes(showticklabels=False, ticks="", showgrid=False, zeroline=False, range=[-0.5, k - 0.5])
     fig.update_yaxes(showticklabels=False, ticks="", showgrid=False, zeroline=False, range=[q - 0.5, -0.5])
-    fig.update_layout(
-        coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=1.0, colorbar=colorbar(translate("weight", lang))),
-    )
+    fig.update_layout(coloraxis=weight_axis(translate("weight", lang)))
     apply_theme(fig, title=title, height=max(360, 150 * n_layers + 120))
     return fig
 

@@ -11,7 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.figures.attention import _check, index_axis, pair_heatmap
+from explorer.figures.attention import _check, index_axis, pair_heatmap, weight_axis
 from explorer.figures.memo import remembered
 from explorer.figures.theme import (
     DIVERGING_COLORSCALE,
@@ -124,12 +124,11 @@ def pruning_curves(
     """
     fig = go.Figure()
     for i, (family, points) in enumerate(curves.items()):
-        removed = [p[0] for p in points]
-        bleu = [p[1] for p in points]
+        removed_bleu = np.asarray(points, dtype=float).reshape(-1, 2)  # (points, 2)
         fig.add_trace(
             go.Scatter(
-                x=removed,
-                y=bleu,
+                x=removed_bleu[:, 0],
+                y=removed_bleu[:, 1],
                 mode="lines+markers",
                 name=translate(HEAD_FAMILY_TITLES[family], lang),
                 line=dict(color=color(i), width=3),
@@ -179,9 +178,7 @@ def rollout_comparison(
         )
         fig.update_xaxes(title_text=translate("source", lang), **index_axis(source_labels), row=1, col=col)
     fig.update_yaxes(title_text=translate("output", lang), **index_axis(output_labels, reverse=True), row=1, col=1)
-    fig.update_layout(
-        coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=1.0, colorbar=colorbar(translate("share", lang)))
-    )
+    fig.update_layout(coloraxis=weight_axis(translate("share", lang)))
     return apply_theme(fig, height=max(380, 34 * left.shape[0] + 200))
 
 
@@ -240,9 +237,7 @@ def layer_heads(
     for h in range(heads):
         fig.update_xaxes(**thinned_axis(key_labels, panel_px), row=1, col=h + 1)
     fig.update_yaxes(**thinned_axis(query_labels, height - _ABOVE_BELOW_PX, reverse=True), row=1, col=1)
-    fig.update_layout(
-        coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=1.0, colorbar=colorbar(translate("weight", lang)))
-    )
+    fig.update_layout(coloraxis=weight_axis(translate("weight", lang)))
     return apply_theme(fig, title=title, height=height)
 
 

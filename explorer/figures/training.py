@@ -9,14 +9,12 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.figures.attention import index_axis, pair_heatmap
+from explorer.figures.attention import index_axis, pair_heatmap, weight_axis
 from explorer.figures.theme import (
     NARROW_FIGURE_WIDTH,
     TICK_SIZE,
-    WEIGHT_COLORSCALE,
     apply_theme,
     color,
-    colorbar,
     legend_below,
     text_width_px,
 )
@@ -270,8 +268,6 @@ def attention_evolution(
         fig.update_yaxes(index_axis(labels, reverse=True), row=row, col=col)
     fig.update_xaxes(title_text=translate("source (keys)", lang), row=grid_rows, col=1)
     fig.update_yaxes(title_text=translate("output (queries)", lang), row=1, col=1)
-    fig.update_layout(
-        coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=1.0, colorbar=colorbar(translate("weight", lang)))
-    )
+    fig.update_layout(coloraxis=weight_axis(translate("weight", lang)))
     apply_theme(fig, title=title, height=height)
     return fig

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import torch
 
@@ -185,3 +186,17 @@ class HeadMask:
 
 def layer_selection(mask: HeadMask | None, family: str, layer: int) -> HeadSelection | None:
     return None if mask is None else mask.layer(family, layer)
+
+
+class DecoderHeads(NamedTuple):
+    """The kept heads of one decoder layer's two attention modules (None = all)."""
+
+    self_attention: HeadSelection | None = None
+    cross_attention: HeadSelection | None = None
+
+
+ALL_DECODER_HEADS = DecoderHeads()
+
+
+def decoder_heads(mask: HeadMask | None, layer: int) -> DecoderHeads:
+    return DecoderHeads(layer_selection(mask, "dec", layer), layer_selection(mask, "cross", layer))

@@ -15,7 +15,7 @@ from torch import nn
 
 from explorer.config import ModelConfig
 from explorer.model.attention import AttentionInternals, AttentionOutput, KeyValue, MultiHeadAttention
-from explorer.model.head_mask import HeadSelection
+from explorer.model.head_mask import ALL_DECODER_HEADS, DecoderHeads, HeadSelection
 
 LayerT = TypeVar("LayerT", bound=nn.Module)
 
@@ -144,14 +144,13 @@ class DecoderLayer(nn.Module):
         past_self: KeyValue | None = None,
         cross_kv: KeyValue | None = None,
         inspect: str | None = None,
-        self_heads: HeadSelection | None = None,
-        cross_heads: HeadSelection | None = None,
+        heads: DecoderHeads = ALL_DECODER_HEADS,
     ) -> LayerOutput:
         """y (batch, tgt, d_model); memory (batch, src, d_model) or precomputed `cross_kv`.
 
         self_mask: causal mask (1, 1, tgt, tgt) — None while decoding one step with a cache, where the
         single query may see every cached position. `inspect` is "decoder_self" or "cross".
-        self_heads / cross_heads: kept heads of each attention module (None = all).
+        heads: the kept heads of the self- and the cross-attention.
         """
         outputs: dict[str, AttentionOutput] = {}
 
@@ -163,7 +162,7 @@ class DecoderLayer(nn.Module):
                 need_weights=need_weights,
                 past=past_self,
                 with_internals=inspect == "decoder_self",
-                heads=self_heads,
+                heads=heads.self_attention,
                 causal=self_mask is not None,
             )
             return outputs["self"].output
@@ -177,7 +176,7 @@ class DecoderLayer(nn.Module):
                 past=cross_kv,
                 static_kv=cross_kv is not None,
                 with_internals=inspect == "cross",
-                heads=cross_heads,
+                heads=heads.cross_attention,
             )
             return outputs["cross"].output
 

@@ -18,7 +18,7 @@ from torch import nn
 
 from explorer.config import ModelConfig
 from explorer.model.attention import AttentionInternals, KeyValue
-from explorer.model.head_mask import HeadMask, layer_selection
+from explorer.model.head_mask import HeadMask, decoder_heads, layer_selection
 from explorer.model.layers import DecoderLayer, EncoderLayer, LayerStack
 from explorer.model.positional import sinusoidal_encoding
 from explorer.paper import FAMILIES
@@ -248,8 +248,7 @@ class Transformer(nn.Module):
                 encoded.src_mask,
                 need_weights=need_weights,
                 inspect=family,
-                self_heads=layer_selection(head_mask, "dec", index),
-                cross_heads=layer_selection(head_mask, "cross", index),
+                heads=decoder_heads(head_mask, index),
             )
             y = out.hidden
             self_weights.append(out.self_weights)
@@ -303,14 +302,7 @@ class Transformer(nn.Module):
             zip(self.decoder_layers, cache.self_kv, cache.cross_kv, strict=True)
         ):
             out = layer(
-                y,
-                None,
-                None,
-                cache.src_mask,
-                past_self=past,
-                cross_kv=cross,
-                self_heads=layer_selection(head_mask, "dec", index),
-                cross_heads=layer_selection(head_mask, "cross", index),
+                y, None, None, cache.src_mask, past_self=past, cross_kv=cross, heads=decoder_heads(head_mask, index)
             )
             y = out.hidden
             new_self.append(out.self_kv)

@@ -58,11 +58,15 @@ class Servers:
         """The server called `name`; the options apply when this call starts it. Each server has a runs folder
         of its own (the train page's run folders, not runs/app)."""
         if name not in self.running:
-            log, runs = self.logs / f"{name}.log", self.logs / f"runs-{name}"
+            log, runs = self.log(name), self.logs / f"runs-{name}"
             self.running[name] = start_server(
                 log, checkpoint_root=checkpoint_root, runs=runs, extra=extra, script=script
             )
         return self.running[name][1]
+
+    def log(self, name: str) -> Path:
+        """Where the server called `name` writes its output."""
+        return self.logs / f"{name}.log"
 
     def close(self) -> None:
         for server, _ in self.running.values():

@@ -4,6 +4,7 @@
   buttons, a page number of the stop picker, and the presenter's PageDown / PageUp keys. Before each change
   the page is scrolled down, as a lecturer who has read to the end of a stop leaves it; after it the main area
   is back at the top and the new stop's heading lies inside the first screen (one page load per size).
+  The walk leaves the server's log clean: no warning with a stack trace at any change of stop.
 - Every formula of every stop fits its box in presenter mode: no KaTeX block scrolls, and no glyph of it (an
   exponent, the bar of a transpose) passes the edges of the box that clips it (`FORMULAS_JS`; without presenter
   mode tests/browser/test_tour.py runs the same check).
@@ -57,17 +58,26 @@ def shown_stop(page, number: int, width: int, height: int) -> list[str]:
     return problems
 
 
+# A server's log line carries no level: a warning shows by its stack ("Stack (most recent call last)").
+LOG_WARNINGS = ("Traceback", " WARNING ", "Stack (most recent call last)")
+
+
 @pytest.mark.parametrize(("width", "height"), [(1280, 720), (1024, 768)])
-def test_every_way_to_change_the_stop_starts_at_its_top(app, browser, width, height):
+def test_every_way_to_change_the_stop_starts_at_its_top_and_logs_no_warning(app, browser, servers, width, height):
+    """From stop 1 Next, then each way to change the stop; the shared server's log gains no warning."""
+    log = servers.log("fixtures")
+    logged_before = log.stat().st_size
     context = browser.new_context(viewport={"width": width, "height": height})
     context.set_default_timeout(RENDER_TIMEOUT_MS)
     problems: list[str] = []
     try:
         page = context.new_page()
-        url = f"{app.url}/tour?" + query(model="words-fixture", tour_sentence=SENTENCE, stop="2", presenter="1")
+        url = f"{app.url}/tour?" + query(model="words-fixture", tour_sentence=SENTENCE, stop="1", presenter="1")
         page.goto(url, timeout=RENDER_TIMEOUT_MS)
         wait_idle(page)
-        problems += shown_stop(page, 2, width, height)
+        problems += shown_stop(page, 1, width, height)
+        page.locator(".st-key-tour_next button").click()
+        problems += [f"Next from stop 1: {p}" for p in shown_stop(page, 2, width, height)]
 
         moves = (
             ("Next", 3, lambda: page.locator(".st-key-tour_next button").click()),
@@ -83,6 +93,11 @@ def test_every_way_to_change_the_stop_starts_at_its_top(app, browser, width, hei
     finally:
         context.close()
     assert not problems, "\n".join(problems)
+    with log.open("rb") as text:
+        text.seek(logged_before)
+        walk = text.read().decode(errors="replace")
+    for sign in LOG_WARNINGS:
+        assert sign not in walk, walk[-4000:]
 
 
 # Each KaTeX display block: does it scroll, and which of its glyphs pass the block's box (which clips them)?

@@ -148,17 +148,11 @@ def ablation_extra_tokens(original: Translation) -> int:
 
 
 def ablated_translation(
-    selection: Selection,
-    sentence: str,
-    mask: HeadMask,
-    *,
-    beam_size: int = 1,
-    alpha: float = 0.6,
-    mode: str = "zero",
-    max_extra_tokens: int = EXTRA_OUTPUT_TOKENS,
+    selection: Selection, original: Translation, mask: HeadMask, mode: str, *, beam_size: int = 1, alpha: float = 0.6
 ) -> Translation:
-    """`sentence` decoded with the same search as the plain translation (beam, length penalty α), `mask`'s
-    heads off, at most `max_extra_tokens` past the input's length (`ablation_extra_tokens`); cached."""
+    """`original`'s sentence decoded again with the same search (beam, length penalty α), `mask`'s heads off
+    (`mode`: a key of `MODES`), at most `ablation_extra_tokens(original)` past the input's length; cached."""
+    sentence, max_extra_tokens = original.source, ablation_extra_tokens(original)
 
     def compute(checkpoint: Checkpoint) -> Translation:
         used = mask
@@ -273,9 +267,9 @@ def ablation_expander(
     config: ModelConfig,
     original: Translation,
     *,
+    prefix: str = "am",
     beam_size: int = 1,
     alpha: float = 0.6,
-    prefix: str = "am",
 ) -> None:
     """ "Ablate heads", below a page's main figure: the head grid, and `original` re-decoded with the same
     search and the unticked heads off, beside it with the changed words marked. Mask in ?ablate=; `prefix`
@@ -293,14 +287,7 @@ def ablation_expander(
         if mask.is_empty:
             show_side_by_side(original, original, mask)
             return
-        changed = ablated_translation(
-            selection,
-            original.source,
-            mask,
-            beam_size=beam_size,
-            alpha=alpha,
-            max_extra_tokens=ablation_extra_tokens(original),
-        )
+        changed = ablated_translation(selection, original, mask, "zero", beam_size=beam_size, alpha=alpha)
         show_side_by_side(original, changed, mask)
         # The attention of the heads left on, in the family and layer chosen here.
         family = st.segmented_control(

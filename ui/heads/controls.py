@@ -9,13 +9,12 @@ from typing import Any
 import streamlit as st
 
 from explorer.checkpoint import Checkpoint
-from explorer.model.head_mask import family_layers
+from explorer.model.head_mask import MASK_MODES, family_layers
 from explorer.paper import HEAD_FAMILIES, HEAD_FAMILY_TITLES
 from ui.attention_controls import choice_list, number_picker, sentence_input
 from ui.heads.ablation import (
     MODES,
     ablated_translation,
-    ablation_extra_tokens,
     head_mask_grid,
     remaining_heads,
     show_side_by_side,
@@ -48,7 +47,7 @@ def heads_controls(side: Any, checkpoint: Checkpoint) -> AblationChoice:
         mode = bound_choice(
             st.segmented_control,
             t("A switched-off head outputs"),
-            tuple(MODES),
+            MASK_MODES,
             "h_mode",
             "zero",
             required=True,
@@ -88,14 +87,7 @@ def ablate_section(selection: Selection, checkpoint: Checkpoint, choice: Ablatio
         results.info(t("Type a sentence above, or click an example."), icon=":material/keyboard:")
         return
     original = translate_for(selection, [choice.sentence], beam_size=choice.beam, with_attention=True)[0]
-    changed = ablated_translation(
-        selection,
-        choice.sentence,
-        mask,
-        beam_size=choice.beam,
-        mode=choice.mode,
-        max_extra_tokens=ablation_extra_tokens(original),
-    )
+    changed = ablated_translation(selection, original, mask, choice.mode, beam_size=choice.beam)
     with results:
         show_side_by_side(original, changed, mask)
     with figure:

@@ -12,7 +12,7 @@ from explorer.training.datasets import SYNTHETIC_VAL_PAIRS, load_corpora
 from ui.i18n import t
 from ui.markdown import ERROR_CHARS, shown_value
 from ui.train.prepared import wait_for
-from ui.train.state import apply_data_defaults
+from ui.train.state import apply_data_defaults, choice_buttons
 
 UPLOAD_LIMIT_BYTES = 20 * 1024 * 1024  # per file
 # Uploads larger than this (all files together) are read, and their vocabulary trained, outside the server
@@ -83,15 +83,7 @@ def upload_corpora(
 def data_section() -> DataChoice | None:
     """Data source widgets, corpus size and a preview; None (after a message) when there is no usable corpus."""
     st.subheader(t("1 · Data"))
-    sources = data_sources()
-    source = st.segmented_control(
-        t("Training data"),
-        tuple(sources),
-        key="train_data",
-        required=True,
-        format_func=sources.__getitem__,
-        on_change=apply_data_defaults,
-    )
+    source = choice_buttons(t("Training data"), data_sources(), "train_data", apply_data_defaults)
     choice: DataChoice | None = None
     if source == "synthetic":
         left, middle, right = st.columns(3)

@@ -7,7 +7,7 @@ import streamlit as st
 from explorer.config import PRESETS, ModelConfig, count_parameters
 from ui.i18n import t
 from ui.markdown import ERROR_CHARS, shown_value
-from ui.train.state import apply_preset
+from ui.train.state import apply_preset, choice_buttons
 
 D_MODELS = (16, 32, 64, 128, 256, 512, 768, 1024)
 HEADS = (1, 2, 4, 8, 16)
@@ -20,16 +20,8 @@ def preset_labels() -> dict[str, str]:
 
 def model_section(vocab_size: int) -> ModelConfig | None:
     st.subheader(t("3 · Model"))
-    presets = preset_labels()
-    st.segmented_control(
-        t("Preset"),
-        tuple(presets),
-        key="train_preset",
-        required=True,
-        format_func=presets.__getitem__,
-        on_change=apply_preset,
-        help=t("Sets the knobs below; change any of them afterwards."),
-    )
+    help = t("Sets the knobs below; change any of them afterwards.")
+    choice_buttons(t("Preset"), preset_labels(), "train_preset", apply_preset, help)
     cols = st.columns(5)
     layers = cols[0].slider(t("Layers (N)"), 1, 8, key="train_layers", help=t("Encoder and decoder layers each."))
     d_model = cols[1].select_slider("d_model", D_MODELS, key="train_d_model", help=t("Width of every token vector."))

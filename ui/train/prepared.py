@@ -18,25 +18,26 @@ from ui.i18n import t
 POLL_S = 0.25
 
 
-def stage_names() -> dict[str, str]:
-    return {
-        "starting": t("starting a process of its own"),
-        "reading": t("reading the files"),
-        "checking": t("checking every line"),
-        "writing": t("writing the sentence pairs"),
-        "training": t("training the vocabulary"),
-    }
+def stage_name(stage: str) -> str:
+    """What the step is doing, in the page's language (a stage this list does not know: its own name)."""
+    names = dict(
+        starting=t("starting a process of its own"),
+        reading=t("reading the files"),
+        checking=t("checking every line"),
+        writing=t("writing the sentence pairs"),
+        training=t("training the vocabulary"),
+    )
+    return names.get(stage, stage)
 
 
 def wait_for(job: Path, step: str, label: str) -> StepState:
     """Block this script run (not the server) until the job's step ends, with a progress bar saying what it does."""
     bar = None
-    names = stage_names()
     while (state := step_state(job, step)).running:
         text = t(
             "{label} ({stage}, {seconds} s, outside the server)",
             label=label,
-            stage=names.get(state.stage, state.stage),
+            stage=stage_name(state.stage),
             seconds=f"{max(0.0, time.time() - state.started):.0f}",
         )
         if bar is None:

@@ -4,6 +4,8 @@ is set up once per session)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
 from explorer.config import PRESETS
@@ -13,41 +15,29 @@ from explorer.config import PRESETS
 # and also at steps 10, 20 and 40 (`eval_early`): its attention forms around step 350 (about 25 s on two
 # cores), and a class should see it take shape within the first minute. The larger presets' evaluations
 # (BLEU on 100-200 sentences of real text) cost too much to add more.
+_KNOBS = ("preset", "vocab", "steps", "warmup", "batch_tokens", "eval_every", "bleu", "save_every", "eval_early")
+# fmt: off
 DEFAULTS = {
-    "synthetic": dict(
-        preset="tiny",
-        vocab=64,
-        steps=600,
-        warmup=100,
-        batch_tokens=1024,
-        eval_every=50,
-        bleu=100,
-        save_every=200,
-        eval_early=True,
-    ),
-    "multi30k": dict(
-        preset="small",
-        vocab=8000,
-        steps=5000,
-        warmup=1000,
-        batch_tokens=4096,
-        eval_every=500,
-        bleu=200,
-        save_every=500,
-        eval_early=False,
-    ),
-    "upload": dict(
-        preset="small",
-        vocab=4000,
-        steps=5000,
-        warmup=1000,
-        batch_tokens=2048,
-        eval_every=500,
-        bleu=100,
-        save_every=500,
-        eval_early=False,
-    ),
+    source: dict(zip(_KNOBS, values, strict=True))
+    for source, *values in (
+        # source     preset   vocab steps warmup batch_tokens eval_every bleu save_every eval_early
+        ("synthetic", "tiny",    64,  600,  100,  1024,        50,       100,  200,       True),
+        ("multi30k",  "small", 8000, 5000, 1000,  4096,       500,       200,  500,       False),
+        ("upload",    "small", 4000, 5000, 1000,  2048,       500,       100,  500,       False),
+    )
 }
+# fmt: on
+
+
+def choice_buttons(
+    label: str, labels: dict[str, str], key: str, on_change: Callable[[], None], help: str | None = None
+) -> str:
+    """One of `labels`' keys, picked by its label on a row of buttons and kept under `key`; `on_change` sets the
+    knobs that follow from the choice."""
+    chosen = st.segmented_control(
+        label, tuple(labels), key=key, required=True, format_func=labels.__getitem__, on_change=on_change, help=help
+    )
+    return str(chosen)
 
 
 def apply_data_defaults() -> None:

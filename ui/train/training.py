@@ -28,9 +28,14 @@ def epoch_steps(
     return batches_per_epoch(_tokenizer, _train, batch_tokens, max_len)
 
 
-def whole_number(column: Any, label: str, low: int, high: int, *, key: str, help: str | None = None) -> int:
-    """An integer `st.number_input` in `column`, between `low` and `high`, kept under `key`."""
-    return int(column.number_input(label, low, high, key=key, help=help))
+# Whole-number knobs (kept in session state as "train_<name>") run from 1 to a million, but these.
+RANGES = {"warmup": (1, 50_000), "seed": (0, 1_000_000), "epochs": (1, 1000), "bleu": (0, 5000)}
+
+
+def whole_number(column: Any, label: str, knob: str, help: str | None = None) -> int:
+    """An integer `st.number_input` in `column` within the knob's range (`RANGES`), kept under "train_<knob>"."""
+    low, high = RANGES.get(knob, (1, 1_000_000))
+    return int(column.number_input(label, low, high, key=f"train_{knob}", help=help))
 
 
 def training_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConfig) -> TrainConfig:
@@ -42,10 +47,8 @@ def training_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConf
     warmup = whole_number(
         cols[1],
         t("Warm-up steps"),
-        1,
-        50_000,
-        key="train_warmup",
-        help=t("The learning rate rises for this many steps, then decays (Eq. 3; the paper: 4000)."),
+        "warmup",
+        t("The learning rate rises for this many steps, then decays (Eq. 3; the paper: 4000)."),
     )
     batch_tokens = cols[2].select_slider(
         t("Batch tokens"),
@@ -53,7 +56,7 @@ def training_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConf
         key="train_batch_tokens",
         help=t("Padded tokens per batch and side (the paper: about 25,000)."),
     )
-    seed = whole_number(cols[3], t("Seed"), 0, 1_000_000, key="train_seed")
+    seed = whole_number(cols[3], t("Seed"), "seed")
     cols = st.columns(4)
     unit = cols[0].radio(
         t("Train for"),
@@ -65,9 +68,9 @@ def training_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConf
     with st.spinner(t("Counting batches…")):
         per_epoch = epoch_steps(choice.key, tokenizer.vocab_size, batch_tokens, config.max_len, tokenizer, choice.train)
     if unit == "steps":
-        steps = whole_number(cols[1], t("Steps"), 1, 1_000_000, key="train_steps")
+        steps = whole_number(cols[1], t("Steps"), "steps")
     else:
-        epochs = whole_number(cols[1], t("Epochs"), 1, 1000, key="train_epochs")
+        epochs = whole_number(cols[1], t("Epochs"), "epochs")
         steps = epochs * per_epoch
     cols[1].caption(
         t("1 epoch = {per_epoch} steps; this run: {steps} steps.", per_epoch=f"{per_epoch:,}", steps=f"{steps:,}")
@@ -86,28 +89,19 @@ def training_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConf
     eval_every = whole_number(
         cols[3],
         t("Evaluate every (steps)"),
-        1,
-        1_000_000,
-        key="train_eval_every",
-        help=t("Validation loss, BLEU and the watched sentences' attention."),
+        "eval_every",
+        t("Validation loss, BLEU and the watched sentences' attention."),
     )
     with st.expander(t("More: BLEU sentences, checkpoints")):
-        more = st.columns(2)
+        left, right = st.columns(2)
         bleu = whole_number(
-            more[0],
-            t("BLEU on this many validation sentences"),
-            0,
-            5000,
-            key="train_bleu",
-            help=t("Greedy decoding; 0 skips BLEU."),
+            left, t("BLEU on this many validation sentences"), "bleu", t("Greedy decoding; 0 skips BLEU.")
         )
         save_every = whole_number(
-            more[1],
+            right,
             t("Save latest/ every (steps)"),
-            1,
-            1_000_000,
-            key="train_save_every",
-            help=t("A periodic checkpoint the run can be resumed from if its process stops."),
+            "save_every",
+            t("A periodic checkpoint the run can be resumed from if its process stops."),
         )
     # Adam's settings are not knobs here: every run uses the paper's (TrainConfig's defaults).
     adam = (TrainConfig.adam_beta1, TrainConfig.adam_beta2, TrainConfig.adam_eps)
