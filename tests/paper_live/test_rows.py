@@ -8,6 +8,7 @@ import math
 import re
 
 import pytest
+
 from explorer.data import TASKS, make_splits
 from explorer.i18n import translate
 from explorer.tour import parsing, table3_rows
