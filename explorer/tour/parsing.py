@@ -9,7 +9,6 @@ them again with
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from explorer.data.synthetic import TASKS, symbols
 from explorer.inference import EXTRA_OUTPUT_TOKENS, translate
 from explorer.model import Transformer
 from explorer.tokenizer import Tokenizer
+from explorer.tour import stored
 from explorer.tour.variants import Row, Variant, row_config, row_train_config
 
 STORED = Path(__file__).resolve().parent / "data" / "parsing.json"
@@ -155,8 +155,7 @@ def save(decoded: Sequence[Decoded], exact: float, steps: int, path: Path = STOR
         "val_exact": round(exact, 4),
         "decoded": [asdict(d) for d in decoded],
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, ensure_ascii=False, indent=0) + "\n", encoding="utf-8")
+    stored.write(path, data)
 
 
 @dataclass(frozen=True)
@@ -168,9 +167,9 @@ class StoredParsing:
 
 
 def load(path: Path = STORED) -> StoredParsing | None:
-    if not path.is_file():
+    data = stored.read(path)
+    if data is None:
         return None
-    data = json.loads(path.read_text(encoding="utf-8"))
     low, high = data["train_lengths"]
     return StoredParsing(
         int(data["steps"]),

@@ -14,7 +14,6 @@ greedy output. Make it again with
 from __future__ import annotations
 
 import argparse
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +21,7 @@ import numpy as np
 import torch
 
 from explorer.inference import attention_for, encode_sources, translate
+from explorer.tour import stored
 from explorer.tour.variants import ROWS, row_config, row_data, row_train_config
 from explorer.training.trainer import Trainer
 
@@ -100,15 +100,14 @@ def save(record: RowAAttention, path: Path = STORED) -> None:
             for r in record.runs
         ],
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, ensure_ascii=False) + "\n", encoding="utf-8")
+    stored.write(path, data)
 
 
 def load(path: Path = STORED) -> RowAAttention | None:
     """The stored record, or None when the file is absent."""
-    if not path.is_file():
+    data = stored.read(path)
+    if data is None:
         return None
-    data = json.loads(path.read_text(encoding="utf-8"))
     runs = tuple(
         HeadsRun(
             int(r["n_heads"]),

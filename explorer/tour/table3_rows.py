@@ -12,7 +12,6 @@ seen in training, and the learned model's position table for the Positional enco
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from explorer.inference import translate
 from explorer.model import Transformer
 from explorer.paper import TABLE3, Table3Row
 from explorer.tokenizer import Tokenizer
+from explorer.tour import stored
 from explorer.tour.variants import ROWS, Row, row_config, row_data, row_train_config
 from explorer.training import run_folder as rf
 from explorer.training.batches import encode_pairs
@@ -198,27 +198,22 @@ def save(result: RowResult, path: Path | None = None) -> Path:
             for v in result.variants
         ],
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, ensure_ascii=False) + "\n", encoding="utf-8")
-    return path
+    return stored.write(path, data)
 
 
 def load(letter: str, path: Path | None = None) -> RowResult | None:
     """The stored result of row `letter`, or None when its file is absent."""
     path = path or stored_path(letter)
-    if not path.is_file():
+    data = stored.read(path)
+    if data is None:
         return None
-    data = json.loads(path.read_text(encoding="utf-8"))
     variants = tuple(
         VariantResult(
-            str(v["label"]),
-            int(v["parameters"]),
-            int(v["steps"]),
-            float(v["val_loss"]),
-            float(v["bleu"]),
-            float(v["exact"]),
-            {int(k): float(s) for k, s in v["by_length"].items()},
-            None if v["positions"] is None else np.asarray(v["positions"], dtype=float),
+            **{
+                **v,
+                "by_length": {int(k): float(s) for k, s in v["by_length"].items()},
+                "positions": None if v["positions"] is None else np.asarray(v["positions"], dtype=float),
+            }
         )
         for v in data["variants"]
     )
