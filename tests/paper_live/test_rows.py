@@ -92,3 +92,15 @@ def test_the_new_messages_that_the_code_names_indirectly_have_korean():
     for message in messages:
         korean = translate(message, "ko", low=2, high=10, longest=20)
         assert HANGUL.search(korean), message
+
+
+def test_the_sidebar_counts_the_saves_the_shipped_weights_average():
+    from pathlib import Path
+
+    from ui.model_picker import averaged_count
+
+    shipped = Path(__file__).resolve().parents[2] / "checkpoints" / "multi30k-en-de"
+    if not (shipped / "config.json").is_file():
+        pytest.skip("the shipped checkpoint checkpoints/multi30k-en-de is absent")
+    assert averaged_count(str(shipped)) == 4
+    assert averaged_count(str(shipped.parent / "no-such-model")) == 0

@@ -44,7 +44,7 @@ def parsing_section(ctx: TourContext) -> None:
     """Table 4 and the bracket task under the paper's two decoding settings."""
     st.markdown(t("**Section 6.3: English constituency parsing (Table 4)**"))
     st.dataframe(
-        [{t("Parser"): r.parser, t("Training"): t(r.training), "WSJ 23 F1": r.f1} for r in parsing.TABLE4],
+        [{t("Parser"): r.parser, t("Training data"): t(r.training), "WSJ 23 F1": r.f1} for r in parsing.TABLE4],
         hide_index=True,
     )
     st.caption(
