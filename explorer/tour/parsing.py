@@ -25,7 +25,7 @@ from explorer.tour.variants import Row, Variant, row_config, row_train_config
 
 STORED = Path(__file__).resolve().parent / "data" / "parsing.json"
 COMMAND = "python -m explorer.tour.parsing"
-STEPS = 1200
+STEPS = 2500
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,7 @@ TABLE4: tuple[Table4Row, ...] = (
 )
 # Section 6.3: the parser's decoding against the translation's (Section 6.1).
 PARSER_EXTRA, PARSER_BEAM, PARSER_ALPHA = 300, 21, 0.3
+SHORT_EXTRA = 1
 TRANSLATION_BEAM, TRANSLATION_ALPHA = 4, 0.6
 
 
@@ -61,9 +62,10 @@ class Setting:
     alpha: float
 
 
-# Too short a limit cuts the tree; then greedy, the translation's beam and the parser's.
+# A tree has at least 4 tokens more than its input (two brackets for the whole, two for a phrase): the limit
+# input + SHORT_EXTRA cuts every one; then greedy, the translation's beam and the parser's.
 SETTINGS: tuple[Setting, ...] = (
-    Setting(5, 1, TRANSLATION_ALPHA),
+    Setting(SHORT_EXTRA, 1, TRANSLATION_ALPHA),
     Setting(EXTRA_OUTPUT_TOKENS, 1, TRANSLATION_ALPHA),
     Setting(EXTRA_OUTPUT_TOKENS, TRANSLATION_BEAM, TRANSLATION_ALPHA),
     Setting(PARSER_EXTRA, PARSER_BEAM, PARSER_ALPHA),

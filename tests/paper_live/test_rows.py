@@ -76,8 +76,8 @@ def test_the_stored_bracket_model_is_cut_by_a_short_limit_and_not_by_the_parsers
     assert stored is not None, f"make it with {parsing.COMMAND}"
     assert len(stored.decoded) == len(parsing.SETTINGS) * len(parsing.INPUTS)
     for d in stored.decoded:
-        if d.extra == 5:
-            assert d.length <= len(d.source.split()) + 5 < len(d.reference.split()), d
+        if d.extra == parsing.SHORT_EXTRA:
+            assert d.length < len(d.reference.split()), d
     parser = [d for d in stored.decoded if (d.beam, d.alpha) == (parsing.PARSER_BEAM, parsing.PARSER_ALPHA)]
     assert any(d.correct for d in parser), "the parser's settings give at least one whole tree"
 

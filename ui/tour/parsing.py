@@ -80,11 +80,13 @@ def parsing_section(ctx: TourContext) -> None:
         t(
             "The synthetic bracket task (Train page: task \u201cbracket\u201d): a tiny model trained {steps} steps "
             "on sequences of {low} to {high} symbols, {exact} of its validation trees exact (greedy); `{command}` "
-            "makes it again. A limit of input + 5 cuts every tree; the last input is longer than any in training.",
+            "makes it again. A limit of input + {short} cuts every tree (a tree has at least four tokens more than "
+            "its input); the last input is longer than any in training.",
             steps=stored.steps,
             low=stored.train_lengths[0],
             high=stored.train_lengths[1],
             exact=f"{stored.val_exact:.0%}",
             command=parsing.COMMAND,
+            short=parsing.SHORT_EXTRA,
         )
     )
