@@ -54,16 +54,17 @@ def length_figure(by_length: Mapping[str, Mapping[int, float]], longest_trained:
                 hovertemplate="n = %{x}: %{y:.0%}<extra>" + label + "</extra>",
             )
         )
+    shortest, longest = (f(f(s) for s in by_length.values()) for f in (min, max))
     fig.add_vrect(
         x0=longest_trained + 0.5,
-        x1=max(max(s) for s in by_length.values()) + 0.5,
+        x1=longest + 0.5,
         fillcolor="gray",
         opacity=0.15,
         line_width=0,
         annotation_text=translate("longer than any training sequence", lang),
         annotation_position="top left",
     )
-    fig.update_xaxes(title_text=translate("sequence length", lang), dtick=2)
+    fig.update_xaxes(title_text=translate("sequence length", lang), dtick=2, range=[shortest - 0.5, longest + 0.5])
     fig.update_yaxes(title_text=translate("reproduced exactly", lang), tickformat=".0%", range=[-0.03, 1.03])
     compact(fig, translate("Row (E): trained up to length {n}, tested beyond", lang, n=longest_trained), 400)
     return fig.update_layout(legend=LEGEND_BELOW, margin=dict(b=130))

@@ -99,7 +99,7 @@ def test_tour_shows_rows_b_d_e_beside_the_papers_and_table_4(lang, checkpoint_ro
         at.segmented_control(key="tour_table3_row").set_value(letter).run()
         assert not at.exception, [e.message for e in at.exception]
         table = at.dataframe[-1].value
-        models = list(table.iloc[:, 0])
+        models = list(table.iloc[:, 1])
         assert any(label in m for m in models) and len(table) == 4, "the paper's two rows, then our pair"
         assert set(table["PPL"][2:]) != {"?"}, "our numbers show before the guess; the paper's changed row does not"
         assert table["PPL"][1] == "?"

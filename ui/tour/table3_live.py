@@ -18,6 +18,7 @@ from ui.i18n import t
 from ui.markdown import ERROR_CHARS, shown_value
 from ui.tour.paper_live import row_a_attention_view
 from ui.train.runs import manager, session_owner
+from ui.urlstate import bound_choice
 
 ROW_KEY = "tour_table3_row"
 LIVE_STATUSES = ("preparing", "running", "stopping")
@@ -73,22 +74,22 @@ def comparison_table(letter: str, results: Sequence[tuple[str, RowResult]], scor
     paper = table3_rows.paper_rows(letter)
     rows = [
         {
-            t("model"): f"{t('paper')}: {r.label}",
+            "": t("paper"),
+            t("model"): r.group if r.group == "base" else r.change,
             "PPL": _number(r.ppl, 2) if scores or r.group == "base" else "?",
             "BLEU": _number(r.bleu, 1) if scores or r.group == "base" else "?",
             t("exact"): "\u2014",
-            t("parameters"): "\u2014",
         }
         for r in paper
     ]
     for source, result in results:
         rows += [
             {
-                t("model"): f"{source}: {v.label}",
+                "": source,
+                t("model"): v.label,
                 "PPL": _number(v.perplexity, 3),
                 "BLEU": _number(v.bleu, 1),
                 t("exact"): f"{v.exact:.0%}",
-                t("parameters"): f"{v.parameters:,}",
             }
             for v in result.variants
         ]
@@ -99,8 +100,8 @@ def rows_section(lang: str, scores: bool) -> None:
     """Pick a row; its stored result (and a finished run of this server's) beside the paper's, then the row's
     background runs."""
     st.markdown(t("**Table 3 on this machine**"))
-    picked = st.segmented_control(
-        t("Row"), list(ROWS), key=ROW_KEY, default="A", required=True, format_func=lambda r: f"({r})"
+    picked = bound_choice(  # ?tour_table3_row=E: a lecturer's link opens the row
+        st.segmented_control, t("Row"), list(ROWS), ROW_KEY, "A", required=True, format_func=lambda r: f"({r})"
     )
     letter = picked or "A"
     row = ROWS[letter]
@@ -136,7 +137,7 @@ def rows_section(lang: str, scores: bool) -> None:
                 t(
                     "{source}: exact share of {n} fresh sequences per length. The learned model's table is on the "
                     "Positional encoding page.",
-                    source=source,
+                    source=source[:1].upper() + source[1:],
                     n=table3_rows.PER_LENGTH,
                 )
             )
