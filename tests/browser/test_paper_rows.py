@@ -4,31 +4,22 @@ than the window or cut. A full-page screenshot goes to test-artifacts/screenshot
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from tests.browser.helpers import cut_text, full_screenshot, opened, overflowing, query, wait_for_figure
-
-SHIPPED = Path(__file__).resolve().parents[2] / "checkpoints"
-
-
-@pytest.fixture(scope="module")
-def app(servers):
-    if not (SHIPPED / "multi30k-en-de" / "model.safetensors").is_file():
-        pytest.skip("the shipped checkpoint checkpoints/multi30k-en-de is absent")
-    return servers.get("shipped", checkpoint_root=SHIPPED)
+from tests.browser.helpers import cut_text, full_screenshot, opened, overflowing, query
+from tests.browser.test_paper_live import app  # noqa: F401  (the shipped model's server, a fixture)
 
 
 @pytest.mark.slow
-def test_row_e_on_a_projector(app, browser):
+def test_row_e_on_a_projector(app, browser):  # noqa: F811 (pytest passes the imported fixture)
+    # ?tour_table3_row=E: the link opens stop 9 on row (E), as a lecturer's would.
     url = f"{app.url}/tour?" + query(model="multi30k-en-de", stop="9", tour_table3_row="E")
     with opened(browser, url, (1280, 720)) as page:
-        wait_for_figure(page)
-        main = page.locator('[data-testid="stMain"]')
-        figure = main.locator(".st-key-tour_row_e_lengths_stored")
-        figure.wait_for(timeout=60_000)
+        figure = page.locator('[data-testid="stMain"] .st-key-tour_row_e_lengths_stored')
+        figure.wait_for(timeout=120_000)
         figure.scroll_into_view_if_needed()
+        page.wait_for_timeout(500)  # plotly sizes itself after it is attached
+        main = page.locator('[data-testid="stMain"]')
         assert figure.bounding_box() is not None, "the accuracy-by-length figure is drawn"
         text = main.inner_text()
         assert "Row (E): learned positions against sinusoids" in text
