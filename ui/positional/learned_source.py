@@ -33,13 +33,15 @@ def learned_choice(checkpoint: Checkpoint, length: int) -> np.ndarray | None:
     """The learned table (positions, d) beside the sinusoids, at most `length` positions, or None (?pe_learned=).
 
     The default is the loaded model's own table where it has one, else none: the page then shows the sinusoids
-    alone, as for any sinusoidal model."""
+    alone. A choice of "none" made for another model gives way to the loaded model's own table."""
     tables = {
         "model": learned_table(checkpoint.model, min(length, checkpoint.config.max_len)),
         "stored": _row_e_table(stored=True),
         "live": _row_e_table(stored=False),
     }
-    options = ["none", *(key for key, table in tables.items() if table is not None)]
+    # A model with learned positions always shows a learned table (its own by default); "none" is for the others.
+    found = [key for key, table in tables.items() if table is not None]
+    options = found if "model" in found else ["none", *found]
     choice = bound_choice(
         controls().selectbox,
         t("Learned positions to compare"),
