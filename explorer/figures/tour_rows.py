@@ -61,10 +61,10 @@ def length_figure(by_length: Mapping[str, Mapping[int, float]], longest_trained:
         fillcolor="gray",
         opacity=0.15,
         line_width=0,
-        annotation_text=translate("longer than any training sequence", lang),
+        annotation_text=translate("longer than in training", lang),
         annotation_position="top left",
     )
     fig.update_xaxes(title_text=translate("sequence length", lang), dtick=2, range=[shortest - 0.5, longest + 0.5])
     fig.update_yaxes(title_text=translate("reproduced exactly", lang), tickformat=".0%", range=[-0.03, 1.03])
-    compact(fig, translate("Row (E): trained up to length {n}, tested beyond", lang, n=longest_trained), 400)
-    return fig.update_layout(legend=LEGEND_BELOW, margin=dict(b=130))
+    compact(fig, translate("Row (E): trained up to length {n}, tested beyond", lang, n=longest_trained), 420)
+    return fig.update_layout(legend={**LEGEND_BELOW, "y": -0.32}, margin=dict(b=140))

@@ -75,7 +75,7 @@ def comparison_table(letter: str, results: Sequence[tuple[str, RowResult]], scor
     rows = [
         {
             "": t("paper"),
-            t("model"): r.group if r.group == "base" else r.change,
+            t("model"): r.group,  # "base" or "(E)": the row's change is in the caption above
             "PPL": _number(r.ppl, 2) if scores or r.group == "base" else "?",
             "BLEU": _number(r.bleu, 1) if scores or r.group == "base" else "?",
             t("exact"): "\u2014",
