@@ -19,7 +19,7 @@ from ui.tour.table3_live import ROW_TEXTS
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
 
-@pytest.mark.parametrize("letter", ["B", "D", "E"])
+@pytest.mark.parametrize("letter", ["A", "B", "D", "E"])
 def test_each_row_ships_its_pair_scored_beside_the_papers_row(letter):
     result = table3_rows.load(letter)
     assert result is not None, f"make it with {table3_rows.command(letter)}"
@@ -29,6 +29,8 @@ def test_each_row_ships_its_pair_scored_beside_the_papers_row(letter):
         assert math.isclose(v.perplexity, math.exp(v.val_loss)) and v.perplexity >= 1
     base, changed = table3_rows.paper_rows(letter)
     assert base.group == "base" and changed.group == f"({letter})"
+    if letter == "A":
+        assert result.variants[0].parameters == result.variants[1].parameters, "h·d_k = d_model kept"
     if letter == "B":
         assert result.variants[1].parameters < result.variants[0].parameters, "a smaller d_k, fewer parameters"
     if letter == "E":
