@@ -9,6 +9,7 @@ from explorer.analysis.positional import sinusoid_table
 from ui.attention_controls import number_picker
 from ui.i18n import current_language, t
 from ui.model_cache import require_model
+from ui.positional.learned_source import learned_choice
 from ui.positional.model_input import norms_section
 from ui.positional.sinusoids import (
     intro,
@@ -25,9 +26,11 @@ intro(selection.name, checkpoint.config)
 length = length_control(checkpoint.config)
 table = sinusoid_table(length, checkpoint.config.d_model)  # (length, d_model), shared by three sections
 
-table_section(checkpoint, table)
+learned = learned_choice(checkpoint, length)  # (positions, d) or None: sinusoids alone
+
+table_section(table, learned)
 waves_section(table)
-similarity_section(checkpoint, table)
+similarity_section(table, learned)
 shift_section(checkpoint.config.d_model, length)
 norms_section(checkpoint)
 st.header(t("Word order"))

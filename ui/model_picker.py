@@ -23,6 +23,7 @@ from explorer.checkpoint import (
     read_config,
 )
 from explorer.devices import available_devices
+from explorer.tour.recipe import averaged_from
 from ui.i18n import t
 from ui.markdown import ERROR_CHARS, shown_value
 from ui.uploads import SessionUploads, remove_stale_folders
@@ -104,6 +105,14 @@ def stored_decoding(path: str) -> DecodingSettings | None:
         return decoding_settings(read_config(path)[1])
     except (CheckpointError, OSError):
         return None
+
+
+def averaged_count(path: str) -> int:
+    """How many saved checkpoints the weights at `path` average (config.json's exported_from; no weights read)."""
+    try:
+        return len(averaged_from(read_config(path)[1]))
+    except (CheckpointError, OSError):
+        return 0
 
 
 def decoding_note(settings: DecodingSettings, imported: bool = False) -> str:
@@ -189,6 +198,10 @@ def sidebar() -> Selection | None:
             settings = stored_decoding(chosen)
             if settings is not None:
                 st.caption(decoding_note(settings, imported=imported_from(chosen) is not None))
+            if (averaged := averaged_count(chosen)) > 1:
+                st.caption(
+                    t("Weights: the average of its last {n} saves (checkpoint averaging, Section 6.1).", n=averaged)
+                )
         devices = available_devices()
         if st.session_state.get(DEVICE_KEY) not in devices:
             st.session_state[DEVICE_KEY] = devices[0]

@@ -12,9 +12,23 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from explorer.figures.attention import index_axis, pair_heatmap
 from explorer.figures.theme import PALETTE, WEIGHT_COLORSCALE, apply_theme, colorbar, escape_labels, wrap_words
 from explorer.i18n import translate
 from explorer.text.pieces import shown_pieces
+
+PAIR_HOVER = "%{customdata[0]} \u2192 %{customdata[1]}: %{z:.3f}<extra></extra>"
+
+
+def _weights(weights: np.ndarray, rows: Sequence[str], cols: Sequence[str]) -> go.Heatmap:
+    """Weights (q, k) on the figure's one [0, 1] colour axis (`_weight_axis`), cells apart by a pixel."""
+    return pair_heatmap(weights, rows, cols, coloraxis="coloraxis", hovertemplate=PAIR_HOVER, xgap=1, ygap=1)
+
+
+def _weight_axis(fig: go.Figure, lang: str) -> None:
+    fig.update_layout(
+        coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=1.0, colorbar=colorbar(translate("weight", lang)))
+    )
 
 
 def word_order_figure(
@@ -30,7 +44,7 @@ def word_order_figure(
     """One encoder head's attention (n, n) for the original and the swapped sentence (columns), with and
     without positional encoding (rows). Without it the swapped map is the original's, rows and columns
     permuted."""
-    labels = (escape_labels(shown_pieces(original_pieces)), escape_labels(shown_pieces(swapped_pieces)))
+    labels = (shown_pieces(original_pieces), shown_pieces(swapped_pieces))
     titles = [
         translate("original, with PE", lang),
         translate("swapped, with PE", lang),
@@ -40,25 +54,10 @@ def word_order_figure(
     fig = make_subplots(rows=2, cols=2, subplot_titles=titles, horizontal_spacing=0.16, vertical_spacing=0.2)
     for row, pair in enumerate((with_pe, without_pe), start=1):
         for col, (weights, names) in enumerate(zip(pair, labels, strict=True), start=1):
-            fig.add_trace(
-                go.Heatmap(
-                    z=weights,
-                    zmin=0.0,
-                    zmax=1.0,
-                    colorscale=WEIGHT_COLORSCALE,
-                    showscale=row == 1 and col == 2,
-                    colorbar=colorbar(translate("weight", lang)),
-                    customdata=np.array([[f"{r} \u2192 {c}" for c in names] for r in names]),
-                    hovertemplate="%{customdata}: %{z:.3f}<extra></extra>",
-                    xgap=1,
-                    ygap=1,
-                ),
-                row=row,
-                col=col,
-            )
-            ticks = dict(tickmode="array", tickvals=list(range(len(names))), ticktext=names)
-            fig.update_xaxes(tickangle=-90, row=row, col=col, **ticks)
-            fig.update_yaxes(autorange="reversed", row=row, col=col, **ticks)
+            fig.add_trace(_weights(weights, names, names), row=row, col=col)
+            fig.update_xaxes(tickangle=-90, row=row, col=col, **index_axis(names))
+            fig.update_yaxes(row=row, col=col, **index_axis(names, reverse=True))
+    _weight_axis(fig, lang)
     apply_theme(
         fig,
         title=translate("Encoder self-attention \u00b7 layer {layer}, head {head}", lang, layer=layer, head=head),
@@ -138,51 +137,31 @@ def additive_saturation_figure(
 
 
 def heads_against_one_figure(
-    eight: np.ndarray,
-    one: np.ndarray,
-    rows: Sequence[str],
-    cols: Sequence[str],
-    *,
-    lang: str = "en",
+    eight: np.ndarray, one: np.ndarray, labels: tuple[Sequence[str], Sequence[str]], *, lang: str = "en"
 ) -> go.Figure:
     """Table 3, row (A), as attention: the one-head model's map (1, q, k) beside the many-head model's heads
-    (h, q, k), with their mean; rows are the target tokens, columns the source tokens (the top decoder layer's
-    encoder-decoder attention, which the caption names)."""
+    (h, q, k), with their mean; `labels` are (target tokens, source tokens), the rows and the columns (the top
+    decoder layer's encoder-decoder attention, which the caption names)."""
     heads = eight.shape[0]
     per_row = 4
     grid_rows = 1 + -(-heads // per_row)
     titles = [translate("1 head", lang), translate("mean of {h} heads", lang, h=heads), "", ""]
     titles += [translate("head {head}", lang, head=h + 1) for h in range(heads)]
-    r, c = escape_labels(shown_pieces(rows)), escape_labels(shown_pieces(cols))
+    rows, cols = (shown_pieces(side) for side in labels)
     fig = make_subplots(
         rows=grid_rows, cols=per_row, subplot_titles=titles, horizontal_spacing=0.05, vertical_spacing=0.12
     )
     maps = [(one[0], 1, 1), (eight.mean(axis=0), 1, 2)]
     maps += [(eight[h], 2 + h // per_row, 1 + h % per_row) for h in range(heads)]
-    for index, (weights, row, col) in enumerate(maps):
-        fig.add_trace(
-            go.Heatmap(
-                z=weights,
-                zmin=0.0,
-                zmax=1.0,
-                colorscale=WEIGHT_COLORSCALE,
-                showscale=index == 0,
-                colorbar=colorbar(translate("weight", lang)),
-                hovertemplate="%{z:.3f}<extra></extra>",
-                xgap=1,
-                ygap=1,
-            ),
-            row=row,
-            col=col,
-        )
-        ticks_x = dict(tickmode="array", tickvals=list(range(len(c))), ticktext=c)
-        ticks_y = dict(tickmode="array", tickvals=list(range(len(r))), ticktext=r)
+    for weights, row, col in maps:
+        fig.add_trace(_weights(weights, rows, cols), row=row, col=col)
         # The pieces are short (one symbol of the toy task): upright labels under cells this narrow.
-        fig.update_xaxes(tickangle=0, showticklabels=row == grid_rows or row == 1, row=row, col=col, **ticks_x)
-        fig.update_yaxes(autorange="reversed", showticklabels=col == 1, row=row, col=col, **ticks_y)
+        fig.update_xaxes(tickangle=0, showticklabels=row == grid_rows or row == 1, row=row, col=col, **index_axis(cols))
+        fig.update_yaxes(showticklabels=col == 1, row=row, col=col, **index_axis(rows, reverse=True))
     for col in (3, 4):  # the first row's two free cells stay empty
         fig.update_xaxes(visible=False, row=1, col=col)
         fig.update_yaxes(visible=False, row=1, col=col)
+    _weight_axis(fig, lang)
     title = wrap_words(translate("Row (A): one head against {h}", lang, h=heads))
     apply_theme(fig, title=title, height=260 * grid_rows + 80)
     return fig.update_layout(margin=dict(t=90, l=60, r=20, b=60)).update_annotations(font_size=15)

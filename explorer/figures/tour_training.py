@@ -14,7 +14,6 @@ from explorer.i18n import translate
 
 if TYPE_CHECKING:  # types only: figures take values and never run the tour
     from explorer.tour.numbers import BeamRow
-    from explorer.tour.variants import VariantCurve
 
 LEGEND_BELOW = dict(orientation="h", yanchor="top", y=-0.25, x=0)
 
@@ -234,24 +233,3 @@ def table3_figure(rows: Sequence[dict[str, Any]], *, lang: str = "en") -> go.Fig
     fig.update_yaxes(autorange="reversed")
     compact(fig, translate("Table 3: parameter counts", lang), 460)
     return fig.update_layout(barmode="group", legend=LEGEND_BELOW, margin=dict(b=130))
-
-
-def variant_figure(curves: Sequence[VariantCurve], *, lang: str = "en") -> go.Figure:
-    """Training loss against step of the tiny base (8 heads) and its one-head variant (Table 3, row A)."""
-    fig = go.Figure()
-    for i, curve in enumerate(curves):
-        name = translate("h = {heads} ({status})", lang, heads=curve.n_heads, status=translate(curve.status, lang))
-        fig.add_trace(
-            go.Scatter(
-                x=list(curve.steps),
-                y=list(curve.losses),
-                name=name,
-                mode="lines",
-                line=dict(color=PALETTE[i], width=3),
-                hovertemplate="step %{x}: %{y:.3f}<extra>" + name + "</extra>",
-            )
-        )
-    fig.update_xaxes(title_text=translate("training step", lang))
-    fig.update_yaxes(title_text=translate("training loss", lang))
-    compact(fig, translate("Row (A) on this machine: one head against eight", lang), 380)
-    return fig.update_layout(legend=LEGEND_BELOW, margin=dict(b=130))

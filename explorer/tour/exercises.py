@@ -63,6 +63,11 @@ class Exercise:
         return value if self.low <= value <= self.high else None
 
 
+def shown_place(layer: int, head: int, **fields: object) -> dict[str, object]:
+    """An exercise's text fields with the layer and head counted from 1, as the pages show them."""
+    return {"layer": layer + 1, "head": head + 1, **fields}
+
+
 def softmax_without_scaling(model: Transformer, translation: Translation, layer: int = 0, head: int = 0) -> Exercise:
     """Stop 2: the largest weight of one query row once the ÷√d_k is removed."""
     scaled = numbers.scaled_head(model, translation, layer, head)
@@ -80,9 +85,9 @@ def softmax_without_scaling(model: Transformer, translation: Translation, layer:
         "weight goes from {scaled} to {answer} and the row entropy from {entropy_scaled} to {entropy_unscaled} "
         "nats. The larger d_k, the worse: when the components of q and k are independent with mean 0 and "
         "variance 1, q\u00b7k has variance d_k.",
-        dict(
-            layer=layer + 1,
-            head=head + 1,
+        shown_place(
+            layer,
+            head,
             query=shown_piece(scaled.tokens[row]),
             scaled=f"{peaks[row]:.2f}",
             answer=f"{answer:.2f}",
@@ -116,9 +121,9 @@ def cross_attention_target(
         answer,
         "Head {head} of layer {layer} gives \u201c{answer}\u201d a weight of {weight} when it produces "
         "\u201c{word}\u201d. Other heads of the same layer may look elsewhere: that is what multiple heads are for.",
-        dict(
-            layer=layer + 1,
-            head=head + 1,
+        shown_place(
+            layer,
+            head,
             word=shown_piece(translation.target_output_pieces[row]),
             answer=shown_piece(answer),
             weight=f"{weights.max():.2f}",

@@ -14,7 +14,6 @@ greedy output. Make it again with
 from __future__ import annotations
 
 import argparse
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +21,8 @@ import numpy as np
 import torch
 
 from explorer.inference import attention_for, encode_sources, translate
-from explorer.tour.variants import HEADS, variant_config, variant_data, variant_train_config
+from explorer.tour import stored
+from explorer.tour.variants import ROWS, row_config, row_data, row_train_config
 from explorer.training.trainer import Trainer
 
 STORED = Path(__file__).resolve().parent / "data" / "row_a_attention.json"
@@ -46,20 +46,22 @@ class RowAAttention:
     source: str
     source_pieces: list[str]
     target_pieces: list[str]  # the reference target, ending in </s>: both models are fed it (teacher forcing)
-    runs: tuple[HeadsRun, ...]  # HEADS order: the base (8) first
+    runs: tuple[HeadsRun, ...]  # row (A)'s order: the base (8 heads) first
 
 
 def train_and_record(steps: int = STEPS) -> RowAAttention:
-    """Train each of HEADS in this process on the row-(A) data and record its attention on the first
+    """Train each model of row (A) in this process on its data and record its attention on the first
     validation sentence, with the reference target fed to the decoder."""
-    train, val, tokenizer = variant_data()
+    row = ROWS["A"]
+    train, val, tokenizer = row_data(row)
     source, target = val.source[0], val.target[0]
-    shape = variant_config(HEADS[0], tokenizer.vocab_size)  # max_len and eos_id are the pair's
+    shape = row_config(row, row.variants[0], tokenizer.vocab_size)  # max_len and eos_id are the pair's
     (source_ids, target_ids), _ = encode_sources(tokenizer, [source, target], shape.max_len, shape.eos_id)
     runs = []
-    for h in HEADS:
-        config = variant_config(h, tokenizer.vocab_size)
-        trainer = Trainer(config, variant_train_config(steps), tokenizer, train, val, None)
+    for variant in row.variants:
+        config = row_config(row, variant, tokenizer.vocab_size)
+        h = config.n_heads
+        trainer = Trainer(config, row_train_config(row, variant, steps), tokenizer, train, val, None)
         trainer.run()
         model = trainer.model.eval()
         with torch.inference_mode():
@@ -98,15 +100,14 @@ def save(record: RowAAttention, path: Path = STORED) -> None:
             for r in record.runs
         ],
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, ensure_ascii=False) + "\n", encoding="utf-8")
+    stored.write(path, data)
 
 
 def load(path: Path = STORED) -> RowAAttention | None:
     """The stored record, or None when the file is absent."""
-    if not path.is_file():
+    data = stored.read(path)
+    if data is None:
         return None
-    data = json.loads(path.read_text(encoding="utf-8"))
     runs = tuple(
         HeadsRun(
             int(r["n_heads"]),

@@ -112,20 +112,21 @@ def test_lecturer_link_with_guesses_reveals_and_scores(checkpoint_root):
 def test_variant_training_starts_in_the_background(checkpoint_root, tmp_path, monkeypatch):
     import time
 
+    from explorer.tour.variants import newest_pair
     from explorer.training.launcher import RunManager
 
     monkeypatch.setenv("EXPLORER_RUNS", str(tmp_path))
     at = open_tour(stop="9")
-    assert not at.get("plotly_chart") or not [c for c in at.get("plotly_chart") if c.key == "tour_variants_chart"]
+    assert not [c for c in at.get("plotly_chart") if c.key == "tour_variants_chart_a"]
     started = time.monotonic()
-    at.button(key="tour_start_variants").click().run()
+    at.button(key="tour_start_row_a").click().run()
     assert not at.exception, [e.message for e in at.exception]
-    names = at.session_state["tour_variant_runs"]
-    assert len(names) == 2
     manager = RunManager(tmp_path)
+    names = newest_pair(manager, "A")
+    assert len(names) == 2
     # The page came back while the runs were still training: it does not wait for them.
     assert any(manager.snapshot(n).live for n in names), f"returned after {time.monotonic() - started:.0f} s"
-    assert chart(at, "tour_variants_chart")["layout"]["title"]["text"].startswith("Row (A)")
+    assert chart(at, "tour_variants_chart_a")["layout"]["title"]["text"].startswith("Row (A)")
     for name in names:
         manager.stop(name)
         manager.wait(name, timeout=120)

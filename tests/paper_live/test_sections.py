@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from tests.apptest_helpers import chart, open_page
+from tests.apptest_helpers import chart, open_page, plotly_array
 
 SENTENCE = "a small child sees the red dog ."
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
@@ -85,7 +85,42 @@ def test_tour_stops_show_word_order_additive_conv_recipe_and_table2(lang, checkp
         else:
             assert korean[stop] in shown, (stop, shown)
         if stop == 8:
-            table = at.dataframe[-1].value
+            table = next(d.value for d in at.dataframe if "BLEU EN-FR" in d.value.columns)
             assert "ByteNet" in list(table.iloc[:, 0]) and len(table) == 10
         if stop == 9:
             assert len(chart(at, "tour_row_a_attention")["data"]) == 10, "one head, the mean, eight heads"
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_tour_shows_rows_b_d_e_beside_the_papers_and_table_4(lang, checkpoint_root):
+    at = open_page("pages/tour.py", model="words-fixture", lang=lang, tour_sentence=SENTENCE, stop="9")
+    expected = {"B": "d_k = 4", "D": "\u03b5_ls = 0", "E": "learned"}
+    for letter, label in expected.items():
+        at.segmented_control(key="tour_table3_row").set_value(letter).run()
+        assert not at.exception, [e.message for e in at.exception]
+        table = at.dataframe[-1].value
+        models = list(table.iloc[:, 1])
+        assert any(label in m for m in models) and len(table) == 4, "the paper's two rows, then our pair"
+        assert set(table["PPL"][2:]) != {"?"}, "our numbers show before the guess; the paper's changed row does not"
+        assert table["PPL"][1] == "?"
+        shown = texts(at)
+        assert (f"Row ({letter})" in shown) if lang == "en" else (f"({letter}) 행" in shown), shown
+    lengths = chart(at, "tour_row_e_lengths_stored")["data"]
+    assert [trace["name"] for trace in lengths] == ["sinusoidal", "learned"]
+    at.pagination(key="stop").set_value(8).run()
+    assert not at.exception, [e.message for e in at.exception]
+    table4 = next(d.value for d in at.dataframe if "WSJ 23 F1" in d.value.columns)
+    assert len(table4) == 12 and 92.7 in list(table4["WSJ 23 F1"])
+    shown = texts(at)
+    assert ("input + 300" in shown) if lang == "en" else ("구문 분석" in shown and "입력 + 300" in shown), shown
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_positional_page_compares_with_row_es_learned_model(lang, checkpoint_root):
+    at = open_page("pages/positional.py", model="words-fixture", lang=lang)
+    assert not [c for c in at.get("plotly_chart") if c.key == "pe_side_by_side"], "a sinusoidal model: none by default"
+    # A link picks the stored model (AppTest cannot map a translated option label back to its value).
+    at = open_page("pages/positional.py", model="words-fixture", lang=lang, pe_learned="stored")
+    side = chart(at, "pe_side_by_side")
+    assert len(side["data"]) == 2 and plotly_array(side["data"][1]["z"]).shape[1] == 64, "row (E)'s d_model"
+    assert chart(at, "pe_learned_similarity")["data"]

@@ -1,6 +1,6 @@
 """The Positional encoding page's sections on the sinusoids themselves (Section 3.5): the table, the waves,
-the similarity between positions, and the shift as a rotation. Beside them, a learned table where the loaded
-model has one (Table 3, row E)."""
+the similarity between positions, and the shift as a rotation. Beside them, a learned table: the loaded model's,
+or Table 3 row (E)'s (ui/positional/learned_source.py)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,12 @@ import streamlit as st
 from explorer.analysis.positional import (
     METRICS,
     dims_for_wavelengths,
-    learned_table,
     offset_spread,
     pair_wavelengths,
     shift_linearity,
     similarity,
+    sinusoid_table,
 )
-from explorer.checkpoint import Checkpoint
 from explorer.config import ModelConfig
 from explorer.figures.positional import (
     pe_curves,
@@ -85,18 +84,18 @@ def length_control(config: ModelConfig) -> int:
     return length
 
 
-def table_section(checkpoint: Checkpoint, table: np.ndarray) -> None:
-    """The encoding as a heatmap, position × dimension; beside the learned table where the model has one."""
-    config = checkpoint.config
+def table_section(table: np.ndarray, learned: np.ndarray | None) -> None:
+    """The encoding (positions, d_model) as a heatmap, position × dimension; beside the learned table
+    (positions, d) where one is chosen (ui/positional/learned_source.py), against sinusoids of its own width."""
     length, d_model = table.shape
     st.header(t("The encoding, position × dimension"))
-    learned = learned_table(checkpoint.model, min(length, config.max_len))
     if learned is not None:
+        d_learned = learned.shape[1]
         show_figure(
             pe_side_by_side(
-                table[: len(learned)],
+                sinusoid_table(len(learned), d_learned),
                 learned,
-                title=wrap_words(t("Sinusoidal vs learned positions, d_model = {d_model}", d_model=d_model)),
+                title=wrap_words(t("Sinusoidal vs learned positions, d_model = {d_model}", d_model=d_learned)),
                 lang=current_language(),
             ),
             "Positional encoding sinusoidal vs learned",
@@ -106,7 +105,7 @@ def table_section(checkpoint: Checkpoint, table: np.ndarray) -> None:
             t(
                 "The learned table (source side) has its own colour scale; it stops at the model's {max_len} "
                 "positions. The paper found both variants nearly equal (Table 3, row E).",
-                max_len=config.max_len,
+                max_len=len(learned),
             )
         )
         return
@@ -185,8 +184,9 @@ def waves_section(table: np.ndarray) -> None:
 
 
 @st.fragment
-def similarity_section(checkpoint: Checkpoint, table: np.ndarray) -> None:
-    """Cosine or dot product between every two positions (?pe_metric=), and against the offset alone."""
+def similarity_section(table: np.ndarray, learned: np.ndarray | None) -> None:
+    """Cosine or dot product between every two positions (?pe_metric=), and against the offset alone; the same
+    for the chosen learned table (positions, d), if any."""
     st.header(t("Similarity between positions depends on the offset"))
     metric_names = {"cosine": t("cosine"), "dot": t("dot product")}
     metric = bound_choice(
@@ -223,7 +223,6 @@ def similarity_section(checkpoint: Checkpoint, table: np.ndarray) -> None:
             spread=float(offset_spread(sim).max()),
         )
     )
-    learned = learned_table(checkpoint.model, min(len(table), checkpoint.config.max_len))
     if learned is None:
         return
     learned_sim = similarity(learned, metric)

@@ -167,7 +167,7 @@ def row_a_attention_view(lang: str) -> None:
         return
     many, one = record.runs
     show_figure(
-        heads_against_one_figure(many.cross, one.cross, record.target_pieces, record.source_pieces, lang=lang),
+        heads_against_one_figure(many.cross, one.cross, (record.target_pieces, record.source_pieces), lang=lang),
         t("Row (A) as attention"),
         key="tour_row_a_attention",
         downloads=False,

@@ -1,6 +1,7 @@
 """The stops on the paper's results (6-9): why self-attention (Table 1, with layer timings on this machine),
 training (the schedule and label smoothing), beam search beside Table 2, and the model variations of Table 3
-with row (A) trained on this machine. Each view returns the (layer, head) it shows (none here).
+with rows (A), (B), (D) and (E) trained on this machine (ui/tour/table3_live.py).
+Each view returns the (layer, head) it shows (none here).
 """
 
 from __future__ import annotations
@@ -14,17 +15,16 @@ from explorer.figures import tour_training
 from explorer.paper import TABLE2
 from explorer.tour import numbers
 from explorer.tour.tables import timed_lengths, trained_steps
-from explorer.tour.variants import start_variants, variant_curves
-from explorer.training.run_folder import JobError
 from ui.beam.example import beam_sentence
 from ui.complexity.measuring import measure_with_bar
 from ui.figures import show_figure
 from ui.i18n import t
-from ui.markdown import ERROR_CHARS, md_escape, shown_value
+from ui.markdown import md_escape
 from ui.tour.context import Shown, TourContext, stop_figure
-from ui.tour.paper_live import optimizer_caption, row_a_attention_view, table2_section
+from ui.tour.paper_live import optimizer_caption, table2_section
+from ui.tour.parsing import parsing_section
 from ui.tour.state import beam_rows, computed, label_smoothing, revealed
-from ui.train.runs import manager, session_owner
+from ui.tour.table3_live import rows_section
 
 # ---- 6 -------------------------------------------------------------------------------------------------
 
@@ -174,6 +174,7 @@ def beam_search_view(ctx: TourContext) -> Shown:
         )
     )
     table2_section(ctx)
+    parsing_section(ctx)
     return None, None
 
 
@@ -207,54 +208,5 @@ def variations_view(ctx: TourContext) -> Shown:
             "d_model, so their parameter count is the base model's."
         )
     )
-    row_a_attention_view(ctx.lang)
-    variant_runs(ctx.lang)
+    rows_section(ctx.lang, scores)
     return None, None
-
-
-VARIANT_RUNS = "tour_variant_runs"
-LIVE_STATUSES = ("preparing", "running", "stopping")
-
-
-def variant_runs(lang: str) -> None:
-    """Start the tiny row-(A) pair in the background and draw their curves; the page never waits for them."""
-    names = st.session_state.get(VARIANT_RUNS)
-    if not names:
-        st.caption(
-            t(
-                "Row (A) on this machine: train a tiny model with 8 heads and the same model with one head "
-                "(d_k = d_model) side by side, each in its own process, on a toy task. About a minute."
-            )
-        )
-        if st.button(t("Train one head against eight"), key="tour_start_variants", icon=":material/play_arrow:"):
-            try:
-                st.session_state[VARIANT_RUNS] = start_variants(manager(), owner=session_owner())
-            except JobError as error:
-                st.warning(
-                    t("Not started: {error}", error=shown_value(error, ERROR_CHARS)), icon=":material/hourglass:"
-                )
-                return
-            st.rerun()
-        return
-    live = any(c.status in LIVE_STATUSES for c in variant_curves(manager(), names))
-
-    # Redraws itself every two seconds while the runs train; one full rerun when they end stops the polling.
-    @st.fragment(run_every=2.0 if live else None)
-    def curves_view() -> None:
-        curves = variant_curves(manager(), names)
-        show_figure(
-            tour_training.variant_figure(curves, lang=lang),
-            t("Row (A) on this machine"),
-            key="tour_variants_chart",
-            downloads=False,
-        )
-        st.caption(
-            t(
-                "Both have {parameters} parameters; the runs are also on the Train page.",
-                parameters=f"{curves[0].parameters:,}" if curves else "?",
-            )
-        )
-        if live and not any(c.status in LIVE_STATUSES for c in curves):
-            st.rerun()
-
-    curves_view()
