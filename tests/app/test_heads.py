@@ -17,7 +17,7 @@ from explorer.analysis.importance import (
 )
 from explorer.checkpoint import read_config
 from explorer.model.head_mask import all_head_names
-from tests.apptest_helpers import chart, charts, open_page, query_value
+from tests.apptest_helpers import chart, charts, open_page, plotly_array, query_value
 from ui.markdown import md_escape
 
 PAGE = "pages/heads.py"
@@ -85,7 +85,7 @@ def test_importance_tab_shows_the_shipped_table_without_computing(
         heat = chart(at, "heads_importance")
         assert [trace["meta"]["family"] for trace in heat["data"]] == ["enc", "dec", "cross"]
         curve = chart(at, "heads_pruning")
-        assert [p for p in curve["data"][0]["y"]] == [40.0, 38.5]
+        assert list(plotly_array(curve["data"][0]["y"])) == [40.0, 38.5]
         assert any("on 7 validation sentences" in c.value for c in at.caption)
         # One view runs at a time: the rollout and roles views are not drawn until chosen.
         assert not charts(at, "heads_rollout") and not charts(at, "heads_remaining")
@@ -119,7 +119,6 @@ def test_an_idle_importance_tab_polls_nothing(checkpoint_root, one_torch_thread,
 def test_replay_plays_the_snapshots_with_the_step_marked(checkpoint_root, one_torch_thread):
     from explorer.training.callbacks import SampleTranslation
     from explorer.training.snapshots import SNAPSHOT_JSON, SNAPSHOT_NPZ, AttentionSnapshot, save_snapshots
-    from tests.apptest_helpers import plotly_array
 
     folder = checkpoint_root / "words-fixture"
     config, _ = read_config(folder)
