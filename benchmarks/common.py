@@ -74,6 +74,14 @@ def apply_threads(opts: Options) -> None:
         torch.set_num_threads(opts.threads)
 
 
+def skipped_off_cpu(opts: Options, result: Result, why: str = "CPU only") -> bool:
+    """Whether a CPU benchmark asked to run on CUDA should stop: it says why in `result`."""
+    if opts.device.startswith("cuda"):
+        result.skipped = why
+        return True
+    return False
+
+
 def threads_text() -> str:
     n = torch.get_num_threads()
     return f"{n} thread" + ("" if n == 1 else "s")

@@ -21,6 +21,7 @@ from benchmarks.common import (
     percentile,
     print_table,
     ratio_text,
+    skipped_off_cpu,
     threads_text,
 )
 from benchmarks.decoding import load_model
@@ -69,8 +70,7 @@ def _variants(opts: Options) -> tuple[dict[str, Callable[[], object]], str]:
 
 def run(opts: Options) -> Result:
     result = Result(NAME, TITLE)
-    if opts.device.startswith("cuda"):
-        result.skipped = "CPU only"
+    if skipped_off_cpu(opts, result):
         return result
     fns, label = _variants(opts)
     (out,) = cast("list[Translation]", fns["greedy + attention"]())

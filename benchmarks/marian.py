@@ -21,7 +21,17 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.common import REPO_ROOT, Options, Result, apply_threads, percentile, print_table, threads_text, timed
+from benchmarks.common import (
+    REPO_ROOT,
+    Options,
+    Result,
+    apply_threads,
+    percentile,
+    print_table,
+    skipped_off_cpu,
+    threads_text,
+    timed,
+)
 from explorer.analysis.paper_figures import FIGURE3_SENTENCE, FIGURE45_SENTENCE
 
 NAME = "marian"
@@ -143,8 +153,7 @@ def run(opts: Options) -> Result:
     from explorer.marian.importer import import_marian
 
     result = Result(NAME, TITLE)
-    if opts.device.startswith("cuda"):
-        result.skipped = "CPU only"
+    if skipped_off_cpu(opts, result):
         return result
     apply_threads(opts)
     shape = TINY if opts.quick else BASE

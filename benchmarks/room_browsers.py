@@ -254,20 +254,17 @@ def rows(result: Any, run: BrowserRun) -> None:
         f"all {run.phones + run.students}",
         run.recorded == expected and run.flood_votes == 1 and run.loaded == run.phones,
     )
-    p95_tap = percentile(run.tap_to_count_s, 95)
-    result.add(
-        f"{where}: p95 phone tap \u2192 presenter's count",
-        f"{p95_tap:.2f} s ({len(run.tap_to_count_s)}/{run.phones} phones)",
-        f"\u2264 {room.GOAL_S:g} s",
-        p95_tap <= room.GOAL_S and len(run.tap_to_count_s) == run.phones,
-    )
-    p95_follow = percentile(run.reveal_to_phone_s, 95)
-    result.add(
-        f"{where}: p95 reveal \u2192 phone shows it",
-        f"{p95_follow:.2f} s ({len(run.reveal_to_phone_s)}/{run.phones} phones)",
-        f"\u2264 {room.GOAL_S:g} s",
-        p95_follow <= room.GOAL_S and len(run.reveal_to_phone_s) == run.phones,
-    )
+    for what, seconds in (
+        ("phone tap \u2192 presenter's count", run.tap_to_count_s),
+        ("reveal \u2192 phone shows it", run.reveal_to_phone_s),
+    ):
+        p95 = percentile(seconds, 95)
+        result.add(
+            f"{where}: p95 {what}",
+            f"{p95:.2f} s ({len(seconds)}/{run.phones} phones)",
+            f"\u2264 {room.GOAL_S:g} s",
+            p95 <= room.GOAL_S and len(seconds) == run.phones,
+        )
     if run.servers > 1:
         result.add(
             f"{where}: share of the class shown by every phone",

@@ -27,7 +27,16 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks.common import MULTI30K, REPO_ROOT, Options, Result, paired_ratio, print_table, ratio_text
+from benchmarks.common import (
+    MULTI30K,
+    REPO_ROOT,
+    Options,
+    Result,
+    paired_ratio,
+    print_table,
+    ratio_text,
+    skipped_off_cpu,
+)
 
 NAME = "threads"
 TITLE = "Entry points: OpenMP wait policy and threads"
@@ -88,8 +97,7 @@ def _app_seconds(config: str, n_sentences: int) -> float | None:
 
 def run(opts: Options) -> Result:
     result = Result(NAME, TITLE)
-    if opts.device.startswith("cuda"):
-        result.skipped = "CPU only"
+    if skipped_off_cpu(opts, result):
         return result
     source = MULTI30K / "test2016.en"
     if not source.is_file() or not (CHECKPOINT / "config.json").is_file():

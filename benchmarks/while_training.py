@@ -30,7 +30,16 @@ from benchmarks import command_line_runtime
 
 command_line_runtime(__name__)  # run as a command: before torch loads
 
-from benchmarks.common import SHIPPED_CHECKPOINT, Options, Result, apply_threads, percentile, print_table, threads_text
+from benchmarks.common import (
+    SHIPPED_CHECKPOINT,
+    Options,
+    Result,
+    apply_threads,
+    percentile,
+    print_table,
+    skipped_off_cpu,
+    threads_text,
+)
 from explorer.checkpoint import load_checkpoint
 from explorer.config import PRESETS
 from explorer.data import load_multi30k
@@ -88,8 +97,7 @@ def _snapshot(manager: RunManager, name: str) -> RunSnapshot:
 
 def run(opts: Options) -> Result:
     result = Result(NAME, TITLE)
-    if opts.device.startswith("cuda"):
-        result.skipped = "CPU only (the question is sharing a CPU with a training process)"
+    if skipped_off_cpu(opts, result, "CPU only (the question is sharing a CPU with a training process)"):
         return result
     apply_threads(opts)
     checkpoint = load_checkpoint(opts.checkpoint)

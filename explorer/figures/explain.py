@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from explorer.figures.attention import attention_heatmap, index_axis
-from explorer.figures.heads import layer_head_axes
+from explorer.figures.heads import layer_head_axes, layer_head_trace
 from explorer.figures.theme import DIVERGING_COLORSCALE, apply_theme, color, colorbar, escape_labels, legend_below
 from explorer.i18n import translate
 
@@ -75,15 +75,12 @@ def layer_head_heatmaps(
         assert values.ndim == 2 and values.shape[1] >= 2, f"{name}: expected (layers, heads + 1), got {values.shape}"
         layers, columns = values.shape
         fig.add_trace(
-            go.Heatmap(
-                z=values,
-                x=np.arange(columns),
-                y=np.arange(layers),
-                coloraxis="coloraxis",
-                texttemplate="%{z:.2f}",
+            layer_head_trace(
+                values,
                 name=name,
+                decimals=2,
                 hovertemplate=f"{layer_word} %{{y}} · {head_word} %{{x}}: {value_name} = %{{z:.2f}}<extra></extra>",
-            ),
+            ),  # fmt: skip
             row=1,
             col=col,
         )

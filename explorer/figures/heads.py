@@ -6,6 +6,7 @@ figures (explorer/figures/memo.py): a page's rerun with unchanged inputs copies 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -50,6 +51,16 @@ def layer_head_axes(
     )
 
 
+def layer_head_trace(values: np.ndarray, *, name: str, decimals: int, hovertemplate: str, **extra: Any) -> go.Heatmap:
+    """One panel of a layer x head grid: `values` (layers, columns) with its number in every cell at `decimals`,
+    on the figure's shared colour axis; `extra` (meta, customdata) goes to the trace."""
+    layers, columns = values.shape
+    return go.Heatmap(
+        z=values, x=np.arange(columns), y=np.arange(layers), coloraxis="coloraxis", name=name,
+        texttemplate=f"%{{z:.{decimals}f}}", hovertemplate=hovertemplate, **extra,
+    )  # fmt: skip
+
+
 @remembered()
 def importance_heatmaps(
     grids: Mapping[str, np.ndarray], *, value_title: str = "BLEU drop", lang: str = "en"
@@ -74,29 +85,19 @@ def importance_heatmaps(
     head_word, layer_word = translate("Head", lang), translate("Layer", lang)
     for col, (family, v) in enumerate(zip(families, values, strict=True), start=1):
         layers, heads = v.shape
+        # The hover names the head as links and the command line do (0-based) and as the axes do.
+        named = [
+            [translate("{name} (layer {layer}, head {head})", lang, name=f"{family}.{y}.{x}", layer=y + 1, head=x + 1)
+             for x in range(heads)]
+            for y in range(layers)
+        ]  # fmt: skip
         fig.add_trace(
-            go.Heatmap(
-                z=v,
-                x=np.arange(heads),
-                y=np.arange(layers),
-                coloraxis="coloraxis",
-                texttemplate="%{z:.1f}",
+            layer_head_trace(
+                v,
                 name=family,
+                decimals=1,
                 meta=dict(family=family),
-                # The hover names the head as links and the command line do (0-based) and as the axes do.
-                customdata=[
-                    [
-                        translate(
-                            "{name} (layer {layer}, head {head})",
-                            lang,
-                            name=f"{family}.{y}.{x}",
-                            layer=y + 1,
-                            head=x + 1,
-                        )
-                        for x in range(heads)
-                    ]
-                    for y in range(layers)
-                ],
+                customdata=named,
                 hovertemplate=f"%{{customdata}}<br>{value_title}: %{{z:.2f}}<extra></extra>",
             ),
             row=1,
