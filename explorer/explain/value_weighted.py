@@ -20,6 +20,7 @@ import torch
 
 from explorer.inference import pad
 from explorer.model import MultiHeadAttention, SentenceAttention, Transformer
+from explorer.model.head_mask import HeadMask
 from explorer.paper import FAMILIES
 
 
@@ -75,9 +76,12 @@ def weight_by_values(weights: np.ndarray, value_norms: np.ndarray) -> np.ndarray
 
 
 @torch.inference_mode()
-def value_weighted(model: Transformer, source_ids: Sequence[int], output_ids: Sequence[int]) -> ValueWeighted:
+def value_weighted(
+    model: Transformer, source_ids: Sequence[int], output_ids: Sequence[int], head_mask: HeadMask | None = None
+) -> ValueWeighted:
     """The raw and value-weighted attention of one translation (ids as in `Translation`: source with its final
-    EOS, output as generated), teacher-forced like `explorer.inference.attention_for`."""
+    EOS, output as generated), teacher-forced like `explorer.inference.attention_for`; `head_mask`: with those
+    heads switched off, as the translation was decoded (an ablated translation's attention)."""
     config = model.config
     device = next(model.parameters()).device
     target_in = ([config.bos_id] + list(output_ids[:-1]))[: config.max_len]
@@ -89,7 +93,7 @@ def value_weighted(model: Transformer, source_ids: Sequence[int], output_ids: Se
     value_norms: dict[str, list[np.ndarray]] = {f: [] for f in FAMILIES}
     for family in FAMILIES:
         for layer in range(layers[family]):
-            result = model(src, tgt, inspect=(family, layer))
+            result = model(src, tgt, inspect=(family, layer), head_mask=head_mask)
             inside = result.internals
             assert inside is not None, f"the model returned no internals for {family} layer {layer}"
             w_o = attention_module(model, family, layer).w_o.weight

@@ -14,6 +14,7 @@ import streamlit as st
 
 from explorer.checkpoint import Checkpoint
 from explorer.config import ModelConfig
+from explorer.explain.value_weighted import ValueWeighted
 from explorer.figures.heads import layer_heads
 from explorer.figures.theme import NARROW_TITLE_PX, wrap_words
 from explorer.inference import EXTRA_OUTPUT_TOKENS, Translation, translate
@@ -147,6 +148,14 @@ def ablation_extra_tokens(original: Translation) -> int:
     return max(1, min(EXTRA_OUTPUT_TOKENS, past_original))
 
 
+def mask_in_mode(selection: Selection, mask: HeadMask, mode: str) -> HeadMask:
+    """`mask` as the model applies it in `mode` (a key of `MODES`): "mean" fills a switched-off head with its mean
+    output over reference sentences (computed once per checkpoint), "zero" removes it."""
+    if mode == "mean" and not mask.is_empty:
+        return mask.with_means(cached("head_means", selection, MEAN_REFERENCE_SENTENCES, _means))
+    return mask
+
+
 def ablated_translation(
     selection: Selection, original: Translation, mask: HeadMask, mode: str, *, beam_size: int = 1, alpha: float = 0.6
 ) -> Translation:
@@ -155,14 +164,11 @@ def ablated_translation(
     sentence, max_extra_tokens = original.source, ablation_extra_tokens(original)
 
     def compute(checkpoint: Checkpoint) -> Translation:
-        used = mask
-        if mode == "mean" and not mask.is_empty:
-            used = mask.with_means(cached("head_means", selection, MEAN_REFERENCE_SENTENCES, _means))
         return translate(
             checkpoint.model,
             checkpoint.tokenizer,
             [sentence],
-            head_mask=used,
+            head_mask=mask_in_mode(selection, mask, mode),
             beam_size=beam_size,
             alpha=alpha,
             with_attention=True,
@@ -223,10 +229,11 @@ def remaining_heads(
     *,
     key: str = "heads_remaining",
     width: int = NARROW_TITLE_PX,
+    explained: ValueWeighted | None = None,
 ) -> None:
     """The ablated translation's attention in one layer (0-based `layer`), switched-off heads blanked, in a
-    column at least `width` px wide."""
-    view = attention_view(translation, FAMILY_FIELDS[family], "pieces")
+    column at least `width` px wide; `explained`: its value-weighted attention, drawn instead of the weights."""
+    view = attention_view(translation, FAMILY_FIELDS[family], "pieces", explained=explained)
     gates = getattr(mask, family)
     off = [bool(gates is not None and gates[layer, h] == 0) for h in range(view.weights.shape[1])]
     if all(off):  # four empty panels said nothing
@@ -243,6 +250,7 @@ def remaining_heads(
     # Wrapped here, where the theme gives the extra line its room above the panels' own titles.
     title = wrap_words(
         t("{family}, layer {layer}, after switching heads off", family=t(HEAD_FAMILY_TITLES[family]), layer=layer + 1)
+        + (" · " + t("value-weighted") if explained is not None else "")
     )
     figure = layer_heads(
         view.weights[layer],

@@ -11,11 +11,13 @@ import streamlit as st
 from explorer.checkpoint import Checkpoint
 from explorer.model.head_mask import MASK_MODES, family_layers
 from explorer.paper import HEAD_FAMILIES, HEAD_FAMILY_TITLES
-from ui.attention_controls import choice_list, number_picker, sentence_input
+from ui.attention_controls import choice_list, number_picker, sentence_input, weighting_switch
+from ui.explain.compute import explained_for
 from ui.heads.ablation import (
     MODES,
     ablated_translation,
     head_mask_grid,
+    mask_in_mode,
     remaining_heads,
     show_side_by_side,
 )
@@ -90,9 +92,14 @@ def ablate_section(selection: Selection, checkpoint: Checkpoint, choice: Ablatio
     changed = ablated_translation(selection, original, mask, choice.mode, beam_size=choice.beam)
     with results:
         show_side_by_side(original, changed, mask)
+    weighting = weighting_switch(where=switches)
+    # Value-weighted: the ablated translation's own, with the same heads off as it was decoded with.
+    explained = None
+    if weighting != "raw":
+        explained = explained_for(selection, changed, mask_in_mode(selection, mask, choice.mode))
     with figure:
         width = figure_column_px(FIGURE_SHARE, COLUMN_GAP_PX)
-        remaining_heads(changed, mask, choice.family, choice.layer, width=width)
+        remaining_heads(changed, mask, choice.family, choice.layer, width=width, explained=explained)
 
 
 def flow_section(selection: Selection, sentence: str) -> None:
