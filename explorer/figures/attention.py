@@ -15,6 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from explorer.figures.memo import remembered
 from explorer.figures.theme import (
     CELL_TEXT_SIZE,
     NARROW_FIGURE_WIDTH,
@@ -82,6 +83,9 @@ def pair_heatmap(
     )
 
 
+# Translate's head, layer and family switches come back to matrices already drawn: a copy of one costs far less
+# than building it through plotly's object model again.
+@remembered()
 def attention_heatmap(
     weights: np.ndarray,
     query_labels: Sequence[str],
