@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 
 from explorer.decoding.hypotheses import BeamTrace
 from explorer.decoding.policy import STOP_BEAM_FULL, STOP_BOUND, STOP_MAX_LEN, STOP_NO_LIVE
+from explorer.figures.memo import remembered
 from explorer.figures.theme import FONT_FAMILY, FONT_SIZE, HOVER_SIZE, TICK_SIZE
 from explorer.i18n import translate
 
@@ -80,6 +81,9 @@ class _Node:
     status: str
 
 
+# Beam's step slider and node clicks come back to trees already drawn; with its pieces given as a list (a value,
+# unlike a function) a tree is built once and copied after.
+@remembered()
 def beam_tree_figure(
     trace: BeamTrace,
     token_labels: TokenLabels,

@@ -10,6 +10,7 @@ from typing import Any
 import streamlit as st
 
 from explorer.analysis.beam import node_tokens, step_rows
+from explorer.decoding.hypotheses import BeamTrace
 from explorer.figures.beam_tree import beam_tree_figure, stop_reason_text
 from explorer.tokenizer import Tokenizer
 from ui.beam.search import PICKED_NODE, Searched
@@ -123,11 +124,21 @@ def step_slider(side: Any, searched: Searched) -> int:
     return int(shown) - 1
 
 
+def trace_pieces(trace: BeamTrace, tokenizer: Tokenizer) -> list[str]:
+    """The target pieces indexed by token id, for the ids in `trace` (the others empty): the tree's labels as a
+    plain list, so the tree figure is remembered by value; its length is the largest id in the trace + 1."""
+    ids = sorted({n.token for s in trace.steps for n in s.live} | {c.token for s in trace.steps for c in s.candidates})
+    pieces = [""] * (ids[-1] + 1)
+    for token, piece in zip(ids, tokenizer.target_pieces(ids), strict=True):
+        pieces[token] = piece
+    return pieces
+
+
 def tree_section(searched: Searched, tokenizer: Tokenizer, upto: int, highlight: tuple[int, ...]) -> None:
     """The tree up to step `upto`, the path of `highlight` marked; clicking a node picks it."""
     figure = beam_tree_figure(
         searched.trace,
-        lambda token: tokenizer.target_pieces([token])[0],
+        trace_pieces(searched.trace, tokenizer),
         upto_step=upto,
         highlight=highlight,
         lang=current_language(),
