@@ -16,6 +16,7 @@ from explorer.figures.beam_tree import beam_tree_figure
 from explorer.model.head_mask import all_head_names
 from explorer.tokenizer import Tokenizer
 from ui.attention_view import MAX_UPLOAD_BYTES
+from ui.beam.tree import trace_pieces
 from ui.figures import show_figure
 from ui.i18n import current_language, t
 from ui.layout import main_area_px
@@ -127,7 +128,7 @@ def ablated_beam_section(side: Any, selection: Selection, checkpoint: Checkpoint
             st.markdown(f"**{md_escape(label)}**  \n{md_escape(translation.output)} · {translation.score:.3f}")
             assert translation.trace is not None
             figure = beam_tree_figure(
-                translation.trace, lambda token: tokenizer.target_pieces([token])[0], lang=lang, max_height=420,
+                translation.trace, trace_pieces(translation.trace, tokenizer), lang=lang, max_height=420,
                 width=width, highlight=tuple(translation.output_ids),
             )  # fmt: skip
             show_figure(figure, f"beam {label}", key=key)
