@@ -15,7 +15,7 @@ from explorer.i18n import translate
 
 WIDTH, HEIGHT = 2.1, 0.62  # block size in data units
 ENCODER_X, DECODER_X = 1.0, 3.75
-INPUT_Y, STACK_Y = -0.62, -1.2  # the labels under the embeddings (whose bottom edge is at -HEIGHT / 2)
+INPUT_Y, STACK_Y = -0.6, -1.25  # the labels under the embeddings (whose bottom edge is at -HEIGHT / 2)
 KIND_COLOURS = {
     "embedding": PALETTE[7],
     "attention": PALETTE[1],
@@ -79,7 +79,7 @@ def architecture_figure(
     n_decoder: int,
     selected: str | None = None,
     lang: str = "en",
-    height: int = 460,
+    height: int = 440,
 ) -> go.Figure:
     """The diagram. *_blocks: (id, English label) bottom to top; shapes: id -> tensor shape for this sentence.
 
