@@ -15,6 +15,7 @@ from explorer.i18n import translate
 
 WIDTH, HEIGHT = 2.1, 0.62  # block size in data units
 ENCODER_X, DECODER_X = 1.0, 3.75
+INPUT_Y, STACK_Y = -0.6, -1.25  # the labels under the embeddings (whose bottom edge is at -HEIGHT / 2)
 KIND_COLOURS = {
     "embedding": PALETTE[7],
     "attention": PALETTE[1],
@@ -169,13 +170,16 @@ def architecture_figure(
             showlegend=False,
         )
     )
-    for x, name in ((ENCODER_X, "Encoder"), (DECODER_X, "Decoder")):
+    # Under each embedding, what feeds it, in Figure 1's words (the decoder reads the target shifted right,
+    # <s> first); below those, the stack's name, one text line lower so the two never touch.
+    for x, feed, name in ((ENCODER_X, "Inputs", "Encoder"), (DECODER_X, "Outputs (shifted right)", "Decoder")):
+        fig.add_annotation(x=x, y=INPUT_Y, text=translate(feed, lang), showarrow=False, font=dict(size=FONT_SIZE - 2))
         fig.add_annotation(
-            x=x, y=-0.75, text=f"<b>{translate(name, lang)}</b>", showarrow=False, font=dict(size=FONT_SIZE)
+            x=x, y=STACK_Y, text=f"<b>{translate(name, lang)}</b>", showarrow=False, font=dict(size=FONT_SIZE)
         )
     top = max(y for _, y in places.values()) + 0.6
     fig.update_xaxes(visible=False, range=[-0.75, 5.35], fixedrange=True)
-    fig.update_yaxes(visible=False, range=[-1.1, top], fixedrange=True)
+    fig.update_yaxes(visible=False, range=[STACK_Y - 0.4, top], fixedrange=True)
     apply_theme(fig, height=height)
     fig.update_layout(margin=dict(l=10, r=10, t=10, b=10), dragmode=False, clickmode="event+select")
     return fig

@@ -15,7 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.helpers import APP_SCRIPT, CHROMIUM_ARGS, App, chromium_path, start_server, stop_server
+from tests.browser.helpers import (
+    APP_SCRIPT,
+    CHROMIUM_ARGS,
+    TRAIN_RUN,
+    App,
+    chromium_path,
+    start_server,
+    stop_server,
+)
 from tests.folder_marks import mark_folder
 
 
@@ -58,11 +66,21 @@ class Servers:
         """The server called `name`; the options apply when this call starts it. Each server has a runs folder
         of its own (the train page's run folders, not runs/app)."""
         if name not in self.running:
-            log, runs = self.log(name), self.logs / f"runs-{name}"
+            log, runs = self.log(name), self.runs(name)
             self.running[name] = start_server(
                 log, checkpoint_root=checkpoint_root, runs=runs, extra=extra, script=script
             )
         return self.running[name][1]
+
+    def train_run(self, checkpoint_root: Path) -> App:
+        """The server for checks that train or read training runs in its runs folder (a run started from the
+        train page, a run for Train's figures): one server for all of them, apart from `app`, whose train page
+        opens on its form only while its runs folder is empty."""
+        return self.get(TRAIN_RUN, checkpoint_root=checkpoint_root)
+
+    def runs(self, name: str) -> Path:
+        """The runs folder of the server called `name`."""
+        return self.logs / f"runs-{name}"
 
     def log(self, name: str) -> Path:
         """Where the server called `name` writes its output."""

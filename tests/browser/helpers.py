@@ -52,6 +52,10 @@ def chromium_path() -> str | None:
     return CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
 
 
+# The server of the checks that train or read training runs (tests/browser/conftest.py `Servers.train_run`).
+TRAIN_RUN = "train-run"
+
+
 def query(**params: str) -> str:
     return urllib.parse.urlencode(params)
 

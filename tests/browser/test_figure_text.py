@@ -1,8 +1,8 @@
 """No text drawn over other text in the Train page's figures, at a projector's 1024x768 and 1280x720 (the other
 pages' figures are measured by the sweep, tests/browser/test_sweep.py). Train's figures need a run: `explorer
-train` trains the reverse task for 40 steps into the runs folder of a server of this file's own (a few
-seconds), so the Watch view opens on it with its curves and the attention snapshots at steps 0, 10, 20, 30 and
-40 (the "during training" figure) without a run started from the page.
+train` trains the reverse task for 40 steps into the runs folder of the training runs' server (a few seconds;
+tests/browser/conftest.py `Servers.train_run`), so the Watch view opens on it with its curves and the attention
+snapshots at steps 0, 10, 20, 30 and 40 (the "during training" figure) without a run started from the page.
 """
 
 from __future__ import annotations
@@ -12,7 +12,15 @@ import sys
 
 import pytest
 
-from tests.browser.helpers import RENDER_TIMEOUT_MS, REPO, App, assert_no_exception, wait_for_relayout, wait_idle
+from tests.browser.helpers import (
+    RENDER_TIMEOUT_MS,
+    REPO,
+    TRAIN_RUN,
+    App,
+    assert_no_exception,
+    wait_for_relayout,
+    wait_idle,
+)
 from tests.browser.overlaps import text_overlaps
 
 SIZES = ({"width": 1024, "height": 768}, {"width": 1280, "height": 720})
@@ -41,9 +49,10 @@ def _overlaps_at_each_size(browser, url: str, figures: int) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def train_app(servers) -> App:
-    """A server whose runs folder holds one finished 40-step run of the reverse task with a watched sentence."""
-    runs = servers.logs / "runs-figure-text"
+def train_app(servers, checkpoint_root) -> App:
+    """The training runs' server, its runs folder holding one finished 40-step run of the reverse task with a
+    watched sentence (beside the run the page test of Train may leave there)."""
+    runs = servers.runs(TRAIN_RUN)
     if not (runs / RUN).is_dir():
         runs.mkdir(parents=True, exist_ok=True)
         subprocess.run(
@@ -55,7 +64,7 @@ def train_app(servers) -> App:
             check=True,
             timeout=300,
         )  # fmt: skip
-    return servers.get("figure-text")
+    return servers.train_run(checkpoint_root)
 
 
 def test_train_figures_have_no_overlapping_text(browser, train_app: App):

@@ -146,7 +146,8 @@ VIEWS: list[View] = [
         act=shows_linked_heads,
         dark=True,
     ),
-    View("train", act=train_mid_run),
+    # On its form although the server's runs folder may hold runs (Train's figures share the server).
+    View("train", query(train_view="new"), act=train_mid_run),
 ]
 
 
@@ -155,10 +156,9 @@ VIEWS: list[View] = [
 
 def server_for(view: View, app: App, servers) -> App:
     """The shared server for most views (the browser's colour scheme picks the theme: main_script/.streamlit/
-    config.toml sets both), and one for the run the train view leaves behind (so the shared server's train
-    page still opens on its form)."""
+    config.toml sets both), and the training runs' server for the run the train view leaves behind."""
     if view.act is train_mid_run:
-        return servers.get("train-run", checkpoint_root=app.checkpoint_root)
+        return servers.train_run(app.checkpoint_root)
     return app
 
 
@@ -198,41 +198,6 @@ def _main_text(page) -> str:
     return page.locator('[data-testid="stMain"]').inner_text()
 
 
-def test_deep_links_open_their_page_on_a_fresh_server(checkpoint_root, servers, browser):
-    """The very first request to a new server is a deep link with state: it opens that page inside the frame
-    (the top bar's page list, the sidebar's model picker), with the state from the URL. Then every other page by
-    its path."""
-    app = servers.get("fresh-deep-links", checkpoint_root=checkpoint_root)
-    context = browser.new_context(viewport=VIEWPORT)
-    context.set_default_timeout(RENDER_TIMEOUT_MS)
-    page = context.new_page()
-    try:
-        page.goto(
-            f"{app.url}/beam?" + query(model="words-fixture", beam_sentence=WORDS_SENTENCE, beam_k="3"),
-            timeout=RENDER_TIMEOUT_MS,
-        )
-        wait_idle(page)
-        # A fresh server loads the model while the page already shows its title: wait for the result itself.
-        page.get_by_text("beam search, k = 3").first.wait_for(timeout=2 * RENDER_TIMEOUT_MS)
-        assert_no_exception(page)
-        assert page.locator('[data-testid="stMain"] h1').first.inner_text().strip() == "Beam search"
-        sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
-        assert "Checkpoint" in sidebar, sidebar[:500]
-        assert "Look inside" in page.locator('[data-testid="stTopNav"]').inner_text(), "the page list, in the top bar"
-        assert "beam search, k = 3" in _main_text(page)
-        assert "/beam?" in page.url and "beam_k=3" in page.url
-        for spec in PAGES:
-            page.goto(f"{app.url}/{spec.url_path}?model=words-fixture", timeout=RENDER_TIMEOUT_MS)
-            wait_idle(page)
-            assert_no_exception(page)
-            assert "Page not found" not in page.content()
-            assert page.url.split("?")[0].endswith(f"/{spec.url_path}"), page.url
-            current = page.locator('[data-testid="stTopNav"] a[aria-current="page"]')
-            assert current.count() == 0 or spec.title in current.first.inner_text(), spec.title
-    finally:
-        context.close()
-
-
 def test_a_100_kb_link_is_cut_with_a_message_in_the_browser(app, browser):
     context = browser.new_context(viewport=VIEWPORT)
     context.set_default_timeout(RENDER_TIMEOUT_MS)
@@ -254,29 +219,75 @@ def test_a_100_kb_link_is_cut_with_a_message_in_the_browser(app, browser):
         context.close()
 
 
-def test_eight_sessions_open_at_once_on_a_fresh_server(checkpoint_root, servers, browser):
-    """A class opening the link together: eight sessions start on a new server before any has finished."""
-    app = servers.get("fresh-eight-sessions", checkpoint_root=checkpoint_root)
+def test_a_fresh_server_opens_a_deep_link_and_eight_sessions_at_once(checkpoint_root, servers, browser):
+    """The first requests to a new server, on one server (its start costs more than the checks):
+
+    - the very first request is a deep link with state: it opens that page inside the frame (the top bar's
+      page list, the sidebar's model picker), with the state from the URL; then every other page by its path;
+    - a class opening the link together: once that first session runs, eight more start before any has
+      finished (the first one's model still loading).
+    """
+    app = servers.get("fresh", checkpoint_root=checkpoint_root)
     context = browser.new_context(viewport=VIEWPORT)
     context.set_default_timeout(RENDER_TIMEOUT_MS)
     try:
-        pages = [context.new_page() for _ in range(8)]
-        for i, page in enumerate(pages):
-            target = (
-                ("translate?" + query(model="words-fixture", sentence=WORDS_SENTENCE))
-                if i % 2
-                else ("compare?" + query(model="words-fixture", c_sentence=WORDS_SENTENCE))
-            )
-            page.goto(f"{app.url}/{target}", timeout=RENDER_TIMEOUT_MS, wait_until="commit")
-        for page in pages:
-            page.bring_to_front()  # Chromium barely runs background tabs
-            wait_idle(page)
-            assert_no_exception(page)
-            # Translate draws Plotly figures, Compare its linked heads as one Vega-Lite chart
-            charts = page.locator('[data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"]')
-            try:
-                charts.first.wait_for(state="attached", timeout=RENDER_TIMEOUT_MS)
-            except Exception as error:
-                raise AssertionError(f"no chart on {page.url}:\n{_main_text(page)[:1500]}") from error
+        first = context.new_page()
+        first.goto(
+            f"{app.url}/beam?" + query(model="words-fixture", beam_sentence=WORDS_SENTENCE, beam_k="3"),
+            timeout=RENDER_TIMEOUT_MS,
+            wait_until="commit",
+        )
+        # The frame's page list comes from the first run's st.navigation: the deep link was the first page the
+        # server decided, and the eight below start while it still loads its model.
+        first.locator('[data-testid="stTopNav"]').first.wait_for(timeout=2 * RENDER_TIMEOUT_MS)
+        _eight_sessions_open(context, app)
+        first.bring_to_front()
+        wait_idle(first)
+        _deep_link_opened_beam(first)
+        for spec in PAGES:
+            first.goto(f"{app.url}/{spec.url_path}?model=words-fixture", timeout=RENDER_TIMEOUT_MS)
+            wait_idle(first)
+            assert_no_exception(first)
+            assert "Page not found" not in first.content()
+            assert first.url.split("?")[0].endswith(f"/{spec.url_path}"), first.url
+            current = first.locator('[data-testid="stTopNav"] a[aria-current="page"]')
+            assert current.count() == 0 or spec.title in current.first.inner_text(), spec.title
     finally:
         context.close()
+
+
+def _deep_link_opened_beam(page) -> None:
+    """The beam page of the deep link, in the frame, with the link's state."""
+    # A fresh server loads the model while the page already shows its title: wait for the result itself.
+    page.get_by_text("beam search, k = 3").first.wait_for(timeout=2 * RENDER_TIMEOUT_MS)
+    assert_no_exception(page)
+    assert page.locator('[data-testid="stMain"] h1').first.inner_text().strip() == "Beam search"
+    sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
+    assert "Checkpoint" in sidebar, sidebar[:500]
+    assert "Look inside" in page.locator('[data-testid="stTopNav"]').inner_text(), "the page list, in the top bar"
+    assert "beam search, k = 3" in _main_text(page)
+    assert "/beam?" in page.url and "beam_k=3" in page.url
+
+
+def _eight_sessions_open(context, app: App) -> None:
+    """Eight sessions opened together (Translate and Compare in turn), each drawing its chart."""
+    pages = [context.new_page() for _ in range(8)]
+    for i, page in enumerate(pages):
+        target = (
+            ("translate?" + query(model="words-fixture", sentence=WORDS_SENTENCE))
+            if i % 2
+            else ("compare?" + query(model="words-fixture", c_sentence=WORDS_SENTENCE))
+        )
+        page.goto(f"{app.url}/{target}", timeout=RENDER_TIMEOUT_MS, wait_until="commit")
+    for page in pages:
+        page.bring_to_front()  # Chromium barely runs background tabs
+        wait_idle(page)
+        assert_no_exception(page)
+        # Translate draws Plotly figures, Compare its linked heads as one Vega-Lite chart
+        charts = page.locator('[data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"]')
+        try:
+            charts.first.wait_for(state="attached", timeout=RENDER_TIMEOUT_MS)
+        except Exception as error:
+            raise AssertionError(f"no chart on {page.url}:\n{_main_text(page)[:1500]}") from error
+    for page in pages:
+        page.close()
