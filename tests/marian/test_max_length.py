@@ -4,7 +4,6 @@ at import and limits every output of the imported model, as `generate` does; our
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 import torch
