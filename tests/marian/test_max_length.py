@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from explorer.checkpoint import load_checkpoint
+from explorer.cli import main
 from explorer.config import ModelConfig
 from explorer.inference import translate
 from explorer.marian.importer import import_marian
@@ -55,3 +56,9 @@ def test_our_checkpoints_keep_input_plus_50():
     assert config.output_limit(10, 50) == 60 and config.output_limit(250, 50) == 256
     with pytest.raises(ValueError, match="max_output_len"):
         ModelConfig(max_len=64, max_output_len=65)
+
+
+def test_info_states_the_models_own_limit(short_model, capsys):
+    _, checkpoint = short_model
+    assert main(["info", "--checkpoint", str(checkpoint.path)]) == 0
+    assert json.loads(capsys.readouterr().out)["decoding"]["max_output_tokens"] == MAX_LENGTH - 1
