@@ -70,7 +70,8 @@ class ModelConfig:
     `output_bias` adds a learned bias to the logits; `ban_pad` never lets the search produce `pad_id`;
     `length_normalisation` is the beam score's form ("gnmt" or "power", see explorer.decoding.policy);
     `target_prefix` is the target-language token (">>kor<<") a multi-target model reads before a sentence that has
-    none (explorer.marian.tokenizer).
+    none (explorer.marian.tokenizer). `max_output_len` (None: input length + 50, Section 6.1) is the model's own
+    limit on an output's tokens, </s> included: Marian's `max_length` less the decoder's start token.
     """
 
     vocab_size: int = 8000
@@ -97,6 +98,7 @@ class ModelConfig:
     ban_pad: bool = False
     length_normalisation: str = "gnmt"
     target_prefix: str | None = None
+    max_output_len: int | None = None
 
     def __post_init__(self) -> None:
         # Checked field by field so a crafted or damaged config.json is refused with one sentence before any
@@ -131,6 +133,10 @@ class ModelConfig:
             raise ValueError(
                 "share_embeddings ties every embedding, so target_vocab_size and tie_target_output are unset"
             )
+        if self.max_output_len is not None:
+            object.__setattr__(
+                self, "max_output_len", _whole_number("max_output_len", self.max_output_len, 1, self.max_len)
+            )
         prefix = self.target_prefix
         if prefix is not None and not (isinstance(prefix, str) and _LANGUAGE_TOKEN.fullmatch(prefix)):
             raise ValueError(f"target_prefix must be a target-language token such as '>>kor<<', got {prefix!r}")
@@ -156,6 +162,12 @@ class ModelConfig:
     @property
     def head_dim_v(self) -> int:
         return self.d_v if self.d_v is not None else self.d_model // self.n_heads
+
+    def output_limit(self, source_len: int, extra_tokens: int) -> int:
+        """The most tokens (</s> included) an output of a `source_len`-token source may have: `extra_tokens` past
+        the source (the paper's 50), within the position table and the model's own `max_output_len`."""
+        limit = min(source_len + extra_tokens, self.max_len)
+        return limit if self.max_output_len is None else min(limit, self.max_output_len)
 
     def replace(self, **changes: Any) -> ModelConfig:
         return dataclasses.replace(self, **changes)
@@ -198,6 +210,7 @@ _IMPORT_DEFAULTS: dict[str, Any] = {
         "ban_pad",
         "length_normalisation",
         "target_prefix",
+        "max_output_len",
     )
 }
 

@@ -226,7 +226,7 @@ def translate(
         chunk = order[start : start + batch_size]
         ids = [source_ids[i] for i in chunk]
         scorer = scorer_for(model, pad(ids, config.pad_id, device), head_mask)
-        limits = [min(len(s) + max_extra_tokens, config.max_len) for s in ids]
+        limits = [config.output_limit(len(s), max_extra_tokens) for s in ids]
         if beam_size == 1 and not with_trace:
             found_greedy = greedy_search(
                 scorer,

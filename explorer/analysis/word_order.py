@@ -94,7 +94,7 @@ def _greedy(model: Transformer, tokenizer: Tokenizer, encoded: EncoderOutput) ->
     cache = model.start_decoding(encoded)
     last = torch.tensor([config.bos_id], device=encoded.memory.device)
     out: list[int] = []
-    limit = min(encoded.memory.shape[1] + MAX_EXTRA_TOKENS, config.max_len)
+    limit = config.output_limit(encoded.memory.shape[1], MAX_EXTRA_TOKENS)
     for _ in range(limit):
         log_probs, cache = model.decode_step(last, cache)
         token = int(log_probs[0].argmax())

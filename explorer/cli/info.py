@@ -33,6 +33,8 @@ def run(args: argparse.Namespace) -> int:
             if stored
             else {"beam": DEFAULT_BEAM, "alpha": DEFAULT_ALPHA, "from": "command-line defaults"}
         )
+        if config.max_output_len is not None:  # an imported model's own limit; ours: input length + 50
+            decoding["max_output_tokens"] = config.max_output_len
         info = {
             "checkpoint": args.checkpoint,
             "parameters": count_parameters(config),

@@ -26,6 +26,10 @@ def _token_heatmap(z: np.ndarray, labels: Sequence[str], y_title: str, **trace: 
     return fig
 
 
+# The feed-forward activations by the names the tour shows (explorer.config.ACTIVATIONS).
+ACTIVATION_NAMES = {"relu": "ReLU", "swish": "swish", "gelu": "GELU"}
+
+
 def ffn_figure(
     hidden: np.ndarray,
     tokens: Sequence[str],
@@ -33,35 +37,54 @@ def ffn_figure(
     layer: int,
     units: int = 96,
     show_zero_share: bool = True,
+    activation: str = "relu",
     lang: str = "en",
 ) -> go.Figure:
-    """hidden (n, d_ff) = max(0, x W1 + b1): the first `units` inner units of each token; zeros are dark.
+    """hidden (n, d_ff) = activation(x W1 + b1): the first `units` inner units of each token.
 
-    The title gives the share of zeros only with `show_zero_share` (the tour asks for it before it tells)."""
+    The paper's ReLU (Eq. 2) gives no negative value, so zeros are dark on a one-sided scale; swish and GELU
+    squeeze negative pre-activations to small negative values, drawn on a scale centred on zero. The title gives the
+    share of values at or below zero (ReLU's exact zeros) only with `show_zero_share` (the tour asks for it before
+    it tells)."""
     h = np.asarray(hidden, dtype=float)
     shown = h[:, :units]
     labels = _labels(tokens)
-    zero = 100 * float((h == 0).mean())
+    relu = activation == "relu"
+    scale: dict[str, Any] = (
+        dict(colorscale=WEIGHT_COLORSCALE, zmin=0) if relu else dict(colorscale=DIVERGING_COLORSCALE, zmid=0)
+    )
     fig = _token_heatmap(
         shown,
         labels,
         translate("token", lang),
-        colorscale=WEIGHT_COLORSCALE,
-        zmin=0,
         colorbar=colorbar(translate("activation", lang)),
         hovertemplate=translate("unit", lang) + " %{x}: %{z:.3f}<extra></extra>",
+        **scale,
     )
     fig.update_xaxes(
         title_text=translate("inner unit (first {units} of d_ff = {d_ff})", lang, units=shown.shape[1], d_ff=h.shape[1])
     )
-    title = (
-        translate(
-            "max(0, xW\u2081 + b\u2081), encoder layer {layer}: {zero}% zeros", lang, layer=layer, zero=f"{zero:.0f}"
+    return compact(fig, _ffn_title(h, layer, show_zero_share, activation, lang), 420)
+
+
+def _ffn_title(h: np.ndarray, layer: int, show_share: bool, activation: str, lang: str) -> str:
+    if activation == "relu":
+        zero = f"{100 * float((h == 0).mean()):.0f}"
+        if show_share:
+            return translate(
+                "max(0, xW\u2081 + b\u2081), encoder layer {layer}: {zero}% zeros", lang, layer=layer, zero=zero
+            )
+        return translate("max(0, xW\u2081 + b\u2081), encoder layer {layer}", lang, layer=layer)
+    function = ACTIVATION_NAMES[activation]
+    if show_share:
+        return translate(
+            "{function}(xW\u2081 + b\u2081), encoder layer {layer}: {share}% at or below zero",
+            lang,
+            function=function,
+            layer=layer,
+            share=f"{100 * float((h <= 0).mean()):.0f}",
         )
-        if show_zero_share
-        else translate("max(0, xW\u2081 + b\u2081), encoder layer {layer}", lang, layer=layer)
-    )
-    return compact(fig, title, 420)
+    return translate("{function}(xW\u2081 + b\u2081), encoder layer {layer}", lang, function=function, layer=layer)
 
 
 def norms_figure(

@@ -116,6 +116,9 @@ def config_from_marian(
     target_vocab = _setting(hf, "decoder_vocab_size") or vocab
     if shared and target_vocab != vocab:
         raise UnsupportedModel("decoder_vocab_size differs from vocab_size with shared embeddings")
+    max_length = generation.get("max_length", hf.get("max_length"))
+    if max_length is not None and (isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2):
+        raise UnsupportedModel(f"max_length is {max_length!r}: a whole number of 2 or more is needed")
     own: dict[str, Any] = hf[EXPLORER_KEY] if isinstance(hf.get(EXPLORER_KEY), dict) else {}
     bad_words = generation.get("bad_words_ids", hf.get("bad_words_ids")) or []
     banned = {tuple(words) for words in bad_words if isinstance(words, list)}
@@ -142,6 +145,8 @@ def config_from_marian(
             output_bias="final_logits_bias" in tensor_names,
             ban_pad=bool(banned),
             length_normalisation=own.get("length_normalisation", "power"),
+            # generate's max_length counts the decoder's start token; outputs beyond the table cannot be read.
+            max_output_len=None if max_length is None else min(max_length - 1, _setting(hf, "max_position_embeddings")),
         )
     except (TypeError, ValueError) as error:
         raise UnsupportedModel(f"its sizes do not make a model this program runs: {error}") from None
@@ -206,6 +211,8 @@ def marian_config(config: ModelConfig, decoding: Mapping[str, Any] | None = None
     data[EXPLORER_KEY] = {key: getattr(config, key) for key, value in kept.items() if getattr(config, key) == value}
     if config.ban_pad:
         data["bad_words_ids"] = [[config.pad_id]]
+    if config.max_output_len is not None:
+        data["max_length"] = config.max_output_len + 1
     if decoding:
         data["num_beams"], data["length_penalty"] = decoding["beam"], decoding["alpha"]
     return data

@@ -295,7 +295,8 @@ def _card(metadata: Mapping[str, Any], config: ModelConfig) -> str:
         f"- Architecture: {metadata['architecture']}",
         f"- Vocabulary: {vocab}",
         f"- Decoding: beam {metadata['decoding']['beam']}, length normalisation score / length^"
-        f"{metadata['decoding']['alpha']}, <pad> never generated: {config.ban_pad}",
+        f"{metadata['decoding']['alpha']}, <pad> never generated: {config.ban_pad}, at most "
+        f"{config.max_output_len or 'input length + 50'} output tokens",
         f"- Target-language token: {config.target_prefix or 'none'}",
         "",
         "Imported with `explorer import`; the weights are the model's own, unchanged.",

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from explorer import claims
+from explorer.figures.tour_embeddings import ACTIVATION_NAMES
 from explorer.inference import Translation
 from explorer.model import Transformer
 from explorer.paper import TABLE3
@@ -133,19 +134,42 @@ def cross_attention_target(
 
 
 def relu_zeros(model: Transformer, translation: Translation, layer: int = 0) -> Exercise:
-    """Stop 4: the share of the FFN's inner units that the ReLU sets to zero on this sentence."""
+    """Stop 4: the share of the FFN's inner units that the ReLU sets to zero on this sentence; on a model with
+    another activation (an imported model's swish or GELU), the share of pre-activations at or below zero, which
+    that activation squeezes to small negative values instead."""
     activity = numbers.feed_forward_activity(model, translation, layer)
-    answer = round(100 * activity.zero_fraction)
+    fields: dict[str, Any] = dict(layer=layer + 1, d_ff=model.config.d_ff, tokens=len(activity.tokens))
+    if activity.activation == "relu":
+        question = (
+            "The feed-forward network of encoder layer {layer} has d_ff = {d_ff} inner units per token. For this "
+            "sentence, what percentage of them does the ReLU set to exactly zero?"
+        )
+        answer = round(100 * activity.zero_fraction)
+        explanation = (
+            "{answer}% of the {d_ff} \u00d7 {tokens} inner values are zero: max(0, \u00b7) keeps only the units whose "
+            "pre-activation is positive, so each token uses a different part of the layer."
+        )
+    else:
+        question = (
+            "The feed-forward network of encoder layer {layer} has d_ff = {d_ff} inner units per token, through "
+            "{function} where the paper has a ReLU. For this sentence, what percentage of them have a pre-activation "
+            "at or below zero?"
+        )
+        answer = round(100 * activity.off_fraction)
+        explanation = (
+            "{answer}% of the {d_ff} \u00d7 {tokens} pre-activations are at or below zero. Unlike the paper's ReLU, "
+            "{function} does not set them to exactly zero but to small negative values (the figure's other colour), "
+            "so every unit still passes a little of its input."
+        )
+        fields["function"] = ACTIVATION_NAMES[activity.activation]
     return Exercise(
         "relu_zeros",
         4,
-        "The feed-forward network of encoder layer {layer} has d_ff = {d_ff} inner units per token. For this "
-        "sentence, what percentage of them does the ReLU set to exactly zero?",
+        question,
         NUMBER,
         float(answer),
-        "{answer}% of the {d_ff} \u00d7 {tokens} inner values are zero: max(0, \u00b7) keeps only the units whose "
-        "pre-activation is positive, so each token uses a different part of the layer.",
-        dict(layer=layer + 1, d_ff=model.config.d_ff, answer=answer, tokens=len(activity.tokens)),
+        explanation,
+        {**fields, "answer": answer},
         low=0,
         high=100,
         step=1,

@@ -10,7 +10,7 @@ from explorer.checkpoint import load_checkpoint
 from explorer.inference import translate
 from explorer.marian.importer import import_marian
 from explorer.model import sinusoidal_encoding
-from tests.apptest_helpers import open_page
+from tests.apptest_helpers import chart, open_page, plotly_array
 from tests.marian.models import build_marian
 
 NAME = "opus-mt-swish"
@@ -92,3 +92,28 @@ def test_translate_says_the_decoding_settings_are_the_imported_models_own(import
     at = open_page("pages/translate.py", model=NAME, sentence=SENTENCE, lang="en")
     notes = [c.value for c in at.caption if c.value.startswith("Decoding: beam")]
     assert notes and all("the imported model's own settings" in note for note in notes), notes
+
+
+@pytest.mark.parametrize(
+    ("lang", "named", "question", "told"),
+    [
+        ("en", "swish(xW₁ + b₁)", "through swish where the paper has a ReLU", "at or below zero"),
+        ("ko", "swish(xW₁ + b₁), 인코더 레이어", "논문의 ReLU 대신 swish", "0 이하입니다"),
+    ],
+)
+def test_tour_stop_4_names_the_models_activation_and_draws_its_negatives(
+    imported, monkeypatch, lang, named, question, told
+):
+    root, _ = imported
+    monkeypatch.setenv("EXPLORER_CHECKPOINTS", str(root))
+    at = open_page("pages/tour.py", model=NAME, tour_sentence=SENTENCE, stop="4", ex="relu_zeros:40", lang=lang)
+    figure = chart(at, "tour_figure_ffn_embeddings")
+    title = figure["layout"]["title"]["text"]
+    assert named in title and "max(0" not in title, title
+    heatmap = figure["data"][0]
+    assert plotly_array(heatmap["z"]).min() < 0, "swish's negative values are drawn"
+    assert heatmap.get("zmin") != 0 and heatmap.get("zmid") == 0, "a scale centred on zero, not cut off at zero"
+    text = " ".join(m.value for m in at.markdown)
+    assert question in text and told in text and "exactly zero?" not in text
+    assert "ReLU가 정확히 0으로" not in text
+    assert any("swish" in c.value for c in at.caption)

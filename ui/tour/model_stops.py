@@ -194,11 +194,24 @@ def ffn_embeddings_view(ctx: TourContext) -> Shown:
     with slot:
         stop_figure(
             tour_embeddings.ffn_figure(
-                activity.hidden, activity.tokens, layer=layer, show_zero_share=revealed("relu_zeros"), lang=ctx.lang
+                activity.hidden,
+                activity.tokens,
+                layer=layer,
+                show_zero_share=revealed("relu_zeros"),
+                activation=activity.activation,
+                lang=ctx.lang,
             ),
             t("Feed-forward network"),
             "ffn_embeddings",
         )
+        if activity.activation != "relu":
+            st.caption(
+                t(
+                    "This model's feed-forward network uses {function} where the paper has a ReLU: negative "
+                    "pre-activations become small negative values, not zeros.",
+                    function=tour_embeddings.ACTIVATION_NAMES[activity.activation],
+                )
+            )
     show_figure(
         tour_embeddings.norms_figure(
             activity.tokens,

@@ -7,6 +7,7 @@ import streamlit as st
 from explorer.config import PRESETS, ModelConfig, count_parameters
 from ui.i18n import t
 from ui.markdown import ERROR_CHARS, shown_value
+from ui.train.continued import continued
 from ui.train.state import apply_preset, choice_buttons
 
 D_MODELS = (16, 32, 64, 128, 256, 512, 768, 1024)
@@ -20,6 +21,22 @@ def preset_labels() -> dict[str, str]:
 
 def model_section(vocab_size: int) -> ModelConfig | None:
     st.subheader(t("3 · Model"))
+    going_on = continued()
+    if going_on is not None:
+        config = going_on.checkpoint.config
+        st.caption(
+            t(
+                "The loaded model's own settings: {layers} + {decoder_layers} layers, d_model {d_model}, {heads} "
+                "heads, d_ff {d_ff}, dropout {dropout}.",
+                layers=config.n_encoder_layers,
+                decoder_layers=config.n_decoder_layers,
+                d_model=config.d_model,
+                heads=config.n_heads,
+                d_ff=config.d_ff,
+                dropout=config.dropout,
+            )
+        )
+        return config
     help = t("Sets the knobs below; change any of them afterwards.")
     choice_buttons(t("Preset"), preset_labels(), "train_preset", apply_preset, help)
     cols = st.columns(5)

@@ -3,6 +3,8 @@ estimate below it."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 from explorer.config import ModelConfig
@@ -13,6 +15,7 @@ from explorer.training.train_config import TrainConfig
 from ui.i18n import t
 from ui.markdown import ERROR_CHARS, shown_value
 from ui.model_picker import checkpoint_root
+from ui.train.continued import continued
 from ui.train.data import DataChoice
 from ui.train.estimate import estimate_section
 from ui.train.runs import checkpoint_target, manager, runs_root, session_owner
@@ -36,13 +39,19 @@ def start_run(
     save: bool,
     replace: bool,
     automatic: bool,
+    init_from: str | None = None,
 ) -> None:
     """The Start button's callback (it runs before the page, so it may switch the view to the new run).
 
     A name the page chose (`automatic`) moves on to the next free one when someone took it a moment ago; a
     name the user typed is refused instead. The model is saved under the run's final name (the manager
-    decides it), replacing a checkpoint of that name only when the user ticked `replace` for it.
+    decides it), replacing a checkpoint of that name only when the user ticked `replace` for it. `init_from`: the
+    loaded checkpoint whose weights the run continues (ui/train/continued.py).
     """
+    metadata: dict[str, Any] = {"data": choice.kind, "corpus": choice.label, "made_by": "train page"}
+    going_on = continued() if init_from is not None else None
+    if going_on is not None:  # as `explorer train --init-from` records it: the model keeps its origin
+        metadata["initialised_from"] = {"path": init_from, "metadata": going_on.checkpoint.metadata}
     try:
         started = manager().start_new(
             name,
@@ -54,8 +63,9 @@ def start_run(
             unique=automatic,
             save_in=checkpoint_root() if save else None,
             replace=replace,
-            metadata={"data": choice.kind, "corpus": choice.label, "made_by": "train page"},
+            metadata=metadata,
             owner=session_owner(),
+            init_from=init_from,
         )
     except JobError as error:
         st.session_state["train_start_error"] = str(error)
@@ -66,6 +76,8 @@ def start_run(
 
 def start_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConfig, train_config: TrainConfig) -> None:
     st.subheader(t("5 · Start"))
+    going_on = continued()
+    source = None if going_on is None else going_on.path
     auto = default_name(choice.kind)
     if st.session_state.get("train_name") in (None, "", st.session_state.get("train_name_auto")):
         st.session_state["train_name"] = auto
@@ -125,7 +137,7 @@ def start_section(choice: DataChoice, tokenizer: Tokenizer, config: ModelConfig,
         key="train_start",
         disabled=bool(problems),
         on_click=start_run,
-        args=(choice, tokenizer, config, train_config, name, save, replace, name == auto),
+        args=(choice, tokenizer, config, train_config, name, save, replace, name == auto, source),
     )
     # Under the button, not above it: the estimate times real steps at the run's own low priority, which takes
     # minutes on a busy machine (two busy processes kept the button from appearing for over two minutes), and

@@ -11,6 +11,7 @@ from explorer.tokenizer import Tokenizer
 from explorer.training.datasets import train_tokenizer
 from ui.i18n import t
 from ui.markdown import ERROR_CHARS, shown_value
+from ui.train.continued import continue_toggle
 from ui.train.data import DataChoice
 from ui.train.prepared import wait_for
 
@@ -39,6 +40,15 @@ def prepared_tokenizer(choice: DataChoice, vocab: int) -> None:
 
 def tokenizer_section(choice: DataChoice) -> Tokenizer | None:
     st.subheader(t("2 · Tokenizer"))
+    going_on = continue_toggle()
+    if going_on is not None:
+        st.caption(
+            t(
+                "The loaded model's own tokenizer: {count} pieces.",
+                count=f"{going_on.checkpoint.tokenizer.vocab_size:,}",
+            )
+        )
+        return going_on.checkpoint.tokenizer
     vocab = st.select_slider(
         t("Vocabulary size (upper bound)"),
         VOCABS,
