@@ -12,7 +12,7 @@ from explorer.checkpoint import load_checkpoint
 from explorer.data.multi30k import load_multi30k, multi30k_available
 from explorer.explain.alignment import aer_counts
 from explorer.explain.head_alignment import MULTI30K_TEST2016, align_heads, align_sentence, read_reference
-from tests.apptest_helpers import chart, open_page, plotly_array
+from tests.apptest_helpers import chart, charts, open_page, plotly_array
 
 REPO = Path(__file__).resolve().parents[2]
 SHIPPED = REPO / "checkpoints" / "multi30k-en-de"
@@ -73,6 +73,15 @@ def test_translate_overlay_follows_the_switch(shipped, test2016, monkeypatch):
     sources, targets, references = test2016
     at = open_page(
         "pages/translate.py", model="multi30k-en-de", sentence=sources[0], weighting="value_weighted", ta_head="2"
+    )
+    assert not charts(at, "ta_overlay"), "closed, the expander draws nothing"
+    at = open_page(
+        "pages/translate.py",
+        model="multi30k-en-de",
+        sentence=sources[0],
+        weighting="value_weighted",
+        ta_head="2",
+        ta_align="true",
     )
     figure = chart(at, "ta_overlay")["data"]
     aligned = align_sentence(shipped.model, shipped.tokenizer, sources[0], targets[0], references[0])

@@ -221,7 +221,8 @@ def test_a_failing_run_says_why(tmp_path, tiny_task):
         train_config=TrainConfig(steps=5, device="cpu", max_len=32),
     )
     snap = manager.wait("broken", 120)
-    assert snap.status == "failed" and "pieces but the model config says" in snap.error
+    # Said by whichever check meets the mismatch first: the run folder's checkpoint loader or the trainer.
+    assert snap.status == "failed" and "pieces but the model" in snap.error and str(config.vocab_size + 3) in snap.error
     assert "Traceback" in snap.log  # the last lines of its log are shown with it
     manager.discard("broken")
     assert manager.snapshot("broken") is None and not (tmp_path / "broken").exists()

@@ -16,5 +16,11 @@ def alignment_expander(selection: Selection, checkpoint: Checkpoint, sentence: s
     """Nothing for a model that does not translate English into German, or without the test set."""
     if not overlay_available(checkpoint):
         return
-    with st.expander(t("Word alignment: a head's links over a reference alignment")):
-        overlay_section(selection, checkpoint, prefix="ta", weighting=choice.weighting, sentence=sentence)
+    # Drawn only while open (kept in the URL as ?ta_align=true): closed, a rerun of the page costs nothing here.
+    expander = st.expander(
+        t("Word alignment: a head's links over a reference alignment"), key="ta_align", on_change="rerun",
+        bind="query-params",
+    )  # fmt: skip
+    if expander.open:
+        with expander:
+            overlay_section(selection, checkpoint, prefix="ta", weighting=choice.weighting, sentence=sentence)
