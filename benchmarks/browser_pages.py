@@ -54,6 +54,7 @@ PAGE_FIGURES = {
     "positional": "pe_heatmap",
     "complexity": "complexity_operations",
     "train": "train_start",
+    "explain": "explain_values",
 }
 
 

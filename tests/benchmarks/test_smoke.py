@@ -237,3 +237,12 @@ def test_gpu_training_probe_runs_every_lever_and_restores_the_kernels(monkeypatc
     with sdpa_kernel(before):
         torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
         torch.nn.functional.scaled_dot_product_attention(q, q, q, attn_mask=torch.ones(2, 1, 1, 5, dtype=torch.bool))
+
+
+def test_the_browser_benchmark_knows_every_pages_main_figure():
+    """Every page in the app's navigation has its main figure named for the browser benchmark (a page without
+    one stopped the whole run with a KeyError)."""
+    from benchmarks.browser_pages import PAGE_FIGURES
+    from ui.pages import PAGES
+
+    assert {spec.url_path for spec in PAGES} <= set(PAGE_FIGURES), {s.url_path for s in PAGES} - set(PAGE_FIGURES)
