@@ -80,6 +80,13 @@ def room_panel(checkpoint: str, sentence: str, exercises: Sequence[Exercise], la
         return
     st.html(PANEL_STYLE)
     held = held_room()
+    # Written at one place whichever branch follows: were the writer to move between reruns (after the button in
+    # one, before the panel in the next), the browser could draw the stale "clear" beside the new "set" for a
+    # moment and run it last, losing the cookie and so the room on the next restart.
+    if held is None:
+        _cookie("", 0)
+    else:
+        _cookie(f"{held[0]}.{held[1]}", int(DEFAULT_HOURS * 3600))
     with st.container(border=held is not None, key="room_panel"):
         if held is None:
             st.button(
@@ -91,9 +98,7 @@ def room_panel(checkpoint: str, sentence: str, exercises: Sequence[Exercise], la
                     "Students answer the tour's questions on their phones; the projector shows the class's answers."
                 ),
             )
-            _cookie("", 0)
             return
-        _cookie(f"{held[0]}.{held[1]}", int(DEFAULT_HOURS * 3600))
         live_room(*held)
 
 
