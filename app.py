@@ -1,6 +1,11 @@
 """Attention Explorer. Start it with `python app.py` (options of `streamlit run` may follow, e.g.
 `python app.py --server.port 8502`).
 
+For a lecture, `python app.py --class-port 8502` starts a second server on port 8502 for the students (in
+shared mode, on the same rooms database): the room's join link and QR code point at it, so forty phones rerunning
+their pages never queue in front of the projector's clicks. Streamlit runs every session's script in threads of
+one interpreter; two processes give the lecturer an interpreter of its own.
+
 This file hands over to the app's main script, main_script/frame.py (the frame: page list, sidebar, shared
 model loading), by running `streamlit run main_script/server.py` in its place (the frame as an ASGI app whose
 pages tell the browser where the server is, so it does not probe two wrong addresses first: see that file).
@@ -27,5 +32,10 @@ if __name__ == "__main__":
     if st.runtime.exists():  # started by `streamlit run app.py`: this run is a page request
         runpy.run_path(str(MAIN_SCRIPT), run_name="__main__")
     else:  # `python app.py`: become `streamlit run main_script/server.py` (same process, so signals reach it)
-        command = [sys.executable, "-m", "streamlit", "run", str(SERVER), *sys.argv[1:]]
-        os.execv(sys.executable, command)
+        sys.path.insert(0, str(MAIN_SCRIPT.parent))
+        from class_server import start_class_server, without_class_port
+
+        class_port, options = without_class_port(sys.argv[1:])
+        if class_port is not None:
+            start_class_server(SERVER, class_port, options)
+        os.execv(sys.executable, [sys.executable, "-m", "streamlit", "run", str(SERVER), *options])

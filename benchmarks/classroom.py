@@ -12,6 +12,9 @@ changed figure drawn), then lets the class in and measures the same clicks again
   click on a fragment would; they draw nothing, which keeps the machine's two cores for the server and the
   lecturer instead of for forty renderers that in a hall run on the students' phones.
 
+With `--class-server` the class works on a second server, as `python app.py --class-port PORT` starts it for a
+lecture, and the lecturer alone on the first: the two processes share the machine's cores but not an interpreter.
+
 The students spread over the pages a class has open in a lecture (translate, heads, tour, compare). Reported:
 the lecturer's p50 and p95 per click, idle and with the class, and their ratio (the goal: p95 with the class
 within 2x of idle); the students' reruns (count, p50, p95 from request to the script's end); the server's CPU
@@ -67,6 +70,8 @@ class ClassSettings:
     clicks: Sequence[str] = LECTURER_CLICKS
     checkpoint: Path = SHIPPED_CHECKPOINT
     log_dir: Path = field(default_factory=lambda: Path("/tmp/classroom-bench"))
+    # The class on a server of its own (`python app.py --class-port`), the lecturer alone on the first.
+    class_server: bool = False
     timeout_s: float = 120.0
 
 
@@ -208,7 +213,8 @@ def lecturer_clicks(
 class Measured:
     clicks: list[Click]
     log: ClassLog
-    cores_busy: float  # the server's CPU seconds per wall second while the class worked
+    cores_busy: float  # the lecturer's server's CPU seconds per wall second while the class worked
+    class_cores: float | None  # the same for the students' server, when the class has its own
     rss_before: float
     rss_after: float
     load: str
@@ -221,10 +227,16 @@ def measure(settings: ClassSettings, log_line: Callable[[str], None] = print) ->
     settings.log_dir.mkdir(parents=True, exist_ok=True)
     chosen = [a for a in interactions(0) if a.name in settings.clicks]
     clicks = {a.name: Click(a.name) for a in chosen}
+    runs = settings.log_dir / "runs"
     server, app = helpers.start_server(
-        settings.log_dir / "server.log", checkpoint_root=settings.checkpoint.parent, runs=settings.log_dir / "runs"
+        settings.log_dir / "server.log", checkpoint_root=settings.checkpoint.parent, runs=runs
     )
+    class_server, class_app = server, app
     try:
+        if settings.class_server:  # as `python app.py --class-port` starts it: same app, same data folder
+            class_server, class_app = helpers.start_server(
+                settings.log_dir / "class-server.log", checkpoint_root=settings.checkpoint.parent, runs=runs
+            )
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(
                 executable_path=helpers.chromium_path(), args=helpers.CHROMIUM_ARGS, headless=True
@@ -236,14 +248,17 @@ def measure(settings: ClassSettings, log_line: Callable[[str], None] = print) ->
             log_line("idle: " + "; ".join(f"{c.name} p95 {percentile(c.idle, 95):.2f} s" for c in clicks.values()))
             rss_before = rss_mib(server.pid)
             cpu_before, wall_before = cpu_seconds(server.pid), time.monotonic()
-            log, thread = start_class(app.url, settings)
+            class_cpu_before = cpu_seconds(class_server.pid)
+            log, thread = start_class(class_app.url, settings)
             deadline = time.monotonic() + settings.warm_s + 0.2 * settings.students + 120
             while log.joined < settings.students and time.monotonic() < deadline and thread.is_alive():
                 time.sleep(1)
             log_line(f"class: {log.joined} of {settings.students} joined; working {settings.warm_s:.0f} s")
             time.sleep(settings.warm_s)
             lecturer_clicks(session, chosen, settings.runs, lambda c: c.loaded, clicks)
-            cores = (cpu_seconds(server.pid) - cpu_before) / (time.monotonic() - wall_before)
+            wall = time.monotonic() - wall_before
+            cores = (cpu_seconds(server.pid) - cpu_before) / wall
+            class_cores = (cpu_seconds(class_server.pid) - class_cpu_before) / wall if settings.class_server else None
             rss_after = rss_mib(server.pid)
             log.stop.set()
             thread.join(timeout=120)
@@ -251,7 +266,9 @@ def measure(settings: ClassSettings, log_line: Callable[[str], None] = print) ->
             browser.close()
     finally:
         helpers.stop_server(server)
-    return Measured(list(clicks.values()), log, cores, rss_before, rss_after, load_average())
+        if class_server is not server:
+            helpers.stop_server(class_server)
+    return Measured(list(clicks.values()), log, cores, class_cores, rss_before, rss_after, load_average())
 
 
 def _p(values: Sequence[float], q: float) -> str:
@@ -259,8 +276,9 @@ def _p(values: Sequence[float], q: float) -> str:
 
 
 def markdown_table(measured: Measured, settings: ClassSettings) -> str:
+    where = "on a server of their own (`--class-port`)" if settings.class_server else "on the lecturer's server"
     lines = [
-        f"Class: {settings.students} students ({settings.browsers} in Chromium at 390x844, the rest over the "
+        f"Class: {settings.students} students {where} ({settings.browsers} in Chromium at 390x844, the rest over the "
         f"websocket), one click each every ~{settings.think_s:.0f} s, on {', '.join(CLASS_PAGES)}.",
         "",
         "| Lecturer's click | idle p50 (s) | idle p95 (s) | with the class p50 (s) | with the class p95 (s) | "
@@ -278,7 +296,9 @@ def markdown_table(measured: Measured, settings: ClassSettings) -> str:
         f"Students joined: {log.joined} of {settings.students}; protocol reruns {len(log.reruns)} "
         f"(p50 {_p(log.reruns, 50)} s, p95 {_p(log.reruns, 95)} s); browser clicks {log.browser_clicks}; "
         f"failures {len(log.failures)}.",
-        f"Server: {measured.cores_busy:.2f} cores busy while the class worked; RSS {measured.rss_before:.0f} MiB "
+        f"Lecturer's server: {measured.cores_busy:.2f} cores busy while the class worked"
+        + (f" (the students' server: {measured.class_cores:.2f})" if measured.class_cores is not None else "")
+        + f"; RSS {measured.rss_before:.0f} MiB "
         f"before the class, {measured.rss_after:.0f} MiB after. Load average at the end: {measured.load}.",
     ]
     return "\n".join(lines)
@@ -324,9 +344,17 @@ def main(argv: list[str] | None = None) -> int:
     command.add_argument("--runs", type=int, default=5, help="lecturer clicks per interaction, idle and loaded")
     command.add_argument("--warm", type=float, default=30.0, help="seconds the class works before the loaded clicks")
     command.add_argument("--out", default=None, help="also write the markdown table to this file")
+    command.add_argument(
+        "--class-server", action="store_true", help="the class on a second server, as `python app.py --class-port`"
+    )
     args = command.parse_args(argv)
     settings = ClassSettings(
-        students=args.students, browsers=args.browsers, think_s=args.think, runs=args.runs, warm_s=args.warm
+        students=args.students,
+        browsers=args.browsers,
+        think_s=args.think,
+        runs=args.runs,
+        warm_s=args.warm,
+        class_server=args.class_server,
     )
     print(f"load average (1/5/15 min) at start: {load_average()}", flush=True)
     measured = measure(settings)

@@ -47,10 +47,12 @@ async def page(request: Request) -> HTMLResponse:
 
 
 def page_routes() -> list[Route]:
-    """A route for the address of every page of the frame's list (ui/pages.py), and for the start page's."""
-    from ui.pages import PAGES
+    """A route for the address of every page of the frame's list (ui/pages.py), the hidden ones (a phone's /join)
+    included, and for the start page's."""
+    from ui.pages import HIDDEN_PAGES, PAGES
 
-    return [Route(f"/{path}", page, methods=["GET", "HEAD"]) for path in ("start", *(s.url_path for s in PAGES))]
+    paths = ("start", *(spec.url_path for spec in (*PAGES, *HIDDEN_PAGES)))
+    return [Route(f"/{path}", page, methods=["GET", "HEAD"]) for path in paths]
 
 
 app = st.App(FRAME, routes=page_routes())  # Streamlit's public ASGI app, with our routes first

@@ -11,6 +11,7 @@ Streamlit gives the reconnecting tab a fresh state.
 from __future__ import annotations
 
 import io
+import os
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
@@ -26,6 +27,7 @@ from ui.room.common import POLL_S, explanation_text, option_label, question_text
 from ui.room.figure import bars_figure
 
 HELD_KEY, COOKIE = "room_held", "explorer_room"
+CLASS_PORT_ENV = "EXPLORER_CLASS_PORT"  # set by main_script/class_server.py
 JOIN_PAGE = "join"
 QR_PX = 140  # read by a phone from the back rows of a lecture hall, small enough to leave the bars room
 # The code at a size read from the back of a lecture hall, on one line in the panel's narrow first column.
@@ -103,10 +105,20 @@ def room_panel(checkpoint: str, sentence: str, exercises: Sequence[Exercise], la
 
 
 def join_link(code: str) -> str:
-    """The phone page's address on this server, as the lecturer's browser reaches it."""
-    parts = urlsplit(str(st.context.url or "http://localhost:8501/"))
+    """The phone page's address, as the lecturer's browser reaches this server: on the students' server's port
+    when one was started beside this one (`python app.py --class-port PORT`), else on this server."""
+    return phone_link(str(st.context.url or "http://localhost:8501/"), code, os.environ.get(CLASS_PORT_ENV))
+
+
+def phone_link(page_url: str, code: str, class_port: str | None = None) -> str:
+    """/join?room=CODE beside `page_url` (the presenter's page), on `class_port` if given."""
+    parts = urlsplit(page_url)
     prefix = parts.path.rsplit("/", 1)[0]
-    return f"{parts.scheme}://{parts.netloc}{prefix}/{JOIN_PAGE}?room={code}"
+    netloc = parts.netloc
+    if class_port:
+        host = f"[{parts.hostname}]" if parts.hostname and ":" in parts.hostname else parts.hostname
+        netloc = f"{host}:{int(class_port)}"
+    return f"{parts.scheme}://{netloc}{prefix}/{JOIN_PAGE}?room={code}"
 
 
 @st.cache_data(max_entries=16)
