@@ -20,17 +20,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # ui/ and pages/ sit in the repository root, one folder up
     sys.path.insert(0, str(ROOT))
 
-from explorer.runtime import configure_for  # noqa: E402
-
-# Before anything loads torch: the OpenMP runtime reads its settings once (explorer/runtime.py measures why
-# the app serves each request on one thread). Streamlit runs this script again on every click; by then torch is
-# loaded and the settings are fixed, so only the process's first run decides (deciding samples the load for
-# about 11 ms, and a late decision could change nothing but a warning).
-if "torch" not in sys.modules:
-    configure_for("app")
-
 from ui.startup import start_up  # noqa: E402
 
+# Once per process, before any page imports them: the OpenMP settings, then the heavy libraries (ui/startup.py).
+# The server began this when it started (main_script/server.py); the first run waits for it to finish.
 start_up()
 
 import streamlit as st  # noqa: E402

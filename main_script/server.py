@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import threading
 from pathlib import Path
 
 import streamlit
@@ -55,4 +56,15 @@ def page_routes() -> list[Route]:
     return [Route(f"/{path}", page, methods=["GET", "HEAD"]) for path in paths]
 
 
+def warm_up() -> None:
+    """The frame's once-a-process work (the OpenMP settings, then the heavy imports: torch, plotly, pandas), begun
+    when the server starts instead of in the first page run: it overlaps Streamlit's own start and the browser
+    loading the page, a few seconds on a 2-core machine. The first page run's `start_up()` waits for it under
+    ui/startup.py's lock, so no script ever sees a half-imported module."""
+    from ui.startup import start_up
+
+    start_up()
+
+
 app = st.App(FRAME, routes=page_routes())  # Streamlit's public ASGI app, with our routes first
+threading.Thread(target=warm_up, name="warm-up", daemon=True).start()

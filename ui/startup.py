@@ -14,8 +14,11 @@ prepared uploads nobody has used for a day (explorer/data/prepare.py).
 from __future__ import annotations
 
 import importlib
+import sys
 import threading
 from collections.abc import Callable
+
+from explorer.runtime import configure_for
 
 LIBRARIES = ("numpy", "pandas", "pyarrow", "plotly.graph_objects", "plotly.io", "torch")
 _lock = threading.Lock()
@@ -33,6 +36,10 @@ def _once(name: str, work: Callable[[], None]) -> None:
 
 def preload_libraries(names: tuple[str, ...] = LIBRARIES) -> None:
     def load() -> None:
+        # Before torch loads: the OpenMP runtime reads its settings once (explorer/runtime.py measures why the app
+        # serves each request on one thread). Deciding samples the machine's load for about 11 ms.
+        if "torch" not in sys.modules:
+            configure_for("app")
         for name in names:
             importlib.import_module(name)
 
