@@ -1,6 +1,6 @@
 """Figures built once and shared by the visits and clicks that draw the same (st.cache_resource, never changed
-after): the Heads page's remaining heads and the Beam page's tree. Each has the data of the figure built directly
-by its builder, and a second visit builds none."""
+after): the Heads page's remaining heads, the Beam page's tree and its hypothesis' attention. Each has the data
+of the figure built directly by its builder, and a second visit builds none."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+import ui.beam.hypothesis
 import ui.beam.tree
 import ui.heads.ablation
+from explorer.figures.attention import attention_heatmap
 from explorer.figures.beam_tree import beam_tree_figure
 from explorer.figures.heads import layer_heads
 from explorer.figures.theme import for_page_theme
@@ -63,15 +65,24 @@ def test_the_remaining_heads_figure_is_the_one_built_directly(checkpoint_root, o
     assert shown["layout"]["annotations"] == expected["layout"]["annotations"], "the switched-off head titled 'off'"
 
 
-def test_the_beam_tree_is_the_one_built_directly(checkpoint_root, one_torch_thread, monkeypatch):
-    def visit():
-        return open_page(
-            "pages/beam.py", model="words-fixture", beam_sentence="a small child sees the red dog .", beam_k=3
-        )
+def beam_visit():
+    return open_page("pages/beam.py", model="words-fixture", beam_sentence="a small child sees the red dog .", beam_k=3)
 
+
+def test_the_beam_tree_is_the_one_built_directly(checkpoint_root, one_torch_thread, monkeypatch):
     shown, (args, kwargs) = shared_once(
-        monkeypatch, ui.beam.tree, "beam_tree_figure", ui.beam.tree._tree_figure, visit, "beam_tree"
+        monkeypatch, ui.beam.tree, "beam_tree_figure", ui.beam.tree._tree_figure, beam_visit, "beam_tree"
     )
     expected = as_drawn(beam_tree_figure.__wrapped__(*args, **kwargs))
+    assert shown["data"] == expected["data"]
+    assert shown["layout"]["title"] == expected["layout"]["title"]
+
+
+def test_the_beam_hypothesis_attention_is_the_one_built_directly(checkpoint_root, one_torch_thread, monkeypatch):
+    module = ui.beam.hypothesis
+    shown, (args, kwargs) = shared_once(
+        monkeypatch, module, "attention_heatmap", module._attention_figure, beam_visit, "beam_attention"
+    )
+    expected = as_drawn(attention_heatmap.__wrapped__(*args, **kwargs))
     assert shown["data"] == expected["data"]
     assert shown["layout"]["title"] == expected["layout"]["title"]
