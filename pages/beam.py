@@ -8,7 +8,7 @@ import streamlit as st
 from ui.beam.example import beam_sentence
 from ui.beam.hypothesis import attention_section, chosen_hypothesis, hypothesis_picker, nbest_list, nbest_section
 from ui.beam.search import outputs_section, score_formula, search_controls, search_section, verdict
-from ui.beam.tree import picked_tokens, step_section, step_slider, tree_section
+from ui.beam.tree import picked_tokens, step_view
 from ui.i18n import t
 from ui.layout import controls, page_header
 from ui.model_cache import require_model
@@ -34,14 +34,12 @@ choice = search_controls(side, checkpoint, beam_sentence(selection))
 if choice is None:
     st.stop()
 searched = search_section(selection, choice)
-upto = step_slider(side, searched)
 rows = nbest_list(searched, checkpoint.tokenizer)
 clicked = picked_tokens(searched)  # a node clicked in the tree, else the hypothesis picked in the list
 tokens = clicked if clicked is not None else chosen_hypothesis(searched, rows)
-tree_section(searched, checkpoint.tokenizer, upto, tokens)
+step_view(searched, checkpoint.tokenizer, tokens, clicked)
 outputs_section(searched, checkpoint.config.max_len)
 verdict(searched)
-step_section(searched, checkpoint.tokenizer, upto)
 nbest_section(rows)
 hypothesis_picker(rows, checkpoint.tokenizer, clicked)
 if not tokens:

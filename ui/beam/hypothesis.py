@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
 
 from explorer.analysis.beam import nbest_rows
@@ -83,11 +85,40 @@ def _attention(selection: Selection, source_ids: tuple[int, ...], tokens: tuple[
     )
 
 
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _attention_figure(
+    search: tuple[Any, ...],
+    tokens: tuple[int, ...],
+    layer: int,
+    head: str,
+    lang: str,
+    which: str,
+    _weights: np.ndarray,
+    _searched: Searched,
+    _tokenizer: Tokenizer,
+) -> go.Figure:
+    """The cross-attention of hypothesis `tokens` of the search named `search` in decoder `layer` (from 1), one
+    `head` (from 1) or their "mean", `_weights` (output, source); `which` names it in the title (in `lang`). One
+    object shared by every visit that draws the same (the search's name and these stand for `_weights` and
+    `_searched`): the copy `attention_heatmap` hands out is revalidated through plotly's object model on every
+    rerun. Never changed after it is built."""
+    return attention_heatmap(
+        _weights,
+        shown_pieces(_tokenizer.target_pieces(tokens)),
+        shown_pieces(_searched.beam.source_pieces),
+        title=t("Cross-attention · layer {layer} · {which}", layer=layer, which=which),
+        zmax=None,
+        x_title=t("source (key)"),
+        y_title=t("hypothesis token produced (query)"),
+        lang=lang,
+    )
+
+
 def attention_section(
     selection: Selection, checkpoint: Checkpoint, searched: Searched, tokens: tuple[int, ...]
 ) -> None:
     """The cross-attention of the hypothesis `tokens` in one decoder layer, one head or their mean."""
-    config, tokenizer = checkpoint.config, checkpoint.tokenizer
+    config = checkpoint.config
     attention = _attention(selection, tuple(searched.beam.source_ids), tokens)
     heads = ["mean"] + [str(h) for h in range(1, config.n_heads + 1)]
     # Side by side where they fit, one under the other where not (columns would break the head row in two).
@@ -105,20 +136,10 @@ def attention_section(
         )
     weights = average_heads(attention.cross)[layer - 1] if head == "mean" else attention.cross[layer - 1, int(head) - 1]
     which = t("mean over heads") if head == "mean" else t("head {head}", head=head)
-    show_figure(
-        attention_heatmap(
-            weights,
-            shown_pieces(tokenizer.target_pieces(tokens)),
-            shown_pieces(searched.beam.source_pieces),
-            title=t("Cross-attention · layer {layer} · {which}", layer=layer, which=which),
-            zmax=None,
-            x_title=t("source (key)"),
-            y_title=t("hypothesis token produced (query)"),
-            lang=current_language(),
-        ),
-        f"Beam hypothesis cross-attention layer {layer} {which}",
-        key="beam_attention",
+    figure = _attention_figure(
+        searched.key, tokens, layer, head, current_language(), which, weights, searched, checkpoint.tokenizer
     )
+    show_figure(figure, f"Beam hypothesis cross-attention layer {layer} {which}", key="beam_attention")
     st.caption(
         t(
             "Each row is a token of the hypothesis, each column a source token; colours run up to the largest "

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from explorer.analysis.beam import node_tokens, step_rows
@@ -105,6 +106,23 @@ def picked_tokens(searched: Searched) -> tuple[int, ...] | None:
     return node_tokens(searched.trace).get(picked[1])
 
 
+@st.fragment
+def step_view(
+    searched: Searched, tokenizer: Tokenizer, highlight: tuple[int, ...], clicked: tuple[int, ...] | None
+) -> None:
+    """The tree up to the step chosen on the slider under it, and that step's table: a fragment, so a step reruns
+    these three and not the page. `highlight`: the path the page marks (`clicked`, the tokens of the node clicked
+    in the tree when the page ran, else the n-best pick). A click on another node (or off a node) reruns the page:
+    the hypothesis picker's note and the attention section below follow the click."""
+    if picked_tokens(searched) != clicked:
+        st.rerun()
+    tree = st.container()
+    upto = step_slider(st, searched)
+    with tree:
+        tree_section(searched, tokenizer, upto, highlight)
+    step_section(searched, tokenizer, upto)
+
+
 def step_slider(side: Any, searched: Searched) -> int:
     """The last step shown (0-based; the slider counts from 1), kept in the URL; none for a one-step search."""
     last = len(searched.trace.steps) - 1
@@ -136,15 +154,7 @@ def trace_pieces(trace: BeamTrace, tokenizer: Tokenizer) -> list[str]:
 
 def tree_section(searched: Searched, tokenizer: Tokenizer, upto: int, highlight: tuple[int, ...]) -> None:
     """The tree up to step `upto`, the path of `highlight` marked; clicking a node picks it."""
-    figure = beam_tree_figure(
-        searched.trace,
-        trace_pieces(searched.trace, tokenizer),
-        upto_step=upto,
-        highlight=highlight,
-        lang=current_language(),
-        max_height=470,
-        width=main_area_px(),
-    )
+    figure = _tree_figure(searched.key, upto, highlight, current_language(), main_area_px(), searched, tokenizer)
     show_figure(
         figure,
         f"Beam search tree k={searched.choice.beam_size}",
@@ -157,6 +167,27 @@ def tree_section(searched: Searched, tokenizer: Tokenizer, upto: int, highlight:
             "Blue: kept in the beam; grey: pruned; green stars: finished with </s>."
         )
     )
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _tree_figure(
+    search: tuple[Any, ...],
+    upto: int,
+    highlight: tuple[int, ...],
+    lang: str,
+    width: int,
+    _searched: Searched,
+    _tokenizer: Tokenizer,
+) -> go.Figure:
+    """The tree of the search named `search` (`_searched`, its result: not hashed, the name stands for it), one
+    object shared by every rerun and session that draws the same: a step and a visit redraw mostly drawn trees, and
+    the copy `beam_tree_figure` hands out (revalidated through plotly's object model) costs as much as the rest of
+    the fragment. Never changed after it is built: `show_figure` only reads it."""
+    trace = _searched.trace
+    return beam_tree_figure(
+        trace, trace_pieces(trace, _tokenizer), upto_step=upto, highlight=highlight, lang=lang, max_height=470,
+        width=width,
+    )  # fmt: skip
 
 
 def step_section(searched: Searched, tokenizer: Tokenizer, upto: int) -> None:

@@ -10,6 +10,8 @@ import difflib
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
 
 from explorer.checkpoint import Checkpoint
@@ -252,17 +254,31 @@ def remaining_heads(
         t("{family}, layer {layer}, after switching heads off", family=t(HEAD_FAMILY_TITLES[family]), layer=layer + 1)
         + (" · " + t("value-weighted") if explained is not None else "")
     )
-    figure = layer_heads(
-        view.weights[layer],
-        off,
-        view.query_labels,
-        view.key_labels,
-        title=title,
-        lang=current_language(),
-        height=min(FIGURE_PX, max(360, 30 * len(view.query_labels) + 220)),
-        width=width,
-    )
-    show_figure(fit_height(figure, FIGURE_PX, width=width), f"heads {family} layer {layer + 1} ablated", key=key)
+    height = min(FIGURE_PX, max(360, 30 * len(view.query_labels) + 220))
+    figure = _remaining_figure(
+        view.weights[layer], tuple(off), tuple(view.query_labels), tuple(view.key_labels), title, current_language(),
+        height, width,
+    )  # fmt: skip
+    show_figure(figure, f"heads {family} layer {layer + 1} ablated", key=key)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _remaining_figure(
+    weights: np.ndarray,
+    off: tuple[bool, ...],
+    query_labels: tuple[str, ...],
+    key_labels: tuple[str, ...],
+    title: str,
+    lang: str,
+    height: int,
+    width: int,
+) -> go.Figure:
+    """The remaining heads' figure (`layer_heads`, weights (heads, q, k)) fitted to its column, one object shared
+    by every rerun and session that draws the same: a head toggle and a visit redraw it unchanged, and the copy
+    `layer_heads` hands out (the figure revalidated through plotly's object model) cost a third of the section's
+    time. Never changed after it is built: `show_figure` only reads it."""
+    figure = layer_heads(weights, off, query_labels, key_labels, title=title, lang=lang, height=height, width=width)
+    return fit_height(figure, FIGURE_PX, width=width)
 
 
 # On the Translate and Compare pages the head view's ?heads= (1-based head numbers) is taken, so the mask

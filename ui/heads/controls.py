@@ -77,8 +77,13 @@ def heads_controls(side: Any, checkpoint: Checkpoint) -> AblationChoice:
     return AblationChoice(sentence, str(mode), int(beam), family, layer)
 
 
+@st.fragment
 def ablate_section(selection: Selection, checkpoint: Checkpoint, choice: AblationChoice) -> None:
-    """The translation with every head on beside the one with the unticked heads off, and the heads left on."""
+    """The translation with every head on beside the one with the unticked heads off, and the heads left on.
+
+    A fragment: a head ticked or unticked (or the weighting switched) reruns this section, not the page. Nothing
+    outside it reads the head mask, and the grid writes the mask to the URL (?heads=) on every run of its own,
+    so a reload with the link shows the same heads off."""
     # On the first screen: the two translations, then the figure with the switches of the family it shows beside
     # it; untick a head and watch both change without scrolling. The other families' switches follow below.
     results = st.container()
