@@ -27,6 +27,7 @@ from explorer.complexity.table1 import (
     path_nodes,
     restricted_crossover_n,
 )
+from explorer.figures.memo import remembered
 from explorer.figures.theme import FONT_SIZE, NARROW_TITLE_PX, apply_theme, color, legend_below, rgba, wrap_words
 from explorer.i18n import translate
 from explorer.paper import (
@@ -119,6 +120,7 @@ def n_grid(n: int, d: int, points: int = 200) -> np.ndarray:
     return np.geomspace(1, 4 * max(n, d), points)
 
 
+@remembered()
 def operations_figure(
     n_values: Sequence[float] | np.ndarray,
     d: int,
@@ -204,6 +206,7 @@ def _formula_curve(layer: str, ns: np.ndarray, depths: np.ndarray, d: int, kerne
     return np.array([operations(FORMULA_OF[layer], int(n), d, kernel) for n in ns]) * depths
 
 
+@remembered()
 def measured_figure(
     rows: Sequence[dict[str, Any]], metric: str = "forward_ms", *, formula_overlay: bool = True, lang: str = "en"
 ) -> go.Figure:
@@ -308,6 +311,7 @@ def _receptive_field(layer: str, target: int, levels: int, n: int, k: int, r: in
     return xs, ys
 
 
+@remembered()
 def path_length_figure(i: int, j: int, n: int, k: int = 3, r: int = 16, *, lang: str = "en") -> go.Figure:
     """How many layers (recurrent: steps) connect positions i and j, per architecture (Section 4, Table 1).
 

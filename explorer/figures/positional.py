@@ -15,6 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from explorer.figures.memo import remembered
 from explorer.figures.theme import (
     DIVERGING_COLORSCALE,
     WEIGHT_COLORSCALE,
@@ -62,6 +63,7 @@ def _pe_heatmap_trace(pe: np.ndarray, lang: str, coloraxis: str | None = None, *
     )
 
 
+@remembered()
 def pe_heatmap(pe: np.ndarray, *, title: str | None = None, lang: str = "en") -> go.Figure:
     """The encoding matrix pe (n, d): position on y (0 at the top), dimension on x, colours fixed to [-1, 1]."""
     pe = _matrix(pe, "pe", "(positions, d_model)")
@@ -82,6 +84,7 @@ def pe_heatmap(pe: np.ndarray, *, title: str | None = None, lang: str = "en") ->
     return apply_theme(fig, title=title, height=520)
 
 
+@remembered()
 def pe_curves(
     pe: np.ndarray, dims: Sequence[int], *, title: str | None = None, sinusoidal: bool = True, lang: str = "en"
 ) -> go.Figure:
@@ -122,6 +125,7 @@ def pe_curves(
     return apply_theme(fig, title=title, height=480)
 
 
+@remembered()
 def similarity_heatmap(
     sim: np.ndarray, *, metric: str = "cosine", title: str | None = None, lang: str = "en"
 ) -> go.Figure:
@@ -152,6 +156,7 @@ def similarity_heatmap(
     return apply_theme(fig, title=title, height=560)
 
 
+@remembered()
 def similarity_by_offset(
     sim: np.ndarray, *, metric: str = "cosine", title: str | None = None, lang: str = "en"
 ) -> go.Figure:
@@ -208,6 +213,7 @@ def similarity_by_offset(
     return apply_theme(fig, title=title, height=460)
 
 
+@remembered()
 def embedding_norms_figure(
     token_norms: Sequence[float] | np.ndarray,  # (n,)
     pe_norms: Sequence[float] | np.ndarray,  # (n,)
@@ -254,6 +260,7 @@ def embedding_norms_figure(
     return apply_theme(fig, title=title, height=460)
 
 
+@remembered()
 def pe_side_by_side(
     sinusoidal: np.ndarray, learned: np.ndarray, *, title: str | None = None, lang: str = "en"
 ) -> go.Figure:

@@ -15,6 +15,7 @@ from plotly.subplots import make_subplots
 
 from explorer.figures import theme
 from explorer.figures.attention import index_axis, pair_heatmap
+from explorer.figures.memo import remembered
 from explorer.i18n import translate
 
 _ROW_PX = 40
@@ -39,6 +40,7 @@ def _label_chars(labels: Sequence[str]) -> int:
     return max((len(str(label)) for label in labels), default=1)
 
 
+@remembered(64)
 def values_heatmap(
     values: np.ndarray,
     row_labels: Sequence[str],
@@ -106,6 +108,7 @@ def values_heatmap(
     return theme.apply_theme(fig, title=title, height=height)
 
 
+@remembered()
 def stage_matrices(
     scores: np.ndarray,
     scaled: np.ndarray,
@@ -199,6 +202,7 @@ def stage_matrices(
     return fig
 
 
+@remembered()
 def query_row_figure(
     scaled: np.ndarray,
     allowed: np.ndarray,
@@ -285,6 +289,7 @@ def query_row_figure(
     return theme.apply_theme(fig, title=title, height=560)
 
 
+@remembered()
 def scaling_figure(
     d_ks: Sequence[int],
     unscaled: Mapping[str, Sequence[float]],
@@ -338,6 +343,7 @@ def scaling_figure(
     return fig
 
 
+@remembered()
 def softmax_comparison(
     unscaled: np.ndarray, scaled: np.ndarray, *, d_k: int, title: str | None = None, lang: str = "en"
 ) -> go.Figure:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from explorer.analysis.word_order import DEFAULT_PAIR, KOREAN_PAIR, WordOrder, word_order
+from explorer.figures.memo import remembered
 from explorer.figures.paper_live import word_order_figure
 from ui.figures import show_figure
 from ui.i18n import t
@@ -17,6 +18,10 @@ from ui.model_picker import Selection
 
 # (label's msgid, widget key, count) -> the 1-based choice; each page passes its own kind of picker.
 Picker = Callable[[str, str, int], int]
+
+# Built once per distinct head and sentence pair (explorer/figures/memo.py): the page and the tour's stop 5 redraw
+# the same four maps on every rerun.
+word_order_figure_for = remembered()(word_order_figure)
 
 
 def computed_word_order(selection: Selection, original: str, swapped: str) -> WordOrder:
@@ -57,7 +62,7 @@ def word_order_section(selection: Selection, lang: str, prefix: str, choose: Pic
         layer = choose("Layer", f"{prefix}_wo_layer", layers)
         head = choose("Head", f"{prefix}_wo_head", heads)
     show_figure(
-        word_order_figure(
+        word_order_figure_for(
             (result.with_pe[0].attention[layer - 1, head - 1], result.with_pe[1].attention[layer - 1, head - 1]),
             (result.without_pe[0].attention[layer - 1, head - 1], result.without_pe[1].attention[layer - 1, head - 1]),
             result.original_pieces,

@@ -16,6 +16,7 @@ from explorer.analysis.additive import (
     seeded_weights,
     time_scores,
 )
+from explorer.figures.memo import remembered
 from explorer.figures.paper_live import additive_query_figure, additive_saturation_figure
 from explorer.tour.tables import leading_columns
 from ui.figures import show_figure
@@ -26,6 +27,11 @@ SATURATION_D_KS = (1, 4, 16, 64, 256, 1024)
 SATURATION_KEYS = 10
 TIMED_LENGTHS = (16, 64, 256)
 WEIGHT_SEED = 0
+
+# Built once per distinct input (explorer/figures/memo.py): every visit of this page and of the tour's stop 2
+# draws the same saturation curve, and the query's bars change only with the followed query.
+query_figure = remembered()(additive_query_figure)
+saturation_figure = remembered()(additive_saturation_figure)
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
@@ -70,7 +76,7 @@ def additive_trend(prefix: str, d_k: int) -> None:
     )
     d_ks, max_weight, entropy = saturation_series(SATURATION_KEYS)
     show_figure(
-        additive_saturation_figure(d_ks, max_weight, entropy, n_keys=SATURATION_KEYS, lang=lang),
+        saturation_figure(d_ks, max_weight, entropy, n_keys=SATURATION_KEYS, lang=lang),
         t("Additive attention"),
         key=f"{prefix}_additive_saturation",
         downloads=False,
@@ -100,9 +106,7 @@ def additive_section(followed: Followed) -> None:
     weights = seeded_weights(steps.d_k, seed=WEIGHT_SEED)
     compared = compare_query(steps.q, steps.keys, steps.allowed, weights)
     show_figure(
-        additive_query_figure(
-            steps.key_pieces, compared.dot_weights, compared.additive_weights, lang=current_language()
-        ),
+        query_figure(steps.key_pieces, compared.dot_weights, compared.additive_weights, lang=current_language()),
         t("Additive attention"),
         key="sbs_additive_query",
         downloads=False,
