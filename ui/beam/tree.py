@@ -110,16 +110,14 @@ def picked_tokens(searched: Searched) -> tuple[int, ...] | None:
 def step_view(
     searched: Searched, tokenizer: Tokenizer, highlight: tuple[int, ...], clicked: tuple[int, ...] | None
 ) -> None:
-    """The tree up to the step chosen on the slider under it, and that step's table: a fragment, so a step reruns
+    """The tree up to the step chosen on the slider above it, and that step's table: a fragment, so a step reruns
     these three and not the page. `highlight`: the path the page marks (`clicked`, the tokens of the node clicked
     in the tree when the page ran, else the n-best pick). A click on another node (or off a node) reruns the page:
     the hypothesis picker's note and the attention section below follow the click."""
     if picked_tokens(searched) != clicked:
         st.rerun()
-    tree = st.container()
-    upto = step_slider(st, searched)
-    with tree:
-        tree_section(searched, tokenizer, upto, highlight)
+    upto = step_slider(st, searched)  # above the tree: on the projector's first screen with it
+    tree_section(searched, tokenizer, upto, highlight)
     step_section(searched, tokenizer, upto)
 
 
