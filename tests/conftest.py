@@ -19,11 +19,44 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 MULTI30K = REPO_ROOT.parent / "shared" / "data" / "multi30k"
 
 
-class _BrowserTestsTogether:
-    """Under `pytest -n N` (the README's test command) the tests that drive Chromium run on one worker, one after
-    another as without xdist: each drives a Streamlit server and Chromium, which take both cores of a small
-    machine in bursts, and their waits are sized for one at a time. Every other test is spread over the
-    workers, beside them. (xdist's own `--dist loadgroup` did not keep a group on one worker with this pytest.)"""
+# The browser tests' second group (see `_BrowserTestsInTwoGroups`): these files, and the Korean walks of the sweep
+# and the tour, whose English walks stay in the first group. Chosen so that the two groups take about the same
+# time on a 2-core machine, and so that a file's tests share their servers (`shipped`, `train-run`, `fresh`)
+# within one group, started once. A new browser file joins the first group.
+SECOND_BROWSER_GROUP = {
+    "tests/browser/test_pages.py",
+    "tests/browser/test_figure_text.py",
+    "tests/browser/test_presenter.py",
+    "tests/browser/test_rooms.py",
+    "tests/browser/test_no_probe_404.py",
+    "tests/browser/test_explain_switch.py",
+    "tests/browser/test_paper_rows.py",
+    "tests/browser/test_upload_cleanup.py",
+    "tests/benchmarks/test_room_browsers_smoke.py",
+}
+SECOND_BROWSER_WALKS = (
+    "tests/browser/test_sweep.py::test_every_page_fits",
+    "tests/browser/test_tour.py::test_every_stop",
+)
+
+
+def browser_group(nodeid: str) -> str | None:
+    """ "browser-1" or "browser-2" for a test that drives Chromium (tests/browser, the browser benchmarks' smoke
+    tests), None for any other."""
+    path = nodeid.split("::")[0]
+    if "browser" not in path:
+        return None
+    korean_walk = nodeid.startswith(SECOND_BROWSER_WALKS) and "ko]" in nodeid
+    return "browser-2" if path in SECOND_BROWSER_GROUP or korean_walk else "browser-1"
+
+
+class _BrowserTestsInTwoGroups:
+    """Under `pytest -n N` (the README's test command) the tests that drive Chromium run in two groups, each on one
+    worker, one test after another: each drives a Streamlit server and Chromium, which take a core in bursts, so
+    at most two run at once on a 2-core machine, beside nothing else until a group is done. One group alone was
+    the suite's critical path (its worker still drove Chromium long after the other had run every other test).
+    Every other test is spread over the workers. Each worker starts the servers its group uses. (xdist's own
+    `--dist loadgroup` did not keep a group on one worker with this pytest.)"""
 
     @staticmethod
     def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
@@ -31,16 +64,16 @@ class _BrowserTestsTogether:
 
         class BrowserScope(LoadScopeScheduling):
             def _split_scope(self, nodeid: str) -> str:
-                # One scope for every browser test (tests/browser, the browser benchmark's smoke test); every
-                # other test is a scope of its own, so they spread as with plain `-n`.
-                return "browser" if "browser" in nodeid.split("::")[0] else nodeid
+                # A scope per browser group, the largest first (xdist orders scopes by their number of tests, so
+                # both groups start at once); every other test is a scope of its own, spread as with plain `-n`.
+                return browser_group(nodeid) or nodeid
 
         return BrowserScope(config, log)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     if config.pluginmanager.hasplugin("xdist"):
-        config.pluginmanager.register(_BrowserTestsTogether(), "browser-tests-together")
+        config.pluginmanager.register(_BrowserTestsInTwoGroups(), "browser-tests-in-two-groups")
 
 
 @pytest.fixture(scope="session")
