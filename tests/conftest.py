@@ -19,35 +19,33 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 MULTI30K = REPO_ROOT.parent / "shared" / "data" / "multi30k"
 
 
-# The browser tests' second group (see `_BrowserTestsInTwoGroups`): these files, and the Korean walks of the sweep
-# and the tour, whose English walks stay in the first group. Chosen so that the two groups take about the same
-# time on a 2-core machine, and so that a file's tests share their servers (`shipped`, `train-run`, `fresh`)
-# within one group, started once. A new browser file joins the first group.
-SECOND_BROWSER_GROUP = {
-    "tests/browser/test_pages.py",
-    "tests/browser/test_figure_text.py",
-    "tests/browser/test_presenter.py",
-    "tests/browser/test_rooms.py",
-    "tests/browser/test_no_probe_404.py",
-    "tests/browser/test_explain_switch.py",
-    "tests/browser/test_paper_rows.py",
-    "tests/browser/test_upload_cleanup.py",
-    "tests/benchmarks/test_room_browsers_smoke.py",
-}
-SECOND_BROWSER_WALKS = (
-    "tests/browser/test_sweep.py::test_every_page_fits",
-    "tests/browser/test_tour.py::test_every_stop",
+# The browser tests' second group (see `_BrowserTestsInTwoGroups`), by node id prefix: whole files (ending in
+# "::"), and single tests that split a file's long walks between the groups (the sweep's and the tour's Korean walks,
+# the tour's formula walk; their other walks stay in the first group). Chosen so that the two groups take about the
+# same time on a 2-core machine, and so that the servers a file starts of its own (`shipped`, `train-run`, `fresh`)
+# start in one group only. A new browser file joins the first group.
+SECOND_BROWSER_GROUP = (
+    "tests/browser/test_pages.py::",
+    "tests/browser/test_figure_text.py::",
+    "tests/browser/test_presenter.py::",
+    "tests/browser/test_rooms.py::",
+    "tests/browser/test_no_probe_404.py::",
+    "tests/browser/test_explain_switch.py::",
+    "tests/browser/test_paper_rows.py::",
+    "tests/browser/test_upload_cleanup.py::",
+    "tests/benchmarks/test_room_browsers_smoke.py::",
+    "tests/browser/test_sweep.py::test_every_page_fits_every_screen_in_its_language_and_stays_offline[dark-ko]",
+    "tests/browser/test_tour.py::test_every_stop_shows_its_figure_on_the_first_screen_and_nothing_cut[ko]",
+    "tests/browser/test_tour_walk.py::test_every_formula_fits_its_box",
 )
 
 
 def browser_group(nodeid: str) -> str | None:
-    """ "browser-1" or "browser-2" for a test that drives Chromium (tests/browser, the browser benchmarks' smoke
-    tests), None for any other."""
-    path = nodeid.split("::")[0]
-    if "browser" not in path:
+    """The group ("browser-1" or "browser-2") of a test that drives Chromium (tests/browser, the browser
+    benchmarks' smoke tests), None for any other."""
+    if "browser" not in nodeid.split("::")[0]:
         return None
-    korean_walk = nodeid.startswith(SECOND_BROWSER_WALKS) and "ko]" in nodeid
-    return "browser-2" if path in SECOND_BROWSER_GROUP or korean_walk else "browser-1"
+    return "browser-2" if nodeid.startswith(SECOND_BROWSER_GROUP) else "browser-1"
 
 
 class _BrowserTestsInTwoGroups:
