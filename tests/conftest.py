@@ -20,10 +20,11 @@ MULTI30K = REPO_ROOT.parent / "shared" / "data" / "multi30k"
 
 
 # The browser tests' second group (see `_BrowserTestsInTwoGroups`), by node id prefix: whole files (ending in
-# "::"), and single tests that split a file's long walks between the groups (the sweep's and the tour's Korean walks,
-# the tour's formula walk; their other walks stay in the first group). Chosen so that the two groups take about the
-# same time on a 2-core machine, and so that the servers a file starts of its own (`shipped`, `train-run`, `fresh`)
-# start in one group only. A new browser file joins the first group.
+# "::"), and single tests that split a file's long walks between the groups (the sweep's Korean walk, the tour's
+# formula walk; the other walks stay in the first group, test_tour.py's two together, as they write one record of
+# what they measured). Chosen so that the two groups take about the same time on a 2-core machine, and so that the
+# servers a file starts of its own (`shipped`, `train-run`, `fresh`) start in one group only. A new browser file
+# joins the first group.
 SECOND_BROWSER_GROUP = (
     "tests/browser/test_pages.py::",
     "tests/browser/test_figure_text.py::",
@@ -35,7 +36,7 @@ SECOND_BROWSER_GROUP = (
     "tests/browser/test_upload_cleanup.py::",
     "tests/benchmarks/test_room_browsers_smoke.py::",
     "tests/browser/test_sweep.py::test_every_page_fits_every_screen_in_its_language_and_stays_offline[dark-ko]",
-    "tests/browser/test_tour.py::test_every_stop_shows_its_figure_on_the_first_screen_and_nothing_cut[ko]",
+    "tests/browser/test_url_injection.py::",
     "tests/browser/test_tour_walk.py::test_every_formula_fits_its_box",
 )
 
