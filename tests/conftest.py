@@ -41,10 +41,18 @@ SECOND_BROWSER_GROUP = (
 )
 
 
+# Tests outside tests/browser that start Chromium through Playwright's sync API themselves (the browser
+# benchmarks' smoke tests). Playwright refuses a second sync session in a process, so each runs in a browser group:
+# there it comes before the group's shared `browser` (tests/benchmarks is collected before tests/browser, and a
+# group runs in collection order), never on a worker whose shared browser is already open.
+OWN_CHROMIUM = ("tests/benchmarks/test_browser_pages_smoke.py", "tests/benchmarks/test_classroom_smoke.py")
+
+
 def browser_group(nodeid: str) -> str | None:
     """The group ("browser-1" or "browser-2") of a test that drives Chromium (tests/browser, the browser
     benchmarks' smoke tests), None for any other."""
-    if "browser" not in nodeid.split("::")[0]:
+    path = nodeid.split("::")[0]
+    if "browser" not in path and path not in OWN_CHROMIUM:
         return None
     return "browser-2" if nodeid.startswith(SECOND_BROWSER_GROUP) else "browser-1"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import REPO_ROOT, SECOND_BROWSER_GROUP, browser_group
+from tests.conftest import OWN_CHROMIUM, REPO_ROOT, SECOND_BROWSER_GROUP, browser_group
 
 
 def test_the_second_group_names_existing_files_and_tests():
@@ -26,4 +26,8 @@ def test_each_browser_test_is_in_one_of_two_groups_and_no_other_test_is():
     assert browser_group(f"{sweep}[light-en]") == "browser-1"
     assert browser_group("tests/browser/test_pages_more.py::test_x") == "browser-1"
     assert browser_group("tests/benchmarks/test_browser_pages_smoke.py::test_one") == "browser-1"
+    for path in OWN_CHROMIUM:  # each starts Playwright itself: never beside a worker's shared browser
+        assert (REPO_ROOT / path).is_file(), path
+        assert browser_group(f"{path}::test_x") is not None
+    assert browser_group("tests/benchmarks/test_room_browsers_smoke.py::test_x") == "browser-2"
     assert browser_group("tests/engine/test_model.py::test_x") is None
