@@ -19,11 +19,51 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 MULTI30K = REPO_ROOT.parent / "shared" / "data" / "multi30k"
 
 
-class _BrowserTestsTogether:
-    """Under `pytest -n N` (the README's test command) the tests that drive Chromium run on one worker, one after
-    another as without xdist: each drives a Streamlit server and Chromium, which take both cores of a small
-    machine in bursts, and their waits are sized for one at a time. Every other test is spread over the
-    workers, beside them. (xdist's own `--dist loadgroup` did not keep a group on one worker with this pytest.)"""
+# The browser tests' second group (see `_BrowserTestsInTwoGroups`), by node id prefix: whole files (ending in
+# "::"), and single tests that split a file's long walks between the groups (the sweep's Korean walk, the tour's
+# formula walk; the other walks stay in the first group, test_tour.py's two together, as they write one record of
+# what they measured). Chosen so that the two groups take about the same time on a 2-core machine, and so that the
+# servers a file starts of its own (`shipped`, `train-run`, `fresh`) start in one group only. A new browser file
+# joins the first group.
+SECOND_BROWSER_GROUP = (
+    "tests/browser/test_pages.py::",
+    "tests/browser/test_figure_text.py::",
+    "tests/browser/test_presenter.py::",
+    "tests/browser/test_rooms.py::",
+    "tests/browser/test_no_probe_404.py::",
+    "tests/browser/test_explain_switch.py::",
+    "tests/browser/test_paper_rows.py::",
+    "tests/browser/test_upload_cleanup.py::",
+    "tests/benchmarks/test_room_browsers_smoke.py::",
+    "tests/browser/test_sweep.py::test_every_page_fits_every_screen_in_its_language_and_stays_offline[dark-ko]",
+    "tests/browser/test_url_injection.py::",
+    "tests/browser/test_tour_walk.py::test_every_formula_fits_its_box",
+)
+
+
+# Tests outside tests/browser that start Chromium through Playwright's sync API themselves (the browser
+# benchmarks' smoke tests). Playwright refuses a second sync session in a process, so each runs in a browser group:
+# there it comes before the group's shared `browser` (tests/benchmarks is collected before tests/browser, and a
+# group runs in collection order), never on a worker whose shared browser is already open.
+OWN_CHROMIUM = ("tests/benchmarks/test_browser_pages_smoke.py", "tests/benchmarks/test_classroom_smoke.py")
+
+
+def browser_group(nodeid: str) -> str | None:
+    """The group ("browser-1" or "browser-2") of a test that drives Chromium (tests/browser, the browser
+    benchmarks' smoke tests), None for any other."""
+    path = nodeid.split("::")[0]
+    if "browser" not in path and path not in OWN_CHROMIUM:
+        return None
+    return "browser-2" if nodeid.startswith(SECOND_BROWSER_GROUP) else "browser-1"
+
+
+class _BrowserTestsInTwoGroups:
+    """Under `pytest -n N` (the README's test command) the tests that drive Chromium run in two groups, each on one
+    worker, one test after another: each drives a Streamlit server and Chromium, which take a core in bursts, so
+    at most two run at once on a 2-core machine, beside nothing else until a group is done. One group alone was
+    the suite's critical path (its worker still drove Chromium long after the other had run every other test).
+    Every other test is spread over the workers. Each worker starts the servers its group uses. (xdist's own
+    `--dist loadgroup` did not keep a group on one worker with this pytest.)"""
 
     @staticmethod
     def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
@@ -31,16 +71,16 @@ class _BrowserTestsTogether:
 
         class BrowserScope(LoadScopeScheduling):
             def _split_scope(self, nodeid: str) -> str:
-                # One scope for every browser test (tests/browser, the browser benchmark's smoke test); every
-                # other test is a scope of its own, so they spread as with plain `-n`.
-                return "browser" if "browser" in nodeid.split("::")[0] else nodeid
+                # A scope per browser group, the largest first (xdist orders scopes by their number of tests, so
+                # both groups start at once); every other test is a scope of its own, spread as with plain `-n`.
+                return browser_group(nodeid) or nodeid
 
         return BrowserScope(config, log)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     if config.pluginmanager.hasplugin("xdist"):
-        config.pluginmanager.register(_BrowserTestsTogether(), "browser-tests-together")
+        config.pluginmanager.register(_BrowserTestsInTwoGroups(), "browser-tests-in-two-groups")
 
 
 @pytest.fixture(scope="session")
