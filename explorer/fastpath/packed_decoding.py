@@ -93,13 +93,18 @@ class PackedDecoder(PackedStack):
         self.positions = model.positional_table("target").detach()
         self.position_rows = self.positions.unbind(0)
         self.max_len = config.max_len
-        self.output: Linear = (kernels.pack(model.output_weight), None)  # (vocab, d) -> logits, no bias, tied or not
+        # (vocab, d) -> logits, tied or not, with an imported model's logits bias (Marian's final_logits_bias).
+        bias = model.logits_bias.detach() if config.output_bias else None
+        self.output: Linear = (kernels.pack(model.output_weight), bias)
+        # Only the paper's ReLU, bare logits and a search free to produce every token script (module doc).
+        self.scriptable = config.activation == "relu" and not config.output_bias and not config.ban_pad
 
     @functools.cached_property
     def scripted_weights(self) -> LayerWeights | None:
         """This decoder's weights in the order the scripted step and greedy loop read them, or None where they do
-        not apply (`scripted_decoding.layer_weights`); read once per packed decoder, rebuilt after training."""
-        return layer_weights(self.layers, self.kernels, self.pre_norm)
+        not apply (`scripted_decoding.layer_weights`, and an imported model's switches: `scriptable`); read once
+        per packed decoder, rebuilt after training."""
+        return layer_weights(self.layers, self.kernels, self.pre_norm) if self.scriptable else None
 
     def greedy_one(
         self, cache: PackedCache, bos: int, eos: int, max_len: int, *, head_mask: HeadMask | None = None
