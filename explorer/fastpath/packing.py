@@ -92,7 +92,8 @@ def packable(model: Transformer) -> bool:
 
 
 def pack_feed_forward(kernels: Kernels, block: PositionwiseFeedForward) -> FeedForward:
-    """max(0, x·W_1 + b_1)·W_2 + b_2 (Eq. 2), ReLU fused into the first product.
+    """max(0, x·W_1 + b_1)·W_2 + b_2 (Eq. 2), ReLU fused into the first product; an imported model's swish or
+    GELU applied by the block's own function between the two products.
 
     Float layers run on `kernels`; int8 layers (`explorer.quantize`: the feed-forward weights in int8, the input
     quantized on the fly) on the same fbgemm operators their modules call, with their own prepacked weights:
