@@ -133,13 +133,15 @@ class PackedScorer(_CachedScorer[PackedCache]):
 def scorer_for(model: Transformer, src: torch.Tensor, head_mask: HeadMask | None = None) -> ModelScorer | PackedScorer:
     """Encode `src` (batch, src) and return the scorer that decodes it: packed whenever the model allows,
     with heads masked or not (a masked re-decode costs what the plain one does)."""
-    if supports_packed(model) and not model.training:  # never for a model that bans a token (packable)
+    scorer: ModelScorer | PackedScorer
+    if supports_packed(model) and not model.training:
         versions = weight_versions(model)  # read once for both: about 10 µs of every translated sentence
         encoded = packed_encoder(model, versions).encode(src, head_mask)
         decoder = packed_decoder(model, versions)
-        return PackedScorer(decoder, decoder.start(encoded), head_mask)
-    encoded = model.encode(src, head_mask=head_mask)
-    scorer = ModelScorer(model, model.start_decoding(encoded), head_mask)
+        scorer = PackedScorer(decoder, decoder.start(encoded), head_mask)
+    else:
+        encoded = model.encode(src, head_mask=head_mask)
+        scorer = ModelScorer(model, model.start_decoding(encoded), head_mask)
     scorer.banned = model.config.pad_id if model.config.ban_pad else None
     return scorer
 
@@ -176,16 +178,10 @@ def attention_for(
     device = next(model.parameters()).device
     # Row t reads <s> y1 … y(t-1) and produces y_t, so the input is the output shifted right by one.
     target_in = [([config.bos_id] + list(out[:-1]))[: config.max_len] for out in output_ids]
-    result = model(
-        pad(source_ids, config.pad_id, device),
-        pad(target_in, config.pad_id, device),
-        need_weights=True,
-        head_mask=head_mask,
+    maps = model.attention_maps(
+        pad(source_ids, config.pad_id, device), pad(target_in, config.pad_id, device), head_mask=head_mask
     )
-    assert result.attention is not None
-    return [
-        result.attention.sentence(i, len(s), len(t)) for i, (s, t) in enumerate(zip(source_ids, target_in, strict=True))
-    ]
+    return [maps.sentence(i, len(s), len(t)) for i, (s, t) in enumerate(zip(source_ids, target_in, strict=True))]
 
 
 @torch.inference_mode()

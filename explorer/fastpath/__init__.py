@@ -3,8 +3,9 @@ for searches that ask for no attention weights.
 
 A decoder step of a small model on a CPU costs more in per-operation overhead and in reading weights than in
 arithmetic, so translation (`explorer.inference.scorer_for`) runs these modules wherever the model allows
-(`packed_decoding.supports_packed`) and the paper's `Transformer` everywhere else: when attention maps,
-internals or gradients are asked for, and in training. Each module mirrors paper code; a change to the paper's
+(`packed_decoding.supports_packed`: imported Marian models included, with their swish or GELU, logits bias and
+banned `<pad>`) and the paper's `Transformer` everywhere else: when attention maps, internals or gradients are
+asked for, and in training. Each module mirrors paper code; a change to the paper's
 layers (`explorer/model/attention.py`, `layers.py`, `transformer.py`) must be made here too, and the tests named
 below fail until it is:
 

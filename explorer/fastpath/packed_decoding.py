@@ -23,7 +23,12 @@ path does the step's work in fewer, larger operations:
   reads them faster depends on the CPU);
 - where the model and kernels allow (float32, post-LN, MKL, on the CPU) and no decoder head is masked, the step's
   operations, and one sentence's whole greedy search (`greedy_one`), run in one TorchScript call
-  (`scripted_decoding.py`): the same ATen calls without Python between them, the same values to the bit.
+  (`scripted_decoding.py`): the same ATen calls without Python between them, the same values to the bit;
+- an imported Marian model's switches are computed here too (its feed-forward activation between the two
+  products, its logits bias added by the output product; the scorer bans `<pad>` after the softmax, as the
+  reference path does), and the scripted functions, which know only ReLU and bare logits, decline them. At
+  opus-mt-en-de's size a step reads about 200 MiB of weights, so the (in, out) copies MKL reads faster and the
+  folded cross-attention matter more than the Python saved: one sentence's greedy search 1.35x, in CPU time.
 
 Same arithmetic (the fused attention kernel, LayerNorm, the same linears), so the log-probabilities equal
 `decode_step`'s to float32 rounding (either kernel may sum in another order than F.linear does);
@@ -93,13 +98,18 @@ class PackedDecoder(PackedStack):
         self.positions = model.positional_table("target").detach()
         self.position_rows = self.positions.unbind(0)
         self.max_len = config.max_len
-        self.output: Linear = (kernels.pack(model.output_weight), None)  # (vocab, d) -> logits, no bias, tied or not
+        # (vocab, d) -> logits, tied or not, with an imported model's logits bias (Marian's final_logits_bias).
+        bias = model.logits_bias.detach() if config.output_bias else None
+        self.output: Linear = (kernels.pack(model.output_weight), bias)
+        # Only the paper's ReLU, bare logits and a search free to produce every token script (module doc).
+        self.scriptable = config.activation == "relu" and not config.output_bias and not config.ban_pad
 
     @functools.cached_property
     def scripted_weights(self) -> LayerWeights | None:
         """This decoder's weights in the order the scripted step and greedy loop read them, or None where they do
-        not apply (`scripted_decoding.layer_weights`); read once per packed decoder, rebuilt after training."""
-        return layer_weights(self.layers, self.kernels, self.pre_norm)
+        not apply (`scripted_decoding.layer_weights`, and an imported model's switches: `scriptable`); read once
+        per packed decoder, rebuilt after training."""
+        return layer_weights(self.layers, self.kernels, self.pre_norm) if self.scriptable else None
 
     def greedy_one(
         self, cache: PackedCache, bos: int, eos: int, max_len: int, *, head_mask: HeadMask | None = None

@@ -77,15 +77,14 @@ def is_int8_linear(module: torch.nn.Module) -> bool:
 
 
 def packable(model: Transformer) -> bool:
-    """Every linear layer float `nn.Linear`, except feed-forward blocks whose two layers are both int8; and the
-    paper's ReLU, logits without a bias and a search free to produce `<pad>`: the packed kernels fuse ReLU and
-    the scripted greedy loop takes the arg-max of the bare logits, so an imported Marian model (swish or GELU, a
-    logits bias, `<pad>` banned) decodes on the reference path instead, with the same outputs."""
-    config = model.config
-    if config.activation != "relu" or config.output_bias or config.ban_pad:
-        return False
+    """Every linear layer float `nn.Linear`, except feed-forward blocks whose two layers are both int8 (with the
+    paper's ReLU only: the int8 kernels fuse it). An imported Marian model's switches (swish or GELU, a logits
+    bias, `<pad>` banned) are computed by the packed step too; the scripted loop declines them
+    (`PackedDecoder.scripted_weights`)."""
     blocks = [m for m in model.modules() if isinstance(m, PositionwiseFeedForward)]
     int8 = {id(m) for b in blocks if is_int8_linear(b.w_1) and is_int8_linear(b.w_2) for m in (b.w_1, b.w_2)}
+    if int8 and model.config.activation != "relu":
+        return False
     # Any linear layer: nn.Linear and its subclasses, and the quantized modules named Linear (not the
     # LinearPackedParams module an int8 layer holds its weights in).
     linears = (m for m in model.modules() if isinstance(m, torch.nn.Linear) or type(m).__name__ == "Linear")
@@ -93,7 +92,8 @@ def packable(model: Transformer) -> bool:
 
 
 def pack_feed_forward(kernels: Kernels, block: PositionwiseFeedForward) -> FeedForward:
-    """max(0, x·W_1 + b_1)·W_2 + b_2 (Eq. 2), ReLU fused into the first product.
+    """max(0, x·W_1 + b_1)·W_2 + b_2 (Eq. 2), ReLU fused into the first product; an imported model's swish or
+    GELU applied by the block's own function between the two products.
 
     Float layers run on `kernels`; int8 layers (`explorer.quantize`: the feed-forward weights in int8, the input
     quantized on the fly) on the same fbgemm operators their modules call, with their own prepacked weights:
@@ -108,6 +108,9 @@ def pack_feed_forward(kernels: Kernels, block: PositionwiseFeedForward) -> FeedF
         return lambda x: quantized.linear_dynamic(quantized.linear_relu_dynamic(x, first, True), second, True)
     assert isinstance(w_1, torch.nn.Linear) and isinstance(w_2, torch.nn.Linear), "float or int8 feed-forward only"
     packed_1, packed_2, apply = pack_linear(kernels, w_1), pack_linear(kernels, w_2), kernels.apply
+    activation = block.activation
+    if activation is not torch.relu:  # an imported model's swish or GELU: the module's own function, not fused
+        return lambda x: apply(activation(apply(x, packed_1, False)), packed_2, False)
     if kernels is not MKL:
         return lambda x: apply(apply(x, packed_1, True), packed_2, False)
     (in_1, b_1), (in_2, b_2) = packed_1, packed_2

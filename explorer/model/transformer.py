@@ -234,6 +234,29 @@ class Transformer(nn.Module):
         head_mask: HeadMask | None = None,
     ) -> ModelOutput:
         """Teacher-forced decoding of the whole target prefix. tgt_in (batch, tgt) starts with BOS."""
+        y, attention, internals = self._decoder_stack(tgt_in, encoded, need_weights, inspect, head_mask)
+        return ModelOutput(self._logits(self.decoder_norm(y)), attention, internals)
+
+    def attention_maps(
+        self, src: torch.Tensor, tgt_in: torch.Tensor, *, head_mask: HeadMask | None = None
+    ) -> AttentionMaps:
+        """src (batch, src), tgt_in (batch, tgt) -> every attention weight of `forward(need_weights=True)`, without
+        the output projection no map reads (an imported model's 58,101-piece vocabulary: 30 M products a row)."""
+        encoded = self.encode(src, need_weights=True, head_mask=head_mask)
+        attention = self._decoder_stack(tgt_in, encoded, True, None, head_mask)[1]
+        assert attention is not None
+        return attention
+
+    def _decoder_stack(
+        self,
+        tgt_in: torch.Tensor,
+        encoded: EncoderOutput,
+        need_weights: bool,
+        inspect: tuple[str, int] | None,
+        head_mask: HeadMask | None,
+    ) -> tuple[torch.Tensor, AttentionMaps | None, AttentionInternals | None]:
+        """The decoder layers over tgt_in (batch, tgt): (last layer's output (batch, tgt, d_model), the maps when
+        `need_weights`, the inspected module's internals)."""
         if head_mask is not None:
             head_mask.check(self.config)
         y = self._embed(tgt_in, self.target_embedding, 0, "target")
@@ -254,12 +277,11 @@ class Transformer(nn.Module):
             self_weights.append(out.self_weights)
             cross_weights.append(out.cross_weights)
             internals = internals or out.internals
-        logits = self._logits(self.decoder_norm(y))
         attention = None
         if need_weights:
             assert encoded.self_weights is not None, "encoder weights missing: encode with need_weights=True"
             attention = AttentionMaps(encoded.self_weights, torch.stack(self_weights, 1), torch.stack(cross_weights, 1))
-        return ModelOutput(logits, attention, internals or encoded.internals)
+        return y, attention, internals or encoded.internals
 
     def forward(
         self,

@@ -61,33 +61,54 @@ def _model(**fields) -> Transformer:
     return Transformer(ModelConfig(vocab_size=tokenizer.vocab_size, max_len=32, **TINY, **fields)).eval()
 
 
+MARIAN = {"activation": "swish", "output_bias": True, "ban_pad": True, "position_layout": "split"}
+
+
 @pytest.mark.parametrize(
     "fields",
     [
         {"position_layout": "split"},
         {"share_embeddings": False, "tie_target_output": True},
         {"share_embeddings": False},
+        {"activation": "swish"},
+        {"activation": "gelu"},
+        {"output_bias": True},
+        {"ban_pad": True},
+        MARIAN,
     ],
-    ids=["split positions", "tied target output", "separate target embedding"],
+    ids=[
+        "split positions",
+        "tied target output",
+        "separate target embedding",
+        "swish",
+        "gelu",
+        "logits bias",
+        "pad banned",
+        "every Marian switch",
+    ],
 )
-def test_fast_path_decodes_layouts_it_supports_exactly(fields, one_torch_thread):
+def test_fast_path_decodes_every_switch_exactly(fields, one_torch_thread):
     model, tokenizer = _model(**fields), _tokenizer()
+    if model.config.output_bias:
+        with torch.no_grad():  # a bias that changes the choice (a zero one would not show a missing bias)
+            model.logits_bias.copy_(torch.randn(model.logits_bias.shape, generator=torch.Generator().manual_seed(1)))
     assert supports_packed(model)
     texts = [f"w{i} w{i + 1} w{i + 2}" for i in range(12)]
-    fast = translate(model, tokenizer, texts, beam_size=3)
-    model.train()  # the reference path (dropout is 0: the same function)
-    reference = translate(model, tokenizer, texts, beam_size=3)
-    # As tests/fastpath holds the packed path to the reference: the same tokens, scores within rounding.
-    assert [t.output_ids for t in fast] == [t.output_ids for t in reference]
-    assert [t.log_prob for t in fast] == pytest.approx([t.log_prob for t in reference], rel=1e-5, abs=1e-5)
+    for beam in (1, 3):
+        fast = translate(model, tokenizer, texts, beam_size=beam)
+        model.train()  # the reference path (dropout is 0: the same function)
+        reference = translate(model, tokenizer, texts, beam_size=beam)
+        model.eval()
+        # As tests/fastpath holds the packed path to the reference: the same tokens, scores within rounding.
+        assert [t.output_ids for t in fast] == [t.output_ids for t in reference]
+        assert [t.log_prob for t in fast] == pytest.approx([t.log_prob for t in reference], rel=1e-5, abs=1e-5)
 
 
-@pytest.mark.parametrize(
-    "fields", [{"activation": "swish"}, {"activation": "gelu"}, {"output_bias": True}, {"ban_pad": True}]
-)
-def test_fast_path_declines_what_it_does_not_compute(fields):
-    assert supports_packed(_model())
-    assert not supports_packed(_model(**fields))
+def test_fast_path_declines_int8_feed_forward_without_relu():
+    from explorer.quantize import quantize_int8
+
+    assert supports_packed(quantize_int8(_model()))
+    assert not supports_packed(quantize_int8(_model(activation="swish")))
 
 
 def test_banned_pad_is_never_generated(one_torch_thread):
