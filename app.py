@@ -32,8 +32,7 @@ if __name__ == "__main__":
     if st.runtime.exists():  # started by `streamlit run app.py`: this run is a page request
         runpy.run_path(str(MAIN_SCRIPT), run_name="__main__")
     else:  # `python app.py`: become `streamlit run main_script/server.py` (same process, so signals reach it)
-        sys.path.insert(0, str(MAIN_SCRIPT.parent))
-        from class_server import start_class_server, without_class_port
+        from main_script.class_server import start_class_server, without_class_port
 
         class_port, options = without_class_port(sys.argv[1:])
         if class_port is not None:
