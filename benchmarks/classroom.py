@@ -54,7 +54,8 @@ CLASS_PAGES = ("translate", "heads", "tour", "compare")
 STUDENT_CLICKS = {
     "translate": '.st-key-head button[role="radio"]:not([disabled])',  # the chosen option is disabled
     "heads": ".st-key-hm_cross_0_0 label",
-    "tour": ".st-key-tour_next button",
+    # Next while there is one; on the last stop Next is disabled and the student steps back
+    "tour": ".st-key-tour_next button:not([disabled]), .st-key-tour_prev button:not([disabled])",
     "compare": '.st-key-c_h0 button[role="radio"]:not([disabled])',
 }
 PHONE = {"width": 390, "height": 844}
@@ -138,12 +139,29 @@ async def _browser_student(
                 break
             controls = page.locator(STUDENT_CLICKS[page_name])
             try:
-                await controls.nth(log.browser_clicks % max(await controls.count(), 1)).click(timeout=30_000)
+                control = controls.nth(log.browser_clicks % max(await controls.count(), 1))
+                await _reach(page, control)
+                await control.click(timeout=30_000)
                 log.browser_clicks += 1
             except Exception as error:  # noqa: BLE001 - playwright's TimeoutError: counted, and the student goes on
                 log.failures.append(f"{page_name}: {type(error).__name__}: {error}"[:200])
     finally:
         await context.close()
+
+
+async def _reach(page: Any, control: Any) -> None:
+    """Open the sidebar first if `control` is in it: on a phone it starts closed (Compare's head pickers).
+
+    A control that is not on the page yet (mid-rerun) is left to the click's own wait: the short timeout
+    keeps this look from spending the click's budget.
+    """
+    try:
+        box = await control.bounding_box(timeout=2_000)
+    except Exception:  # noqa: BLE001 - playwright's TimeoutError: nothing to open
+        return
+    opener = page.locator('[data-testid="stExpandSidebarButton"]')
+    if box is not None and box["x"] < 0 and await opener.count():
+        await opener.first.click()
 
 
 async def _the_class(url: str, settings: ClassSettings, log: ClassLog) -> None:
@@ -340,22 +358,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     command.add_argument("--students", type=int, default=40)
     command.add_argument("--browsers", type=int, default=8, help="of the students, how many in Chromium")
-    command.add_argument("--think", type=float, default=20.0, help="mean seconds between a student's clicks")
+    command.add_argument(
+        "--think", dest="think_s", type=float, default=20.0, help="mean seconds between a student's clicks"
+    )
     command.add_argument("--runs", type=int, default=5, help="lecturer clicks per interaction, idle and loaded")
-    command.add_argument("--warm", type=float, default=30.0, help="seconds the class works before the loaded clicks")
+    command.add_argument(
+        "--warm", dest="warm_s", type=float, default=30.0, help="seconds the class works before the loaded clicks"
+    )
     command.add_argument("--out", default=None, help="also write the markdown table to this file")
     command.add_argument(
         "--class-server", action="store_true", help="the class on a second server, as `python app.py --class-port`"
     )
     args = command.parse_args(argv)
-    settings = ClassSettings(
-        students=args.students,
-        browsers=args.browsers,
-        think_s=args.think,
-        runs=args.runs,
-        warm_s=args.warm,
-        class_server=args.class_server,
-    )
+    settings = ClassSettings(**{name: value for name, value in vars(args).items() if name != "out"})
     print(f"load average (1/5/15 min) at start: {load_average()}", flush=True)
     measured = measure(settings)
     table = markdown_table(measured, settings)
