@@ -35,11 +35,10 @@ page_header(
 view = bound_choice(
     st.segmented_control,
     t("View"),
-    tuple(VIEWS),
+    VIEWS,
     "h_view",
     "ablate",
     required=True,
-    format_func=lambda v: t(VIEWS[v]),
     label_visibility="collapsed",
 )
 choice = heads_controls(controls(), checkpoint)

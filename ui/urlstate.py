@@ -18,7 +18,7 @@ Pages and sections bind a widget in one call, one helper per kind of widget: `bo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import streamlit as st
@@ -179,7 +179,7 @@ def bound_slider(where: Any, label: str, key: str, low: float, high: float, defa
 def bound_choice(
     widget: Callable[..., Any],
     label: str,
-    options: Sequence[Any],
+    options: Sequence[Any] | Mapping[Any, str],
     key: str,
     default: Any,
     *,
@@ -188,8 +188,12 @@ def bound_choice(
 ) -> Any:
     """An option widget with translated labels (segmented_control, pills, radio, selectbox) kept in the URL by
     its language-independent value (?mode=grid), in one call: seeded from the link once (`url_default`), drawn,
-    and written back (`sync_to_url`). widget: the bound method, e.g. `side.segmented_control`; kwargs go to it
+    and written back (`sync_to_url`). widget: the bound method, e.g. `side.segmented_control`; options: the
+    values, or a mapping of each value to its English label, shown translated; kwargs go to the widget
     (format_func, required, help, on_change)."""
+    if isinstance(options, Mapping):
+        labels = options
+        kwargs.setdefault("format_func", lambda value: t(labels[value]))
     url_default(key, default, cast, allowed=tuple(options))
     value = widget(label, tuple(options), key=key, **kwargs)
     sync_to_url(key)

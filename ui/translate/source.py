@@ -23,11 +23,10 @@ def input_choice(side: Any) -> str:
         bound_choice(
             side.segmented_control,
             t("Input"),
-            tuple(INPUTS),
+            INPUTS,
             "input",
             "type",
             required=True,
-            format_func=lambda k: t(INPUTS[k]),
         )
     )
 
