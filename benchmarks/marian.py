@@ -69,10 +69,11 @@ def _sentencepiece() -> bytes:
     return writer.getvalue()
 
 
-def build_marian_folder(folder: Path, shape: dict[str, int]) -> Path:
+def build_marian_folder(folder: Path, shape: dict[str, int], max_length: int = 512) -> Path:
     """A random `MarianMTModel` of `shape` in the Hugging Face layout (weights, config, two SentencePiece models,
     vocab.json with </s> = 0 and <pad> last, as OPUS-MT's): the SentencePiece pieces first, then filler pieces up
-    to the vocabulary's size."""
+    to the vocabulary's size. `max_length` is its generation config's (the decoder's start token counted): the
+    imported checkpoint's output limit is one less."""
     import sentencepiece as spm
     import torch
     import transformers
@@ -108,7 +109,7 @@ def build_marian_folder(folder: Path, shape: dict[str, int]) -> Path:
     )
     model = transformers.MarianMTModel(config).eval()
     model.generation_config.bad_words_ids = [[config.pad_token_id]]
-    model.generation_config.num_beams, model.generation_config.max_length = 4, 512
+    model.generation_config.num_beams, model.generation_config.max_length = 4, max_length
     model.save_pretrained(folder)
     (folder / "source.spm").write_bytes(proto)
     (folder / "target.spm").write_bytes(proto)

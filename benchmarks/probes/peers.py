@@ -26,7 +26,8 @@ The parent converts and tokenizes beforehand, so a CTranslate2 child imports nei
 (two OpenMP runtimes in one process slow CTranslate2 several-fold; a child that finds torch loaded says so).
 Cells: greedy and beam 4 over batches of 32 (sentences/s on Multi30k test2016) and one sentence at a time (ms
 per sentence). Prints a markdown table with each cell ÷ CTranslate2 float32, and the identical-output counts
-against this project's outputs.
+against this project's outputs. benchmarks/probes/peers_opus.py runs the same rounds on a random model at
+opus-mt-en-de's shape, converted by CTranslate2's own Marian converter.
 """
 
 from __future__ import annotations
@@ -264,8 +265,9 @@ def _system(name: str, threads: int, folder: Path | None = None) -> System:
     return run_marian
 
 
-def child(name: str, threads: int, folder: str, out: str) -> None:
-    translate = _system(name, threads, Path(folder))
+def child(name: str, threads: int, folder: str, out: str, system: Callable[[str, int, Path], Any] = _system) -> None:
+    """Time `system(name, threads, folder)` on the prepared sentences, writing its figures and outputs to `out`."""
+    translate = system(name, threads, Path(folder))
     sentences = json.loads((Path(folder) / "work.json").read_text())["sentences"]
     n = len(sentences)
     translate(sentences[:8], 4, 8)  # warm-up
@@ -300,12 +302,14 @@ def settings_of(name: str, threads: tuple[int, ...]) -> list[tuple[str, int, dic
     return [(f"{t}t {label}".strip(), t, env) for t in threads for label, env in variants]
 
 
-def _run_child(name: str, threads: int, folder: Path, extra: dict[str, str] | None = None) -> dict[str, Any] | None:
+def _run_child(
+    name: str, threads: int, folder: Path, extra: dict[str, str] | None = None, module: str = "benchmarks.probes.peers"
+) -> dict[str, Any] | None:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out.json"
         env = {**os.environ, "OMP_NUM_THREADS": str(threads), "EXPLORER_RUNTIME": "as-given", **(extra or {})}
         done = subprocess.run(
-            child_command("benchmarks.probes.peers", name, str(threads), str(folder), str(out)),
+            child_command(module, name, str(threads), str(folder), str(out)),
             cwd=REPO_ROOT,
             env=env,
             capture_output=True,
@@ -338,6 +342,35 @@ def chosen_systems(asked: str | None) -> tuple[str, ...]:
     return tuple(name for name in SYSTEMS if name in chosen)
 
 
+Runs = dict[str, dict[str, list[dict[str, Any]]]]  # system -> setting label -> one child's result per round
+
+
+def run_rounds(
+    systems: tuple[str, ...],
+    settings: tuple[int, ...],
+    rounds: int,
+    folder: Path,
+    module: str = "benchmarks.probes.peers",
+) -> tuple[Runs, list[float]]:
+    """Each system at each of its settings in its own `module --child` process, the systems interleaved round by
+    round (reversed every other round); the results and the 1-minute load before each round."""
+    results: Runs = {name: {label: [] for label, _, _ in settings_of(name, settings)} for name in systems}
+    loads = []
+    for r in range(rounds):
+        loads.append(os.getloadavg()[0])
+        for name in systems if r % 2 == 0 else systems[::-1]:
+            for label, threads, extra in settings_of(name, settings):
+                measured = _run_child(name, threads, folder, extra, module)
+                if measured is None:
+                    continue
+                if name.startswith("ctranslate2") and measured["torch_loaded"]:
+                    print(f"  warning: torch was loaded in the {name} child: its figures are unfair to it")
+                results[name][label].append(measured)
+                figures = ", ".join(f"{k} {v:.1f}" for k, v in measured["figures"].items())
+                print(f"  round {r + 1} {name} ({label}): {figures}", flush=True)
+    return results, loads
+
+
 def main(rounds: int = 3, n: int = 1000) -> int:
     settings = tuple(int(t) for t in os.environ.get("PEERS_THREADS", "1,2").split(","))
     try:
@@ -345,24 +378,8 @@ def main(rounds: int = 3, n: int = 1000) -> int:
     except ValueError as error:
         print(error, file=sys.stderr)
         return 2
-    results: dict[str, dict[str, list[dict[str, Any]]]] = {
-        name: {label: [] for label, _, _ in settings_of(name, settings)} for name in systems
-    }
-    loads = []
     with tempfile.TemporaryDirectory(prefix="explorer-peers-") as tmp:
-        folder = prepare(Path(tmp), n)
-        for r in range(rounds):
-            loads.append(os.getloadavg()[0])
-            for name in systems if r % 2 == 0 else systems[::-1]:
-                for label, threads, extra in settings_of(name, settings):
-                    measured = _run_child(name, threads, folder, extra)
-                    if measured is None:
-                        continue
-                    if name.startswith("ctranslate2") and measured["torch_loaded"]:
-                        print(f"  warning: torch was loaded in the {name} child: its figures are unfair to it")
-                    results[name][label].append(measured)
-                    figures = ", ".join(f"{k} {v:.1f}" for k, v in measured["figures"].items())
-                    print(f"  round {r + 1} {name} ({label}): {figures}", flush=True)
+        results, loads = run_rounds(systems, settings, rounds, prepare(Path(tmp), n))
     first = [runs[0] for runs in results.get("explorer", {}).values() if runs]
     reference = first[0] if first else None
     base = results["ctranslate2 float32"]
