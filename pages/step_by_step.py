@@ -1,5 +1,5 @@
 """Attention step by step (Section 3.2, Eq. 1): one head, one query, every stage with the loaded model's numbers;
-and why the scores are divided by √d_k (Section 3.2.1)."""
+why the scores are divided by √d_k (Section 3.2.1); and additive attention on the same query, one tab each."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import streamlit as st
 from ui.model_cache import require_model
 from ui.step_by_step.additive import additive_section
 from ui.step_by_step.choice import follow_section, intro
+from ui.step_by_step.parts import part_tabs
 from ui.step_by_step.scaling import why_sqrt_dk
 from ui.step_by_step.stages import (
     agreement_section,
@@ -22,10 +23,17 @@ intro()
 followed = follow_section(selection, checkpoint)
 if followed is None:
     st.stop()
-projections_section(followed)
-scores_section(followed)
-weighted_sum_section(followed)
-heads_section(followed)
-agreement_section(followed)
-why_sqrt_dk()
-additive_section(followed)
+parts = part_tabs()
+if parts["stages"].open:
+    with parts["stages"]:
+        projections_section(followed)
+        scores_section(followed)
+        weighted_sum_section(followed)
+        heads_section(followed)
+        agreement_section(followed)
+if parts["scaling"].open:
+    with parts["scaling"]:
+        why_sqrt_dk()
+if parts["additive"].open:
+    with parts["additive"]:
+        additive_section(followed)

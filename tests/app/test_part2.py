@@ -203,12 +203,15 @@ def test_step_by_step_softmax_row_is_the_models_attention(words_checkpoint, fami
     else:
         assert not any(masked)
     assert at.success and "match the model's own" in at.success[0].value
-    assert "why" not in [c.key for c in at.get("plotly_chart")]
-    assert chart(at, "sbs_demo_curves")["data"]
+    drawn = [c.key or c.proto.id for c in at.get("plotly_chart")]
+    assert "why" not in drawn
+    assert not any("sbs_demo" in key for key in drawn), "the √d_k tab is drawn only when opened"
 
 
 def test_step_by_step_demo_numbers_follow_the_sliders(words_checkpoint):
-    at = open_page("step_by_step", "words-fixture", sbs_sentence=WORDS_SENTENCE, sbs_demo_dk=256)
+    state = {"sbs_sentence": WORDS_SENTENCE, "sbs_demo_dk": 256}
+    at = helpers.open_page("pages/step_by_step.py", model="words-fixture", state=state, sbs_part="scaling")
+    assert chart(at, "sbs_demo_curves")["data"]
     variance = float(metric(at, "Var(q·k)"))
     assert 200 < variance < 320  # Var(q·k) ≈ d_k
     at.select_slider(key="sbs_demo_dk").set_value(4).run()

@@ -47,7 +47,9 @@ def test_positional_page_swaps_words_with_and_without_positions(lang, checkpoint
 
 @pytest.mark.parametrize("lang", ["en", "ko"])
 def test_step_by_step_scores_the_query_additively_beside_the_dot_product(lang, checkpoint_root):
-    at = open_page("pages/step_by_step.py", model="words-fixture", lang=lang, sbs_sentence=SENTENCE)
+    at = open_page(
+        "pages/step_by_step.py", model="words-fixture", lang=lang, sbs_sentence=SENTENCE, sbs_part="additive"
+    )
     bars = chart(at, "sbs_additive_query")["data"]
     assert len(bars) == 2 and abs(sum(bars[1]["y"]) - 1) < 1e-6, "the additive weights are a softmax"
     assert len(chart(at, "sbs_additive_saturation")["data"]) == 6, "three scorings, two panels"
