@@ -111,3 +111,26 @@ def test_translate_fills_placeholders_in_both_languages():
     assert translate("Head {n}", "ko-KR", n=3) == "헤드 3"
     assert translate("not in any catalogue {x}", "ko", x=1) == "not in any catalogue 1"  # falls back to English
     assert gettext_for("ko")("weight") == "가중치" and gettext_for("en")("weight") == "weight"
+
+
+def _filled(text: str) -> str:
+    """`text` with its placeholders filled as the app fills them: a percentage where the format asks for one."""
+    import re
+
+    return re.sub(r"\{[^{}:]*(?::([^{}]*))?\}", lambda m: "42%" if (m.group(1) or "").endswith("%") else "word", text)
+
+
+def test_korean_emphasis_renders_where_the_english_does():
+    """CommonMark closes `**` only when it is not wedged between punctuation and a letter: `**(attention)**과`
+    or `**42%**를` (a particle right after the mark) show their asterisks in the Korean UI while the English
+    renders bold. Streamlit's markdown follows CommonMark; markdown-it-py (a dependency of rich, which Streamlit
+    uses) applies the same rules here."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark")
+    shown = [
+        (name, msgid[:50], msgstr)
+        for name, msgid, msgstr, _ in _entries()
+        if "*" in msgid and md.renderInline(_filled(msgid)).count("*") < md.renderInline(_filled(msgstr)).count("*")
+    ]
+    assert not shown, shown
