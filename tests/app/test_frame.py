@@ -299,6 +299,7 @@ OWN_FILES = [
     "ui/step_by_step/choice.py",
     "ui/step_by_step/stages.py",
     "ui/step_by_step/scaling.py",
+    "ui/step_by_step/parts.py",
     "ui/positional/sinusoids.py",
     "ui/positional/model_input.py",
     "ui/complexity/sections.py",
