@@ -92,10 +92,13 @@ def imported_from(path: str) -> str | None:
     return source if isinstance(source, str) else None
 
 
-def choice_label(label: str, choices: dict[str, str]) -> str:
-    """The text the picker shows for `label`: an imported checkpoint names its source."""
-    source = imported_from(choices[label]) if label in choices else None
-    return label if source is None else t("{name} (imported from {source})", name=label, source=shown_value(source))
+def imported_note(path: str) -> str | None:
+    """The caption under the picker for an imported checkpoint: where it came from; None for our own.
+
+    Not part of the picker's option labels: Streamlit accepts a bound widget's URL value only when it equals
+    a shown label, so a link's ?model=NAME must be the folder's name, the same in every language."""
+    source = imported_from(path)
+    return None if source is None else t("Imported from {source}.", source=shown_value(source))
 
 
 def stored_decoding(path: str) -> DecodingSettings | None:
@@ -191,10 +194,11 @@ def sidebar() -> Selection | None:
                 index=labels.index(_default(choices)),
                 key=MODEL_KEY,
                 bind="query-params",
-                format_func=lambda label: choice_label(label, choices),
                 help=t("Every folder in checkpoints/, plus checkpoints you uploaded."),
             )
             chosen = choices[st.session_state[MODEL_KEY]]
+            if (note := imported_note(chosen)) is not None:
+                st.caption(note)
             settings = stored_decoding(chosen)
             if settings is not None:
                 st.caption(decoding_note(settings, imported=imported_from(chosen) is not None))
