@@ -17,19 +17,21 @@ import pytest
 from plotly.colors import get_colorscale, sample_colorscale
 
 from explorer.decoding import beam_search
-from explorer.figures import attention_grid, attention_heatmap, head_view
-from explorer.figures.beam_tree import beam_tree_figure
-from explorer.figures.compare import Panel, compare_heads
-from explorer.figures.complexity import measured_figure, n_grid, operations_figure, path_length_figure
-from explorer.figures.export import download_config, figure_to_png, find_browser, hangul_font_available
-from explorer.figures.positional import (
+from explorer.figures import (
+    attention_grid,
+    attention_heatmap,
     embedding_norms_figure,
+    head_view,
     pe_curves,
     pe_heatmap,
     pe_side_by_side,
     similarity_by_offset,
     similarity_heatmap,
 )
+from explorer.figures.beam_tree import beam_tree_figure
+from explorer.figures.compare import Panel, compare_heads
+from explorer.figures.complexity import measured_figure, n_grid, operations_figure, path_length_figure
+from explorer.figures.export import download_config, figure_to_png, find_browser, hangul_font_available
 from explorer.figures.step_by_step import (
     query_row_figure,
     scaling_figure,
