@@ -81,8 +81,12 @@ def build_marian(
     languages: tuple[str, ...] = (),
     seed: int = 0,
     bin_weights: bool = False,
+    layers: int = 2,
+    heads: int = 2,
+    d_model: int = 16,
 ) -> MarianFolder:
-    """Save a random tiny Marian model with these switches into `folder` (the Hugging Face layout)."""
+    """Save a random tiny Marian model with these switches into `folder` (the Hugging Face layout); `layers`,
+    `heads` and `d_model` give other shapes (6 layers x 16 heads: the big model's grid at a tiny width)."""
     source_proto = _sentencepiece(60, seed)
     target_proto = source_proto if shared else _sentencepiece(50, seed + 1)
     source_vocab = _vocab(source_proto, languages)
@@ -91,13 +95,13 @@ def build_marian(
     config = transformers.MarianConfig(
         vocab_size=len(source_vocab),
         decoder_vocab_size=len(target_vocab),
-        d_model=16,
-        encoder_layers=2,
-        decoder_layers=2,
-        encoder_attention_heads=2,
-        decoder_attention_heads=2,
-        encoder_ffn_dim=32,
-        decoder_ffn_dim=32,
+        d_model=d_model,
+        encoder_layers=layers,
+        decoder_layers=layers,
+        encoder_attention_heads=heads,
+        decoder_attention_heads=heads,
+        encoder_ffn_dim=2 * d_model,
+        decoder_ffn_dim=2 * d_model,
         activation_function=activation,
         max_position_embeddings=64,
         scale_embedding=True,

@@ -113,3 +113,28 @@ def test_the_picker_lists_imported_checkpoints_beside_the_shipped_ones(tmp_path,
     options = list(picker.options)
     assert "multi30k-en-de" in options and "toy-reverse" in options, options
     assert "opus-mt-en-de" in options, options
+
+
+@pytest.fixture(scope="module")
+def big_root(tmp_path_factory, one_torch_thread) -> Path:
+    """An imported model with the big model's grid (6 + 6 layers x 16 heads) at a tiny width (d_model 64)."""
+    root = tmp_path_factory.mktemp("big-checkpoints")
+    built = build_marian(tmp_path_factory.mktemp("hf-big") / "hf", layers=6, heads=16, d_model=64, seed=5)
+    import_marian(built.path, root / "opus-mt-big-grid")
+    previous = os.environ.get("EXPLORER_CHECKPOINTS")
+    os.environ["EXPLORER_CHECKPOINTS"] = str(root)
+    yield root
+    if previous is None:
+        os.environ.pop("EXPLORER_CHECKPOINTS", None)
+    else:
+        os.environ["EXPLORER_CHECKPOINTS"] = previous
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_opens_on_an_imported_model_with_16_heads(big_root, page):
+    """Pickers, grids and the tour's numbers sized by the model's own 6 layers and 16 heads, not the paper's 8."""
+    at = open_page(f"pages/{page}.py", model="opus-mt-big-grid", sentence="the big cat sees a small dog")
+    assert not at.exception
+    assert at.sidebar.selectbox(key="model").value == "opus-mt-big-grid"
+    if page == "heads":  # one switch per head: the last layer's 16th cross-attention head is there, and on
+        assert at.checkbox(key="hm_cross_5_15").value is True
