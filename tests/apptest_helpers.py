@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -52,13 +55,33 @@ def open_page(page: str, *, state: dict[str, Any] | None = None, **params: str):
     return at
 
 
+@contextmanager
+def checkpoints_at(root: Path) -> Iterator[Path]:
+    """The app pointed at the checkpoints folder `root` ($EXPLORER_CHECKPOINTS) while inside, as it was after."""
+    previous = os.environ.get("EXPLORER_CHECKPOINTS")
+    os.environ["EXPLORER_CHECKPOINTS"] = str(root)
+    try:
+        yield root
+    finally:
+        if previous is None:
+            os.environ.pop("EXPLORER_CHECKPOINTS", None)
+        else:
+            os.environ["EXPLORER_CHECKPOINTS"] = previous
+
+
+def chart_key(chart) -> str:
+    """A plotly chart's widget key: its `key=`, else the name Streamlit's element id ends with."""
+    return chart.key or chart.proto.id.split("-", 2)[-1]
+
+
+def chart_keys(at) -> list[str]:
+    """The keys of every plotly chart on the page, in page order."""
+    return [chart_key(c) for c in at.get("plotly_chart")]
+
+
 def charts(at, key: str | None = None) -> list[dict]:
     """The figure JSON of every plotly chart on the page (optionally only the one with widget key `key`)."""
-    return [
-        json.loads(c.proto.spec)
-        for c in at.get("plotly_chart")
-        if key is None or (c.key or c.proto.id.split("-", 2)[-1]) == key
-    ]
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart") if key is None or chart_key(c) == key]
 
 
 def chart(at, key: str) -> dict:

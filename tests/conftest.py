@@ -3,7 +3,6 @@ torch's thread count; and how the suite splits over pytest-xdist's workers."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 import pytest
 import torch
 
+from tests.apptest_helpers import checkpoints_at
 from tests.fixture_models import COMMITTED
 from tests.tiny_task import TinyTask
 from tests.tiny_task import tiny_task as make_tiny_task
@@ -93,13 +93,8 @@ def checkpoint_root(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("checkpoints")
     for name in ("reverse-fixture", "words-fixture"):
         shutil.copytree(COMMITTED / name, root / name)
-    previous = os.environ.get("EXPLORER_CHECKPOINTS")
-    os.environ["EXPLORER_CHECKPOINTS"] = str(root)
-    yield root
-    if previous is None:
-        os.environ.pop("EXPLORER_CHECKPOINTS", None)
-    else:
-        os.environ["EXPLORER_CHECKPOINTS"] = previous
+    with checkpoints_at(root):
+        yield root
 
 
 @pytest.fixture(scope="session")

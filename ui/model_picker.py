@@ -92,13 +92,12 @@ def imported_from(path: str) -> str | None:
     return source if isinstance(source, str) else None
 
 
-def imported_note(path: str) -> str | None:
-    """The caption under the picker for an imported checkpoint: where it came from; None for our own.
+def imported_note(source: str) -> str:
+    """The caption under the picker for a checkpoint imported from `source` (`imported_from`).
 
     Not part of the picker's option labels: Streamlit accepts a bound widget's URL value only when it equals
     a shown label, so a link's ?model=NAME must be the folder's name, the same in every language."""
-    source = imported_from(path)
-    return None if source is None else t("Imported from {source}.", source=shown_value(source))
+    return t("Imported from {source}.", source=shown_value(source))
 
 
 def stored_decoding(path: str) -> DecodingSettings | None:
@@ -197,11 +196,12 @@ def sidebar() -> Selection | None:
                 help=t("Every folder in checkpoints/, plus checkpoints you uploaded."),
             )
             chosen = choices[st.session_state[MODEL_KEY]]
-            if (note := imported_note(chosen)) is not None:
-                st.caption(note)
+            source = imported_from(chosen)
+            if source is not None:
+                st.caption(imported_note(source))
             settings = stored_decoding(chosen)
             if settings is not None:
-                st.caption(decoding_note(settings, imported=imported_from(chosen) is not None))
+                st.caption(decoding_note(settings, imported=source is not None))
             if (averaged := averaged_count(chosen)) > 1:
                 st.caption(
                     t("Weights: the average of its last {n} saves (checkpoint averaging, Section 6.1).", n=averaged)

@@ -371,6 +371,35 @@ def run_rounds(
     return results, loads
 
 
+def table(results: Runs, n: int) -> list[str]:
+    """The markdown table: each cell's best setting and its ratio to CTranslate2 float32, and how many of each
+    system's outputs (greedy / beam 4) are explorer's."""
+    base = results["ctranslate2 float32"]
+    explorer = [runs[0] for runs in results.get("explorer", {}).values() if runs]
+    reference = explorer[0] if explorer else None
+    lines = [
+        "| system | " + " | ".join(CELLS) + " | identical to explorer (greedy / beam 4) |",
+        "|---|" + "---:|" * (len(CELLS) + 1),
+    ]
+    for name, runs in results.items():
+        if not any(runs.values()):
+            lines.append(f"| {name} | failed |")
+            continue
+        cells = []
+        for cell in CELLS:
+            value, label = _best(runs, cell)
+            ratio = f", {value / _best(base, cell)[0]:.2f}×" if any(base.values()) else ""
+            cells.append(f"{value:.1f} ({label}{ratio})")
+        mine = next(rs[0] for rs in runs.values() if rs)
+        same = "" if reference is None else " / ".join(_same(mine, reference, k, n) for k in ("greedy", "beam"))
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {same} |")
+    return lines
+
+
+def _same(mine: dict[str, Any], reference: dict[str, Any], search: str, n: int) -> str:
+    return f"{sum(a == b for a, b in zip(mine[search], reference[search], strict=False))}/{n}"
+
+
 def main(rounds: int = 3, n: int = 1000) -> int:
     settings = tuple(int(t) for t in os.environ.get("PEERS_THREADS", "1,2").split(","))
     try:
@@ -380,35 +409,12 @@ def main(rounds: int = 3, n: int = 1000) -> int:
         return 2
     with tempfile.TemporaryDirectory(prefix="explorer-peers-") as tmp:
         results, loads = run_rounds(systems, settings, rounds, prepare(Path(tmp), n))
-    first = [runs[0] for runs in results.get("explorer", {}).values() if runs]
-    reference = first[0] if first else None
-    base = results["ctranslate2 float32"]
     print(
         f"\n{n} test2016 sentences, {rounds} interleaved rounds, each system in its own process at each of "
         f"{settings} threads, CTranslate2 on both CPU backends (each cell: that system's best setting, in brackets), "
         f"1-minute load {min(loads):.1f}–{max(loads):.1f}; ratio = ÷ CTranslate2 float32"
     )
-    print("| system | " + " | ".join(CELLS) + " | identical to explorer (greedy / beam 4) |")
-    print("|---|" + "---:|" * (len(CELLS) + 1))
-    for name, runs in results.items():
-        if not any(runs.values()):
-            print(f"| {name} | failed |")
-            continue
-        cells = []
-        for cell in CELLS:
-            value, label = _best(runs, cell)
-            ratio = f", {value / _best(base, cell)[0]:.2f}×" if any(base.values()) else ""
-            cells.append(f"{value:.1f} ({label}{ratio})")
-        mine = next(rs[0] for rs in runs.values() if rs)
-        same = (
-            ""
-            if reference is None
-            else (
-                f"{sum(a == b for a, b in zip(mine['greedy'], reference['greedy'], strict=False))}/{n} / "
-                f"{sum(a == b for a, b in zip(mine['beam'], reference['beam'], strict=False))}/{n}"
-            )
-        )
-        print(f"| {name} | " + " | ".join(cells) + f" | {same} |")
+    print("\n".join(table(results, n)))
     return 0
 
 

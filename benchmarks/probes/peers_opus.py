@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.probes import add_rounds, add_sentences, parser, peers
+from benchmarks.report import cpu_model
 
 MODULE = "benchmarks.probes.peers_opus"
 SYSTEMS = ("explorer", "ctranslate2 float32")
@@ -150,54 +151,13 @@ def child(name: str, threads: int, folder: str, out: str) -> None:
     peers.child(name, threads, folder, out, system=_system)
 
 
-def _same(a: list[list[str]], b: list[list[str]]) -> int:
-    return sum(x == y for x, y in zip(a, b, strict=True))
-
-
-def table(results: peers.Runs, n: int, length: int) -> list[str]:
-    """The markdown table: each cell's best setting and its ratio to CTranslate2 float32, the identical outputs."""
-    base = results["ctranslate2 float32"]
+def early_endings(results: peers.Runs, n: int, length: int) -> str:
+    """How many of explorer's outputs ended on </s> before `length` pieces (CTranslate2's are held to it)."""
     explorer = [rs[0] for rs in results["explorer"].values() if rs]
-    reference = explorer[0] if explorer else None
-    lines = [
-        "| system | " + " | ".join(peers.CELLS) + " | identical to explorer (greedy / beam 4) |",
-        "|---|" + "---:|" * (len(peers.CELLS) + 1),
-    ]
-    for name, runs in results.items():
-        if not any(runs.values()):
-            lines.append(f"| {name} | failed |")
-            continue
-        cells = []
-        for cell in peers.CELLS:
-            value, label = peers._best(runs, cell)
-            ratio = f", {value / peers._best(base, cell)[0]:.2f}×" if any(base.values()) else ""
-            cells.append(f"{value:.1f} ({label}{ratio})")
-        mine = next(rs[0] for rs in runs.values() if rs)
-        same = (
-            ""
-            if reference is None
-            else (f"{_same(mine['greedy'], reference['greedy'])}/{n} / {_same(mine['beam'], reference['beam'])}/{n}")
-        )
-        lines.append(f"| {name} | " + " | ".join(cells) + f" | {same} |")
-    if reference is not None:
-        early = [sum(len(o) < length or o[-1] == "</s>" for o in reference[k]) for k in ("greedy", "beam")]
-        lines.append(
-            f"\nexplorer outputs that ended on </s> before {length} pieces: {early[0]}/{n} greedy, "
-            f"{early[1]}/{n} beam 4"
-        )
-    return lines
-
-
-def _cpu() -> str:
-    try:
-        names = [
-            line.split(":", 1)[1].strip()
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if line.startswith("model name")
-        ]
-    except OSError:
-        return "an unknown CPU"
-    return f"{names[0]}, {len(names)} logical CPUs" if names else "an unknown CPU"
+    if not explorer:
+        return ""
+    early = [sum(len(o) < length or o[-1] == "</s>" for o in explorer[0][k]) for k in ("greedy", "beam")]
+    return f"\nexplorer outputs that ended on </s> before {length} pieces: {early[0]}/{n} greedy, {early[1]}/{n} beam 4"
 
 
 def main(rounds: int = 3, n: int = 128, quick: bool = False) -> int:
@@ -213,10 +173,11 @@ def main(rounds: int = 3, n: int = 128, quick: bool = False) -> int:
         f"pieces on average; every output held to exactly {OUTPUT_TOKENS} pieces (CTranslate2: min_decoding_length "
         f"= max_decoding_length = {OUTPUT_TOKENS}; explorer: the checkpoint's max_output_len = {OUTPUT_TOKENS}); "
         f"{rounds} interleaved rounds, each system in its own process at each of {settings} threads, CTranslate2 on "
-        f"both CPU backends (each cell: that system's best setting, in brackets); {_cpu()}; 1-minute load "
-        f"{min(loads):.1f}–{max(loads):.1f}; ratio = ÷ CTranslate2 float32"
+        f"both CPU backends (each cell: that system's best setting, in brackets); {cpu_model()}, "
+        f"{os.cpu_count()} logical CPUs; 1-minute load {min(loads):.1f}–{max(loads):.1f}; ratio = ÷ CTranslate2 float32"
     )
-    print("\n".join(table(results, n, OUTPUT_TOKENS)))
+    print("\n".join(peers.table(results, n)))
+    print(early_endings(results, n, OUTPUT_TOKENS))
     return 0 if all(any(runs.values()) for runs in results.values()) else 1
 
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.apptest_helpers import charts, open_page
+from tests.apptest_helpers import chart_keys, charts, open_page
 
 SENTENCE = "a small child sees the red dog ."
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
@@ -62,7 +62,7 @@ def by_key(at) -> dict[str, dict]:
 
 def keyed_charts(at) -> list[dict]:
     figures = charts(at)
-    keys = [c.key or c.proto.id.split("-", 2)[-1] for c in at.get("plotly_chart")]
+    keys = chart_keys(at)
     return [{"key": key, "figure": figure} for key, figure in zip(keys, figures, strict=True)]
 
 

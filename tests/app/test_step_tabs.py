@@ -5,14 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.apptest_helpers import open_page
+from tests.apptest_helpers import chart_keys, open_page
 
 SENTENCE = "a small child sees the red dog ."
-
-
-def drawn(at) -> list[str]:
-    """The plotly charts' keys."""
-    return [c.key or c.proto.id.split("-", 2)[-1] for c in at.get("plotly_chart")]
 
 
 @pytest.mark.parametrize("lang", ["en", "ko"])
@@ -30,7 +25,7 @@ def test_only_the_open_part_is_drawn(checkpoint_root, lang, part, expected, abse
     if part is not None:
         params["sbs_part"] = part
     at = open_page("pages/step_by_step.py", model="words-fixture", **params)
-    keys = drawn(at)
+    keys = chart_keys(at)
     assert any(key.startswith(expected) for key in keys), keys
     assert not [key for key in keys if key.startswith(absent)], keys
     # The URL keeps the part by its name, not the tab's translated label; the first tab needs no parameter.

@@ -3,13 +3,12 @@ model and tokenizer API as our own checkpoints (no page knows it is imported).""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from explorer.marian.importer import import_marian
-from tests.apptest_helpers import chart, open_page
+from tests.apptest_helpers import chart, checkpoints_at, open_page
 from tests.marian.models import build_marian
 
 NAME = "opus-mt-tiny"
@@ -21,23 +20,20 @@ def imported_root(tmp_path_factory, one_torch_thread) -> Path:
     root = tmp_path_factory.mktemp("checkpoints")
     built = build_marian(tmp_path_factory.mktemp("hf") / "hf", languages=(">>deu<<", ">>kor<<"), seed=3)
     import_marian(built.path, root / NAME, target_language="kor")
-    previous = os.environ.get("EXPLORER_CHECKPOINTS")
-    os.environ["EXPLORER_CHECKPOINTS"] = str(root)
-    yield root
-    if previous is None:
-        os.environ.pop("EXPLORER_CHECKPOINTS", None)
-    else:
-        os.environ["EXPLORER_CHECKPOINTS"] = previous
+    with checkpoints_at(root):
+        yield root
 
 
 def test_the_picker_lists_an_imported_checkpoint_with_its_source(imported_root):
-    from ui.model_picker import checkpoint_choices, imported_note
+    from ui.model_picker import checkpoint_choices, imported_from, imported_note
 
     choices = checkpoint_choices()
     assert choices[NAME] == str(imported_root / NAME)
-    note = imported_note(choices[NAME])
+    source = imported_from(choices[NAME])
+    assert source is not None and source.endswith("hf"), source
+    note = imported_note(source)
     # The source folder's path, cut with "…" where it is long (a worker's temporary folder under pytest-xdist).
-    assert note is not None and note.startswith("Imported from ") and note.endswith(("hf.", "….")), note
+    assert note.startswith("Imported from ") and note.endswith(("hf.", "….")), note
 
 
 @pytest.mark.parametrize("lang", ["en", "ko"])
@@ -121,13 +117,8 @@ def big_root(tmp_path_factory, one_torch_thread) -> Path:
     root = tmp_path_factory.mktemp("big-checkpoints")
     built = build_marian(tmp_path_factory.mktemp("hf-big") / "hf", layers=6, heads=16, d_model=64, seed=5)
     import_marian(built.path, root / "opus-mt-big-grid")
-    previous = os.environ.get("EXPLORER_CHECKPOINTS")
-    os.environ["EXPLORER_CHECKPOINTS"] = str(root)
-    yield root
-    if previous is None:
-        os.environ.pop("EXPLORER_CHECKPOINTS", None)
-    else:
-        os.environ["EXPLORER_CHECKPOINTS"] = previous
+    with checkpoints_at(root):
+        yield root
 
 
 @pytest.mark.parametrize("page", PAGES)
