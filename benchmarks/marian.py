@@ -21,17 +21,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.common import (
-    REPO_ROOT,
-    Options,
-    Result,
-    apply_threads,
-    percentile,
-    print_table,
-    skipped_off_cpu,
-    threads_text,
-    timed,
-)
+from benchmarks import common
+from benchmarks.common import Options, Result
 from explorer.analysis.paper_figures import FIGURE3_SENTENCE, FIGURE45_SENTENCE
 
 NAME = "marian"
@@ -136,7 +127,7 @@ def resident_memory(checkpoint: Path) -> dict[str, int] | None:
     """VmRSS and VmHWM (bytes) of a fresh process holding `checkpoint` as the app does; None off Linux."""
     done = subprocess.run(
         [sys.executable, "-c", _MEMORY_CHILD, str(checkpoint), SENTENCE],
-        cwd=REPO_ROOT,
+        cwd=common.REPO_ROOT,
         capture_output=True,
         text=True,
         timeout=600,
@@ -154,15 +145,15 @@ def run(opts: Options) -> Result:
     from explorer.marian.importer import import_marian
 
     result = Result(NAME, TITLE)
-    if skipped_off_cpu(opts, result):
+    if common.skipped_off_cpu(opts, result):
         return result
-    apply_threads(opts)
+    common.apply_threads(opts)
     shape = TINY if opts.quick else BASE
     with tempfile.TemporaryDirectory() as tmp:
         folder = build_marian_folder(Path(tmp) / "hf", shape)
         out = Path(tmp) / "imported"
-        imported = timed(lambda: import_marian(folder, out))[0]
-        loads = [timed(lambda: load_checkpoint(out))[0] for _ in range(opts.n_rounds(3, 1))]
+        imported = common.timed(lambda: import_marian(folder, out))[0]
+        loads = [common.timed(lambda: load_checkpoint(out))[0] for _ in range(opts.n_rounds(3, 1))]
         ck = load_checkpoint(out)
         config = ck.config
 
@@ -173,17 +164,17 @@ def run(opts: Options) -> Result:
         for _ in range(opts.n_warmup(2, 1)):
             one()
         # On a busy machine `--clock cpu --threads 1` gives this process's own CPU time: what one quiet core takes.
-        times = [timed(one, clock=opts.clock)[0] * 1e3 for _ in range(opts.n_rounds(30, 3))]
+        times = [common.timed(one, clock=opts.clock)[0] * 1e3 for _ in range(opts.n_rounds(30, 3))]
         memory = resident_memory(out) if opts.memory else None
-    median, p95 = statistics.median(times), percentile(times, 95)
+    median, p95 = statistics.median(times), common.percentile(times, 95)
     print(
         f"  model: {config.n_encoder_layers}+{config.n_decoder_layers} layers, d_model {config.d_model}, "
         f"{config.n_heads} heads, d_ff {config.d_ff}, {config.activation}, {config.vocab_size:,} pieces; "
-        f"{threads_text()}; sentence: {len(SENTENCE.split())} words, {len(first.source_ids)} source pieces, "
+        f"{common.threads_text()}; sentence: {len(SENTENCE.split())} words, {len(first.source_ids)} source pieces, "
         f"{len(first.output_ids)} output pieces",
         flush=True,
     )
-    print_table(
+    common.print_table(
         ("measure", "value"),
         [("import", f"{imported:.1f} s"), ("load", f"{statistics.median(loads):.2f} s"), ("p50", f"{median:.0f} ms")],
     )
@@ -208,6 +199,6 @@ def run(opts: Options) -> Result:
         )
     result.note(
         f"random weights at {'a tiny' if quick else 'opus-mt-en-de' + chr(39) + 's'} shape; output held to the "
-        f"source's {len(first.source_ids)} pieces; {len(times)} calls; {threads_text()}"
+        f"source's {len(first.source_ids)} pieces; {len(times)} calls; {common.threads_text()}"
     )
     return result

@@ -30,16 +30,8 @@ from benchmarks import command_line_runtime
 
 command_line_runtime(__name__)  # run as a command: before torch loads
 
-from benchmarks.common import (
-    SHIPPED_CHECKPOINT,
-    Options,
-    Result,
-    apply_threads,
-    percentile,
-    print_table,
-    skipped_off_cpu,
-    threads_text,
-)
+from benchmarks import common
+from benchmarks.common import Options, Result
 from explorer.checkpoint import load_checkpoint
 from explorer.config import PRESETS
 from explorer.data import load_multi30k
@@ -97,9 +89,9 @@ def _snapshot(manager: RunManager, name: str) -> RunSnapshot:
 
 def run(opts: Options) -> Result:
     result = Result(NAME, TITLE)
-    if skipped_off_cpu(opts, result, "CPU only (the question is sharing a CPU with a training process)"):
+    if common.skipped_off_cpu(opts, result, "CPU only (the question is sharing a CPU with a training process)"):
         return result
-    apply_threads(opts)
+    common.apply_threads(opts)
     checkpoint = load_checkpoint(opts.checkpoint)
     model, tokenizer = checkpoint.model.eval(), checkpoint.tokenizer
 
@@ -131,12 +123,12 @@ def run(opts: Options) -> Result:
             manager.wait(name, 300)
     idle_after = _timed(call, calls)
     idle = idle_before + idle_after
-    ratio = percentile(training, 95) / percentile(idle, 95)
+    ratio = common.percentile(training, 95) / common.percentile(idle, 95)
     rows = [
-        (phase, f"{statistics.median(t) * 1e3:.1f} ms", f"{percentile(t, 95) * 1e3:.1f} ms", len(t))
+        (phase, f"{statistics.median(t) * 1e3:.1f} ms", f"{common.percentile(t, 95) * 1e3:.1f} ms", len(t))
         for phase, t in (("idle, before", idle_before), ("while training", training), ("idle, after", idle_after))
     ]
-    print_table(("phase", "median", "p95", "calls"), rows)
+    common.print_table(("phase", "median", "p95", "calls"), rows)
     print(
         f"  p95 while training ÷ p95 idle: {ratio:.2f} (goal ≤ {GOAL}); the run trained {trained} steps meanwhile",
         flush=True,
@@ -149,7 +141,7 @@ def run(opts: Options) -> Result:
     )
     result.note(
         f"{Path(opts.checkpoint).name}, greedy with all attention maps; {calls} calls idle before and "
-        f"after, {len(training)} while training; server {threads_text()}; the run: small preset, its own "
+        f"after, {len(training)} while training; server {common.threads_text()}; the run: small preset, its own "
         f"process (nice 10, 1 torch thread on 2 cores), {trained} steps during the training phase"
     )
     return result
@@ -176,7 +168,7 @@ def _estimate_data(name: str) -> tuple[Dataset, Dataset, Tokenizer, int]:
         return train, val, train_tokenizer(train, vocab, synthetic=True), batch
     # Multi30k with an 8,000-piece vocabulary: the shipped model's tokenizer is one (the page trains its own
     # of the same size on the same corpus, which takes a minute here).
-    return load_multi30k("train"), load_multi30k("val"), load_checkpoint(SHIPPED_CHECKPOINT).tokenizer, batch
+    return load_multi30k("train"), load_multi30k("val"), load_checkpoint(common.SHIPPED_CHECKPOINT).tokenizer, batch
 
 
 def check_estimates(steps: dict[str, int], repeats: int = 2) -> list[tuple[str, int, float, float]]:
@@ -262,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a few calls per phase (the smoke test)")
     parser.add_argument("--rounds", type=int, default=None, help="calls per phase (default 80, quick 5)")
     parser.add_argument("--threads", type=int, default=None, help="torch threads of this (server) process")
-    parser.add_argument("--checkpoint", default=str(SHIPPED_CHECKPOINT))
+    parser.add_argument("--checkpoint", default=str(common.SHIPPED_CHECKPOINT))
     parser.add_argument(
         "--estimates",
         action="store_true",

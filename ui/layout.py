@@ -136,6 +136,12 @@ def page_header(
                 st.latex(formula)
 
 
+def section_header(title: str, intro: str) -> None:
+    """A section's heading and the paragraph that opens it, in the main area (translated strings in)."""
+    st.header(title)
+    st.markdown(intro)
+
+
 def wrap_title(fig: go.Figure, width: int = NARROW_COLUMN_PX) -> go.Figure:
     """Break a title that would run past a `width` px figure at its last " · " (else " — ", else ", ") that
     fits (in place): plotly does not wrap titles, it cuts them at the figure's edge. Where no separator leaves a

@@ -92,13 +92,21 @@ def _attention_module(config: ModelConfig) -> MultiHeadAttention:
     return MultiHeadAttention(config.d_model, config.n_heads, 0.0, config.d_k, config.d_v)
 
 
+def _feed_forward(config: ModelConfig) -> PositionwiseFeedForward:
+    return PositionwiseFeedForward(config.d_model, config.d_ff, config.activation)
+
+
+def _residuals(config: ModelConfig, count: int) -> tuple[Residual, ...]:
+    """One residual connection with its LayerNorm (and dropout) around each of a layer's `count` sub-layers."""
+    return tuple(Residual(config.d_model, config.dropout, config.norm_position) for _ in range(count))
+
+
 class EncoderLayer(nn.Module):
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
         self.self_attention = _attention_module(config)
-        self.feed_forward = PositionwiseFeedForward(config.d_model, config.d_ff, config.activation)
-        self.attention_residual = Residual(config.d_model, config.dropout, config.norm_position)
-        self.ffn_residual = Residual(config.d_model, config.dropout, config.norm_position)
+        self.feed_forward = _feed_forward(config)
+        self.attention_residual, self.ffn_residual = _residuals(config, 2)
 
     def forward(
         self,
@@ -128,10 +136,8 @@ class DecoderLayer(nn.Module):
         super().__init__()
         self.self_attention = _attention_module(config)
         self.cross_attention = _attention_module(config)
-        self.feed_forward = PositionwiseFeedForward(config.d_model, config.d_ff, config.activation)
-        self.self_residual = Residual(config.d_model, config.dropout, config.norm_position)
-        self.cross_residual = Residual(config.d_model, config.dropout, config.norm_position)
-        self.ffn_residual = Residual(config.d_model, config.dropout, config.norm_position)
+        self.feed_forward = _feed_forward(config)
+        self.self_residual, self.cross_residual, self.ffn_residual = _residuals(config, 3)
 
     def forward(
         self,

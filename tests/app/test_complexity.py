@@ -7,6 +7,7 @@ from pathlib import Path
 
 from explorer.complexity import measure
 from explorer.complexity.measure import MEASURED_LAYERS
+from explorer.figures.export import find_browser
 
 PAGE = Path(__file__).resolve().parents[2] / "pages" / "complexity.py"
 
@@ -46,7 +47,9 @@ def test_page_shows_table1_for_chosen_values_and_measures():
     ]
     assert "Measured on cpu" in measured["layout"]["title"]["text"]
     labels = [button.proto.label for button in at.get("download_button")]
-    assert labels.count("Download measurements (CSV)") == 1 and labels.count("SVG") == 3  # every figure's files
+    assert labels.count("Download measurements (CSV)") == 1
+    if find_browser() is not None:  # the SVG files are drawn by a local Chromium (CI installs it)
+        assert labels.count("SVG") == 3  # every figure's files
 
     # Positions i and j, in the path-length fragment (by label: the sidebar's sliders come after the page's).
     positions = {slider.label: slider for slider in at.slider if slider.label.startswith("Position")}

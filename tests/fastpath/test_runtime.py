@@ -116,6 +116,9 @@ def test_the_allocator_is_left_alone_where_the_user_chose(monkeypatch):
     assert configure_allocator() is False
 
 
+FEWER_FAULTS = 1.3  # the least ratio of unconfigured to configured faults measured, Intel and AMD alike
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mallopt is glibc's")
 def test_beam_search_stops_faulting_pages_with_the_entry_points_allocator():
     """Beam 4 over batches of 32 freed a 12-25 MiB self-attention cache every step, and glibc handed the top of
@@ -123,9 +126,10 @@ def test_beam_search_stops_faulting_pages_with_the_entry_points_allocator():
     shipped 10,000-piece model faults 29-61 times a sentence on these 96 sentences against 206-428 without
     (ratios 3.9-9.5 over ten pairs of runs). The configured faults are first touches while the heap
     grows to its peak: 1,764, then 73, then 7 in three successive batches of 32 in one process, so a run of 96
-    sentences varies with how much of it that growth is. A factor of 2.5 holds in every pair measured and fails
-    where the thresholds do not apply (a ratio near 1). Same translations either way; each setting in its own
-    process."""
+    sentences varies with how much of it that growth is. On an AMD EPYC, where the matrix kernels are oneDNN's, the
+    configured process faults more (about 200-220 a sentence against 340-530: ratios 1.5-2.4 over three pairs).
+    A factor of 1.3 holds in every pair measured on both and fails where the thresholds do not apply (a ratio
+    near 1). Same translations either way; each setting in its own process."""
     from benchmarks.probes.allocator import CHECKPOINT, run_child
     from explorer.data import multi30k_available
 
@@ -142,6 +146,6 @@ def test_beam_search_stops_faulting_pages_with_the_entry_points_allocator():
         assert on["outputs"] == off["outputs"]
         beam_on, beam_off = (run["cells"]["beam 4, batches of 32"]["faults_per_sentence"] for run in (on, off))
         pairs.append((beam_on, beam_off))
-        if beam_on * 2.5 < beam_off:
+        if beam_on * FEWER_FAULTS < beam_off:
             break
-    assert beam_on * 2.5 < beam_off, pairs
+    assert beam_on * FEWER_FAULTS < beam_off, pairs

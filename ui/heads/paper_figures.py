@@ -11,6 +11,7 @@ from explorer.figures.attention import attention_heatmap
 from explorer.text.pieces import shown_pieces
 from ui.figures import show_figure
 from ui.i18n import current_language, t
+from ui.layout import section_header
 from ui.markdown import md_escape
 from ui.model_cache import cached
 from ui.model_picker import Selection
@@ -28,15 +29,15 @@ def _label(figure: str) -> str:
 
 def paper_figures_section(selection: Selection, checkpoint: Checkpoint) -> None:
     """Pick a figure; the heads ranked by their score, the grid of every head's score, and the best head's map."""
-    st.header(t("The paper's Figures 3–5 on this model"))
-    st.markdown(
+    section_header(
+        t("The paper's Figures 3–5 on this model"),
         t(
             "The paper shows encoder self-attention in layer 5 of 6 following a long-distance dependency "
             "(Figure 3) and resolving an anaphor (Figures 4–5). Here every head of this model is scored on the "
             "paper's two sentences: the score is the attention the query word's pieces put on the target words' "
             "pieces (summed over the targets, averaged over the query's pieces). A head attending evenly to every "
             "piece would score the share of pieces the targets take."
-        )
+        ),
     )
     figure = bound_choice(
         st.segmented_control,

@@ -16,6 +16,7 @@ from explorer.text.pieces import shown_pieces
 from ui.attention_controls import sentence_input
 from ui.figures import show_figure
 from ui.i18n import current_language, t
+from ui.layout import section_header
 
 
 @st.fragment
@@ -23,15 +24,15 @@ def norms_section(checkpoint: Checkpoint) -> None:
     """‖E·√d_model‖ beside ‖PE‖ for every token of a sentence (?pe_sentence=), as a figure and a table."""
     config = checkpoint.config
     d_model = config.d_model
-    st.header(t("How position enters the model"))
-    st.markdown(
+    section_header(
+        t("How position enters the model"),
         t(
             "The encoder's input at position pos is **E[token] · √d_model + PE(pos)** (Sections 3.4 and 3.5): "
             "the embedding is scaled by √{d_model} = {scale:.1f} before the position is added. "
             "The bars compare the sizes of the two terms for a sentence, with this model's own embedding table.",
             d_model=d_model,
             scale=np.sqrt(d_model),
-        )
+        ),
     )
     sentence = sentence_input("pe_sentence", checkpoint.metadata)
     if not sentence:

@@ -28,7 +28,7 @@ from explorer.figures.step_by_step import values_heatmap
 from explorer.figures.theme import wrap_words
 from ui.figures import show_figure
 from ui.i18n import current_language, t
-from ui.layout import controls, page_header
+from ui.layout import controls, page_header, section_header
 from ui.markdown import shown_value
 from ui.urlstate import bound_choice, bound_multiselect, bound_slider
 
@@ -248,14 +248,14 @@ def similarity_section(table: np.ndarray, learned: np.ndarray | None) -> None:
 @st.fragment
 def shift_section(d_model: int, length: int) -> None:
     """One matrix M_k maps PE(pos) to PE(pos + k) for every shown position (?pe_offset=)."""
-    st.header(t("PE(pos + k) is a fixed linear function of PE(pos)"))
-    st.markdown(
+    section_header(
+        t("PE(pos + k) is a fixed linear function of PE(pos)"),
         t(
             "The paper chose sinusoids because *“for any fixed offset k, PE(pos+k) can be represented as a linear "
             "function of PE(pos)”*. Each sin/cos pair is a point on a circle turning at speed ωᵢ, so moving k "
             "positions on is a rotation by k·ωᵢ in every pair: one block-diagonal matrix M_k that does not depend "
             "on pos. Computed below in float64 over every shown position."
-        )
+        ),
     )
     offset: int = bound_slider(st, t("Offset k"), "pe_offset", -50, 50, 3)
     check = shift_linearity(offset, d_model, positions=length)

@@ -21,6 +21,7 @@ from explorer.figures.paper_live import additive_query_figure, additive_saturati
 from explorer.tour.tables import leading_columns
 from ui.figures import show_figure
 from ui.i18n import current_language, t
+from ui.layout import section_header
 from ui.step_by_step.choice import Followed
 
 SATURATION_D_KS = (1, 4, 16, 64, 256, 1024)
@@ -92,15 +93,15 @@ def additive_trend(prefix: str, d_k: int) -> None:
 
 def additive_section(followed: Followed) -> None:
     """The followed query scored by the seeded additive network beside the head's own weights."""
-    st.header(t("Additive attention instead?"))
-    st.markdown(
+    section_header(
+        t("Additive attention instead?"),
         t(
             "Section 3.2.1 compares dot-product attention with **additive attention**, a small feed-forward "
             "network: score(q, k) = v\u1d40 tanh(W\u2081q + W\u2082k). Here it scores the same query and keys as "
             "above, with weights drawn at random (seed {seed}), not trained: the point is how it computes, not "
             "what it learned.",
             seed=WEIGHT_SEED,
-        )
+        ),
     )
     steps = followed.steps
     weights = seeded_weights(steps.d_k, seed=WEIGHT_SEED)

@@ -10,6 +10,7 @@ from explorer.figures.step_by_step import scaling_figure, softmax_comparison
 from explorer.figures.theme import wrap_words
 from ui.figures import show_figure
 from ui.i18n import current_language, t
+from ui.layout import section_header
 from ui.step_by_step.tables import full_height
 from ui.urlstate import bound_choice
 
@@ -24,14 +25,14 @@ def demo_rows(n_keys: int, seed: int) -> list[ScalingRow]:
 @st.fragment
 def why_sqrt_dk() -> None:
     """One example softmax with and without the division (?sbs_demo_dk=), and the trend over every d_k."""
-    st.header(t("Why divide by √d_k?"))
-    st.markdown(
+    section_header(
+        t("Why divide by √d_k?"),
         t(
             "Section 3.2.1: *“for large values of d_k, the dot products grow large in magnitude, pushing the softmax "
             "function into regions where it has extremely small gradients.”* If q and k have independent components "
             "of mean 0 and variance 1, q·k = Σᵢ qᵢkᵢ has variance d_k. Random vectors, seeded, so the numbers are "
             "reproducible:"
-        )
+        ),
     )
     left, middle, right = st.columns(3)
     d_k_demo: int = bound_choice(left.select_slider, t("d_k for the example"), DEMO_D_KS, "sbs_demo_dk", 64, cast=int)

@@ -11,6 +11,7 @@ from explorer.figures.step_by_step import query_row_figure, stage_matrices, valu
 from explorer.figures.theme import FONT_SIZE, escape_labels, wrap_words
 from ui.figures import show_figure
 from ui.i18n import current_language, t
+from ui.layout import section_header
 from ui.step_by_step.choice import Followed
 from ui.step_by_step.tables import full_height
 
@@ -192,8 +193,8 @@ def heads_section(followed: Followed) -> None:
     steps, view, head = followed.steps, followed.view, followed.head
     d_v = steps.values.shape[1]
     dims = slice(0, SHOWN_DIMS)
-    st.header(t("4 · Concatenate the heads, project with $W^O$"))
-    st.markdown(
+    section_header(
+        t("4 · Concatenate the heads, project with $W^O$"),
         t(
             "All {heads} heads run in parallel on the same query; their outputs ($d_v$ = {d_v} each) are "
             "concatenated into one vector of {width} numbers and multiplied by $W^O$ ({width} × {d_model}).",
@@ -201,7 +202,7 @@ def heads_section(followed: Followed) -> None:
             d_v=d_v,
             width=view.n_heads * d_v,
             d_model=followed.d_model,
-        )
+        ),
     )
     head_labels = [
         t("head {head} (above)", head=h + 1) if h == head - 1 else t("head {head}", head=h + 1)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import streamlit as st
 
 from explorer.config import PRESETS, ModelConfig, count_parameters
@@ -26,14 +28,9 @@ def model_section(vocab_size: int) -> ModelConfig | None:
         config = going_on.checkpoint.config
         st.caption(
             t(
-                "The loaded model's own settings: {layers} + {decoder_layers} layers, d_model {d_model}, {heads} "
-                "heads, d_ff {d_ff}, dropout {dropout}.",
-                layers=config.n_encoder_layers,
-                decoder_layers=config.n_decoder_layers,
-                d_model=config.d_model,
-                heads=config.n_heads,
-                d_ff=config.d_ff,
-                dropout=config.dropout,
+                "The loaded model's own settings: {n_encoder_layers} + {n_decoder_layers} layers, d_model "
+                "{d_model}, {n_heads} heads, d_ff {d_ff}, dropout {dropout}.",
+                **dataclasses.asdict(config),
             )
         )
         return config
