@@ -3,6 +3,7 @@ torch's thread count; and how the suite splits over pytest-xdist's workers."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,14 @@ class _BrowserTestsInTwoGroups:
                 return browser_group(nodeid) or nodeid
 
         return BrowserScope(config, log)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto` starts a worker more than the machine has cores: two of them drive the browser groups, whose
+    tests spend part of their time waiting on a server or Chromium, and the third runs the other tests
+    meanwhile. On a 2-core machine, in a fresh clone: 15:33 with three workers against 17:10 with two."""
+    return (os.cpu_count() or 1) + 1
 
 
 def pytest_configure(config: pytest.Config) -> None:

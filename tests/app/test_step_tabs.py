@@ -31,3 +31,27 @@ def test_only_the_open_part_is_drawn(checkpoint_root, lang, part, expected, abse
     # The URL keeps the part by its name, not the tab's translated label; the first tab needs no parameter.
     kept = at.query_params.get("sbs_part")
     assert kept == (part if part in ("scaling", "additive") else None)
+
+
+def test_the_whole_heads_matrices_are_drawn_once_their_expander_is_opened(checkpoint_root):
+    """The stage matrices (every query of the head at every stage) sit in a closed expander and are not sent
+    until it is opened: the browser laid them out before the figures above could show. Opened, they hold the
+    head's own scores, scaled scores, masked scores and weights."""
+    import json
+
+    import numpy as np
+
+    from tests.apptest_helpers import plotly_array
+
+    at = open_page("pages/step_by_step.py", model="words-fixture", sbs_sentence=SENTENCE)
+    assert "sbs_q" in chart_keys(at) and "sbs_stages" not in chart_keys(at)
+    at.session_state["sbs_whole_head"] = True  # the expander opened: its state, as the browser sends it
+    at.run()
+    assert not at.exception
+    [chart] = [c for c in at.get("plotly_chart") if c.key == "sbs_stages"]
+    panels = [plotly_array(trace["z"]) for trace in json.loads(chart.proto.spec)["data"] if "z" in trace]
+    assert len(panels) == 4
+    scores, scaled, _, weights = panels
+    ratio = scores[scaled != 0] / scaled[scaled != 0]
+    assert np.allclose(ratio, ratio[0], rtol=1e-3) and ratio[0] > 1  # Q·Kᵀ ÷ √d_k, one √d_k for every cell
+    assert np.allclose(np.nansum(weights, axis=1), 1.0, atol=1e-3)  # the softmax: each query's row sums to 1

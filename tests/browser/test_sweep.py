@@ -16,8 +16,8 @@ answer, so a page is loaded twice in all rather than once per check:
   also nothing cut by its container (tests/browser/clipping.py) and every figure text at least 14 px;
 - the first page, made narrow again after the sidebar was opened (a laptop's window moved onto the projector):
   the sidebar collapses;
-- light English, Step-by-step made narrow again: its stage matrices, in an expander closed until then (Chromium
-  does not render it, so the sizes above skip it), fit once the expander is opened;
+- light English, Step-by-step made narrow again: its stage matrices, in an expander closed until then (drawn
+  only once it is opened, so the sizes above skip them), fit once the expander is opened;
 - no request leaves the machine;
 - light English: a full-page screenshot to test-artifacts/screenshots/<page>.png for a person to look at.
 
@@ -265,14 +265,13 @@ STAGES_FIT_JS = """() => {
 
 
 def closed_expander_problems(page) -> list[str]:
-    """The Step-by-step page's stage matrices sit in a closed expander, which Chromium does not render, so the
-    sizes above skip it; a lecturer who resized the window (the sweep has, back to 1024x768) and then opens it
+    """The Step-by-step page's stage matrices sit in a closed expander and are drawn once it is opened, so the
+    sizes above skip them; a lecturer who resized the window (the sweep has, back to 1024x768) and then opens it
     must still see it whole."""
-    visible, _, _ = page.evaluate(STAGES_FIT_JS)
-    if visible:
-        return ["step_by_step: the stage matrices' expander should start closed"]
-    wait_for_relayout(page)
-    page.locator("details:has(.st-key-sbs_stages) > summary").click()
+    if page.evaluate(STAGES_FIT_JS) is not None:  # drawn once the expander is opened (a rerun), not before
+        return ["step_by_step: the stage matrices should wait, undrawn, in a closed expander"]
+    page.locator(".st-key-sbs_whole_head summary").click()
+    page.locator(".st-key-sbs_stages .js-plotly-plot").wait_for(state="attached")
     wait_for_relayout(page)
     visible, container, drawn = page.evaluate(STAGES_FIT_JS)
     if not visible:

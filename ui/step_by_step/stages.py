@@ -114,7 +114,14 @@ def scores_section(followed: Followed) -> None:
         "Step by step scores to weights",
         key="sbs_row",
     )
-    with st.expander(t("The whole head: every query at every stage"), expanded=False):
+    # Drawn only once opened (a rerun): the largest figure of the page, closed on the first screen, kept the
+    # figures above it waiting while the browser laid it out.
+    whole_head = st.expander(
+        t("The whole head: every query at every stage"), expanded=False, key="sbs_whole_head", on_change="rerun"
+    )
+    if not whole_head.open:
+        return
+    with whole_head:
         show_figure(
             stage_matrices(
                 view.scores[head - 1],
