@@ -1,5 +1,6 @@
-"""Attention step by step (Section 3.2, Eq. 1): one head, one query, every stage with the loaded model's numbers;
-why the scores are divided by √d_k (Section 3.2.1); and additive attention on the same query, one tab each."""
+"""Attention step by step (Section 3.2, Eq. 1): one head, one query, every stage with the loaded model's numbers
+(scores to weights, then weights to output); why the scores are divided by √d_k (Section 3.2.1); and additive
+attention on the same query, one tab each."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import streamlit as st
 from ui.model_cache import require_model
 from ui.step_by_step.additive import additive_section
 from ui.step_by_step.choice import follow_section, intro
-from ui.step_by_step.parts import part_tabs
+from ui.step_by_step.parts import next_part_note, part_tabs
 from ui.step_by_step.scaling import why_sqrt_dk
 from ui.step_by_step.stages import (
     agreement_section,
@@ -28,6 +29,9 @@ if parts["stages"].open:
     with parts["stages"]:
         projections_section(followed)
         scores_section(followed)
+        next_part_note()
+if parts["output"].open:
+    with parts["output"]:
         weighted_sum_section(followed)
         heads_section(followed)
         agreement_section(followed)

@@ -202,10 +202,13 @@ def test_step_by_step_softmax_row_is_the_models_attention(words_checkpoint, fami
         assert (stages["softmax"][query + 1 :] == 0).all()
     else:
         assert not any(masked)
-    assert at.success and "match the model's own" in at.success[0].value
     drawn = helpers.chart_keys(at)
     assert "why" not in drawn
     assert not any(key.startswith("sbs_demo") for key in drawn), "the √d_k tab is drawn only when opened"
+    assert not any(key.startswith(("sbs_weighted", "sbs_heads", "sbs_output")) for key in drawn), "Eq. 1's 2nd tab"
+    state = dict(sbs_sentence=WORDS_SENTENCE, sbs_family=family, sbs_layer=layer, sbs_head=head, sbs_query=query)
+    output = helpers.open_page("pages/step_by_step.py", model="words-fixture", state=state, sbs_part="output")
+    assert output.success and "match the model's own" in output.success[0].value
 
 
 def test_step_by_step_demo_numbers_follow_the_sliders(words_checkpoint):

@@ -1,5 +1,6 @@
-"""Step by step's three parts are tabs, and only the open one is drawn: the stages by default, the √d_k and
-additive parts from a link (?sbs_part=), the same link in both languages; an unknown part opens the stages."""
+"""Step by step's four parts are tabs, and only the open one is drawn: Eq. 1's scores to weights by default, its
+weights to output, the √d_k and additive parts from a link (?sbs_part=), the same link in both languages; an
+unknown part opens the first."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ SENTENCE = "a small child sees the red dog ."
 @pytest.mark.parametrize(
     "part, expected, absent",
     [
-        (None, "sbs_q", ("sbs_demo", "sbs_additive")),
-        ("scaling", "sbs_demo_curves", ("sbs_q", "sbs_additive")),
-        ("additive", "sbs_additive_query", ("sbs_q", "sbs_demo")),
-        ("no-such-part", "sbs_q", ("sbs_demo", "sbs_additive")),
+        (None, "sbs_q", ("sbs_demo", "sbs_additive", "sbs_weighted")),
+        ("output", "sbs_weighted", ("sbs_q", "sbs_demo", "sbs_additive")),
+        ("scaling", "sbs_demo_curves", ("sbs_q", "sbs_additive", "sbs_weighted")),
+        ("additive", "sbs_additive_query", ("sbs_q", "sbs_demo", "sbs_weighted")),
+        ("no-such-part", "sbs_q", ("sbs_demo", "sbs_additive", "sbs_weighted")),
     ],
 )
 def test_only_the_open_part_is_drawn(checkpoint_root, lang, part, expected, absent):
@@ -30,7 +32,7 @@ def test_only_the_open_part_is_drawn(checkpoint_root, lang, part, expected, abse
     assert not [key for key in keys if key.startswith(absent)], keys
     # The URL keeps the part by its name, not the tab's translated label; the first tab needs no parameter.
     kept = at.query_params.get("sbs_part")
-    assert kept == (part if part in ("scaling", "additive") else None)
+    assert kept == (part if part in ("output", "scaling", "additive") else None)
 
 
 def test_the_whole_heads_matrices_are_drawn_once_their_expander_is_opened(checkpoint_root):

@@ -86,6 +86,7 @@ def test_step_by_step_shows_the_followed_rows_value_weighted_share(checkpoint_ro
     monkeypatch.setenv("EXPLORER_CHECKPOINTS", str(checkpoint_root))
     found, explained = expected
     params = dict(sbs_sentence=SENTENCE, sbs_family="encoder_self", sbs_layer="2", sbs_head="1", sbs_query="3")
+    params["sbs_part"] = "output"  # the weighted sum of the values, in Eq. 1's second tab
     at = open_page("pages/step_by_step.py", model="words-fixture", lang="ko", **params)
     assert not [c for c in at.get("plotly_chart") if c.key == "sbs_value_weighted"], "off by default"
     at.segmented_control(key="weighting").set_value("value_weighted").run()

@@ -1,7 +1,9 @@
-"""The page's three parts as tabs kept in the URL (?sbs_part=scaling): Eq. 1 stage by stage for the followed
-query, why the scores are divided by √d_k, and additive attention. Only the open tab is drawn: the browser
-draws every plotly figure a run sends before the page settles, so sixteen figures on one page kept the first
-one waiting for the rest (seconds on a 2-core machine)."""
+"""The page's four parts as tabs kept in the URL (?sbs_part=output): Eq. 1 for the followed query in two halves
+(its query, keys and values to the weights; the weights to the head's output and W^O), why the scores are
+divided by √d_k, and additive attention. Only the open tab is drawn: the browser draws every plotly figure a
+run sends before it paints the first, so sixteen figures on one page kept the first one waiting for the rest
+(seconds on a 2-core machine), and Eq. 1 whole in one tab took 2.9 s to its first figure against 1.2 s for its
+first half (`python -m benchmarks.browser_pages --pages step_by_step --languages en --runs 15`)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,8 @@ import streamlit as st
 from ui.i18n import t
 
 PARTS = {
-    "stages": "Eq. 1, stage by stage",
+    "stages": "Eq. 1: scores to weights",
+    "output": "Eq. 1: weights to output",
     "scaling": "Why divide by √d_k?",
     "additive": "Additive attention instead?",
 }
@@ -33,8 +36,13 @@ def part_tabs() -> dict[str, Any]:
     )
     by_part = dict(zip(PARTS, tabs, strict=True))
     opened = next((part for part, tab in by_part.items() if tab.open), "stages")
-    if opened == "stages":
+    if opened == "stages":  # the first tab: no parameter
         st.query_params.pop(PART_KEY, None)
     else:
         st.query_params[PART_KEY] = opened
     return by_part
+
+
+def next_part_note() -> None:
+    """Under Eq. 1's first half: where its second half is (a tab, so not drawn until opened)."""
+    st.caption(t("Next, the weights times the values: the tab “{tab}” above.", tab=t(PARTS["output"])))
