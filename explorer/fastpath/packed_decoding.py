@@ -21,7 +21,7 @@ path does the step's work in fewer, larger operations:
   `addmm` on an (in, out) copy or oneDNN with weights prepacked once and ReLU fused into the first
   feed-forward linear (`linear_kernels.py` says why: a step is bound by reading weights, and which library
   reads them faster depends on the CPU);
-- where the model and kernels allow (float32, post-LN, MKL, on the CPU) and no decoder head is masked, the step's
+- where the model allows (float32, post-LN, on the CPU; MKL or oneDNN) and no decoder head is masked, the step's
   operations, and one sentence's whole greedy search (`greedy_one`), run in one TorchScript call
   (`scripted_decoding.py`): the same ATen calls without Python between them, the same values to the bit;
 - an imported Marian model's switches are computed here too (its feed-forward activation between the two

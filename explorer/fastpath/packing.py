@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TypeVar
 import torch
 import torch.nn.functional as F
 
-from explorer.fastpath.linear_kernels import MKL, Kernels, Linear, choose_kernels
+from explorer.fastpath.linear_kernels import MKL, ONEDNN, Kernels, Linear, choose_kernels
 from explorer.model.attention import MultiHeadAttention
 from explorer.model.layers import PositionwiseFeedForward
 
@@ -111,9 +111,11 @@ def pack_feed_forward(kernels: Kernels, block: PositionwiseFeedForward) -> FeedF
     activation = block.activation
     if activation is not torch.relu:  # an imported model's swish or GELU: the module's own function, not fused
         return lambda x: apply(activation(apply(x, packed_1, False)), packed_2, False)
+    (in_1, b_1), (in_2, b_2) = packed_1, packed_2
+    if kernels is ONEDNN and b_1 is not None and b_2 is not None:
+        return OnednnFeedForward(in_1, b_1, in_2, b_2)
     if kernels is not MKL:
         return lambda x: apply(apply(x, packed_1, True), packed_2, False)
-    (in_1, b_1), (in_2, b_2) = packed_1, packed_2
     assert b_1 is not None and b_2 is not None, "the paper's feed-forward layers have biases"
     out_2 = w_2.weight.detach().t()  # W_2 as nn.Linear keeps it, (d_model, d_ff), read transposed: no copy
     return MklFeedForward(in_1, b_1, in_2, b_2, out_2)
@@ -134,6 +136,21 @@ class MklFeedForward:
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         hidden = torch.addmm(self.b_1, x, self.in_1).relu_()
         return torch.addmm(self.b_2, hidden, self.out_2 if x.shape[0] in FEW_ROWS_TRANSPOSED else self.in_2)
+
+
+@dataclass(frozen=True)
+class OnednnFeedForward:
+    """Eq. 2 on oneDNN: W_1 and W_2 in its blocked layout (`ONEDNN.pack`), ReLU fused into the first product. A
+    value, as `MklFeedForward`, so that the scripted steps can make the same two calls."""
+
+    in_1: torch.Tensor
+    b_1: torch.Tensor
+    in_2: torch.Tensor
+    b_2: torch.Tensor
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        hidden = ONEDNN.apply(x, (self.in_1, self.b_1), True)
+        return ONEDNN.apply(hidden, (self.in_2, self.b_2), False)
 
 
 # Rows for which MKL multiplies by W_2 (d_ff -> d_model, the only weight wider in than out) faster in its

@@ -14,15 +14,17 @@ A C++ extension making the same calls measured 0.79x for greedy, but needs a com
 the user's machine; `torch.compile` was slower than eager for this step (benchmarks/RESULTS.md).
 
 Exactness: the functions below make the calls `PackedDecoder.step` and `search._greedy_one` make, in the same
-order, on the same tensors (the fused attention kernel, `addmm` on the MKL (in, out) copies, the folded
-cross-attention, LayerNorm, the in-place log-softmax, the maximum). TorchScript's graph optimizer would rewrite
+order, on the same tensors (the fused attention kernel, the same linear kernel on the same packed weights, the
+folded cross-attention, LayerNorm, the in-place log-softmax, the maximum). TorchScript's graph optimizer would rewrite
 some of them (measured: the log-probabilities then differ in the last bits), so every call runs with it off
 (`torch.jit.optimized_execution(False)`, a thread-local setting): the interpreter runs the graph as written.
 `tests/fastpath/test_scripted_decoding.py` holds both to the Python steps bit for bit.
 
-Where it applies (`layer_weights`): a float32 post-LN model on the CPU with MKL kernels (the packed decoder's
-choice on Intel CPUs) and float feed-forward blocks; steps without a head mask on a decoder head; for the
-greedy loop also one sentence with its cross-attention folded and a length limit within the positional table.
+Where it applies (`layer_weights`): a float32 post-LN model on the CPU with float feed-forward blocks, on either
+kernels the packed decoder chose (`linear`: MKL's addmm on the (in, out) copies, its choice on the Intel Xeon, or
+oneDNN's prepacked linear, its choice on the AMD EPYC, where greedy on one sentence took 0.81x the time of the
+Python steps); steps without a head mask on a decoder head; for the greedy loop also one sentence with its
+cross-attention folded and a length limit within the positional table.
 Anything else steps in Python, with the same outputs. `EXPLORER_SCRIPTED=0` turns both off (to measure them).
 
 TorchScript is deprecated in favour of `torch.compile`, which does not pay here; on a torch without it,
@@ -41,9 +43,9 @@ from typing import NamedTuple, Protocol
 import torch
 import torch.nn.functional as F
 
-from explorer.fastpath.linear_kernels import MKL, Kernels, Linear
+from explorer.fastpath.linear_kernels import MKL, ONEDNN, Kernels, Linear
 from explorer.fastpath.packed_cache import PackedCache
-from explorer.fastpath.packing import FEW_ROWS_TRANSPOSED, DecoderLayer, MklFeedForward
+from explorer.fastpath.packing import FEW_ROWS_TRANSPOSED, DecoderLayer, MklFeedForward, OnednnFeedForward
 
 VARIABLE = "EXPLORER_SCRIPTED"
 FIRST_CAPACITY = 16  # target positions the self-attention buffer starts with (PackedDecoder.step's too)
@@ -71,6 +73,16 @@ class CrossInputs(NamedTuple):
     size: int
 
 
+def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, onednn: bool, relu: bool) -> torch.Tensor:
+    """x·W + b (ReLU after it where `relu`) as `linear_kernels` applies a packed weight: oneDNN's prepacked linear
+    (ReLU fused), or MKL's addmm/mm on the (in, out) copy (ReLU in place after it)."""
+    if onednn:
+        scalars: list[int | float | complex | None] = []  # TorchScript's `Scalar?[]`: the op's type, spelled out
+        return torch.ops.mkldnn._linear_pointwise(x, weight, bias, "relu" if relu else "none", scalars, "")
+    out = torch.mm(x, weight) if bias is None else torch.addmm(bias, x, weight)
+    return out.relu_() if relu else out
+
+
 def second_ffn_weight(rows: int, few_rows: list[int]) -> int:
     """Where a layer's W_2 sits in its `PER_LAYER` weights for a step of `rows` rows: read transposed (14) for
     `few_rows` rows, as MklFeedForward chooses, else the (in, out) copy (6)."""
@@ -87,6 +99,7 @@ def decoder_layers(
     heads: int,
     d_k: int,
     few_rows: list[int],
+    onednn: bool,
 ) -> torch.Tensor:
     """Every decoder layer of one step, as `PackedDecoder.step` computes it without a head mask:
     y (rows, d_model), the embedded tokens -> the last layer's output, this position's keys/values written.
@@ -107,11 +120,11 @@ def decoder_layers(
     for index in range(len(weights) // 15):
         w = 15 * index  # PER_LAYER (TorchScript reads no module globals)
         c = 4 * index
-        qkv = torch.addmm(weights[w + 1], y, weights[w]).view(rows, 3, heads, 1, d_k)
+        qkv = linear(y, weights[w], weights[w + 1], onednn, False).view(rows, 3, heads, 1, d_k)
         slabs[index].copy_(qkv[:, 1:])
         keys_values = pasts[index].unbind(1)
         attended = F.scaled_dot_product_attention(qkv[:, 0], keys_values[0], keys_values[1])
-        out = torch.addmm(weights[w + 3], attended.reshape(rows, width), weights[w + 2])
+        out = linear(attended.reshape(rows, width), weights[w + 2], weights[w + 3], onednn, False)
         out += y
         y = torch.layer_norm(out, [out.shape[1]], weights[w + 8], weights[w + 9], eps[3 * index])
         if mode == 0:  # FOLDED_ONE: `FoldedCross.attend`, one group
@@ -123,14 +136,14 @@ def decoder_layers(
             attention = torch.softmax(scores.view(groups, size, heads, -1), dim=-1).view(groups, size, -1)
             out = torch.baddbmm(operands[c + 3], attention, operands[c + 2]).view(rows, -1)
         else:  # UNFOLDED: a group's rows are the queries of one attention over its memory
-            q = torch.addmm(operands[c + 1], y, operands[c]).view(groups, size, heads, d_k).transpose(1, 2)
+            q = linear(y, operands[c], operands[c + 1], onednn, False).view(groups, size, heads, d_k).transpose(1, 2)
             kv = cross.memory[index]
             attended = F.scaled_dot_product_attention(q, kv[0], kv[1], attn_mask=cross.src_mask)
-            out = torch.addmm(operands[c + 3], attended.transpose(1, 2).reshape(rows, width), operands[c + 2])
+            out = linear(attended.transpose(1, 2).reshape(rows, width), operands[c + 2], operands[c + 3], onednn, False)
         out += y
         y = torch.layer_norm(out, [out.shape[1]], weights[w + 10], weights[w + 11], eps[3 * index + 1])
-        hidden = torch.addmm(weights[w + 5], y, weights[w + 4]).relu_()
-        out = torch.addmm(weights[w + 7], hidden, weights[w + second])
+        hidden = linear(y, weights[w + 4], weights[w + 5], onednn, True)
+        out = linear(hidden, weights[w + second], weights[w + 7], onednn, False)
         out += y
         y = torch.layer_norm(out, [out.shape[1]], weights[w + 12], weights[w + 13], eps[3 * index + 2])
     return y
@@ -149,14 +162,15 @@ def step_rows(
     heads: int,
     d_k: int,
     few_rows: list[int],
+    onednn: bool,
 ) -> torch.Tensor:
     """One decoder step: tokens (rows,) -> log-probabilities (rows, vocab), this position's keys/values written
     into `buffer`; embedding (vocab, d_model) is E·√d_model, positions (max_len, d_model) PE, output
     (d_model, vocab); the rest as `decoder_layers` reads them."""
     y = F.embedding(tokens, embedding)
     y += positions[position]  # (rows, d_model)
-    y = decoder_layers(y, position, buffer, weights, cross, eps, heads, d_k, few_rows)
-    logits = torch.mm(y, output)
+    y = decoder_layers(y, position, buffer, weights, cross, eps, heads, d_k, few_rows, onednn)
+    logits = linear(y, output, None, onednn, False)
     return torch.log_softmax(logits, -1, out=logits)  # in place, as PackedDecoder.step: the same values
 
 
@@ -174,6 +188,7 @@ def greedy_loop(
     heads: int,
     d_k: int,
     few_rows: list[int],
+    onednn: bool,
 ) -> tuple[list[int], list[float], torch.Tensor]:
     """Greedy search of one sentence with folded cross-attention, as `search._greedy_one` makes it over
     `PackedDecoder.step`.
@@ -192,8 +207,8 @@ def greedy_loop(
             grown[:position].copy_(buffer)
             buffer = grown
         y = embedding[token].unsqueeze(0) + positions[position]  # (1, d_model), a new tensor
-        y = decoder_layers(y, position, buffer, weights, cross, eps, heads, d_k, few_rows)
-        best = torch.log_softmax(torch.mm(y, output), dim=-1).max(dim=-1)
+        y = decoder_layers(y, position, buffer, weights, cross, eps, heads, d_k, few_rows, onednn)
+        best = torch.log_softmax(linear(y, output, None, onednn, False), dim=-1).max(dim=-1)
         token = int(best[1].item())
         tokens.append(token)
         log_probs.append(float(best[0].item()))
@@ -230,6 +245,7 @@ class LayerWeights:
     cross: list[torch.Tensor]  # per layer W^Q, b^Q, W^O, b^O of the cross-attention, for steps it does not fold
     eps: list[float]
     few_rows: list[int]  # [start, stop) of the row counts MklFeedForward multiplies by W_2 read transposed
+    onednn: bool  # the weights packed for oneDNN (`linear_kernels.ONEDNN`), else MKL's (in, out) copies
 
 
 class PackedWeights(Protocol):
@@ -256,15 +272,16 @@ class PackedWeights(Protocol):
 
 def layer_weights(layers: Sequence[DecoderLayer], kernels: Kernels, pre_norm: bool) -> LayerWeights | None:
     """A packed decoder's layers as `decoder_layers` reads them; None for what it does not implement (module
-    doc: MKL kernels, post-LN, float feed-forward blocks, float32 on the CPU)."""
-    if kernels is not MKL or pre_norm:
+    doc: MKL or oneDNN kernels, post-LN, float feed-forward blocks, float32 on the CPU)."""
+    onednn = kernels is ONEDNN
+    if not (kernels is MKL or onednn) or pre_norm:
         return None
     flat: list[torch.Tensor] = []
     cross: list[torch.Tensor] = []
     eps: list[float] = []
     for layer in layers:
         ffn = layer.ffn
-        if not isinstance(ffn, MklFeedForward):
+        if not isinstance(ffn, OnednnFeedForward if onednn else MklFeedForward):
             return None
         biased = []
         for weight, bias in (layer.qkv, layer.self_out, layer.cross_q, layer.cross_out):
@@ -276,12 +293,14 @@ def layer_weights(layers: Sequence[DecoderLayer], kernels: Kernels, pre_norm: bo
         for norm_weight, norm_bias, norm_eps in layer.norms:
             flat += [norm_weight, norm_bias]
             eps.append(norm_eps)
-        flat.append(ffn.out_2)
+        # W_2 read transposed for a few rows on MKL (`MklFeedForward`); oneDNN reads its one packed W_2 always.
+        flat.append(ffn.out_2 if isinstance(ffn, MklFeedForward) else ffn.in_2)
     if any(t.device.type != "cpu" or t.dtype != torch.float32 for t in (*flat, *cross)):
         return None
     assert len(flat) == PER_LAYER * len(layers)
     assert FEW_ROWS_TRANSPOSED.step == 1
-    return LayerWeights(flat, cross, eps, [FEW_ROWS_TRANSPOSED.start, FEW_ROWS_TRANSPOSED.stop])
+    few_rows = [0, 0] if onednn else [FEW_ROWS_TRANSPOSED.start, FEW_ROWS_TRANSPOSED.stop]
+    return LayerWeights(flat, cross, eps, few_rows, onednn)
 
 
 def enabled() -> bool:
@@ -327,6 +346,7 @@ def greedy(
             decoder.heads,
             decoder.d_k,
             weights.few_rows,
+            weights.onednn,
         )
 
 
@@ -358,4 +378,5 @@ def step(decoder: PackedWeights, tokens: torch.Tensor, cache: PackedCache, buffe
             decoder.heads,
             decoder.d_k,
             weights.few_rows,
+            weights.onednn,
         )

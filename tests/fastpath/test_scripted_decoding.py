@@ -1,9 +1,9 @@
-"""One sentence's decoding in TorchScript (`explorer/fastpath/scripted_decoding.py`): the greedy search in one
-call finds what the Python loop finds, to the bit, and leaves the scorer's cache as the steps would; a step of
-one sentence's rows (a beam) gives the Python step's log-probabilities to the bit; and both give way to the
-Python steps wherever they do not apply: a head mask on decoder heads, pre-LN models, oneDNN kernels, an
-unfolded cross-attention, int8 feed-forward blocks, several sentences at once, a length limit beyond the
-positional table, `EXPLORER_SCRIPTED=0`, a torch without TorchScript."""
+"""One sentence's decoding in TorchScript (`explorer/fastpath/scripted_decoding.py`), on MKL's kernels and on
+oneDNN's: the greedy search in one call finds what the Python loop finds, to the bit, and leaves the scorer's
+cache as the steps would; a step of one sentence's rows (a beam) gives the Python step's log-probabilities to
+the bit; and both give way to the Python steps wherever they do not apply: a head mask on decoder heads, pre-LN
+models, an unfolded cross-attention, int8 feed-forward blocks, several sentences at once, a length limit beyond
+the positional table, `EXPLORER_SCRIPTED=0`, a torch without TorchScript."""
 
 from __future__ import annotations
 
@@ -29,11 +29,14 @@ SOURCES = [[5, 6, 7, 3], [9, 8, 7, 6, 5, 4, 3], [11, 3]]
 CHECKPOINT = Path(__file__).resolve().parents[2] / "checkpoints" / "multi30k-en-de"
 
 
-@pytest.fixture(autouse=True)
-def mkl(monkeypatch):
-    """The scripted loop multiplies as the MKL kernels do; which kernels a model gets is measured per machine,
-    so the tests fix it (each builds a fresh model, whose packed decoder reads this when it is first made)."""
-    monkeypatch.setenv("EXPLORER_ONEDNN", "0")
+@pytest.fixture(autouse=True, params=["0", "1"], ids=["MKL", "oneDNN"])
+def kernels(request, monkeypatch):
+    """The scripted steps multiply as the kernels the packed decoder chose do, MKL's or oneDNN's; which a model
+    gets is measured per machine (MKL on the Intel Xeon, oneDNN on the AMD EPYC), so every test runs with each
+    (each builds a fresh model, whose packed decoder reads this when it is first made)."""
+    if request.param == "1" and not onednn_usable(torch.ones(1)):
+        pytest.skip("this torch build has no oneDNN linears")
+    monkeypatch.setenv("EXPLORER_ONEDNN", request.param)
     monkeypatch.delenv(scripted_decoding.VARIABLE, raising=False)
 
 
@@ -111,13 +114,6 @@ def test_twenty_positions_grow_the_buffer_as_the_steps_do(monkeypatch):
     assert torch.equal(stepped.cache.self_kv[:20], scripted.cache.self_kv[:20])
 
 
-def _oned_nn(monkeypatch):
-    if not onednn_usable(torch.ones(1)):
-        pytest.skip("this torch build has no oneDNN linears")
-    monkeypatch.setenv("EXPLORER_ONEDNN", "1")
-    return make_model(), None
-
-
 def _int8(monkeypatch):
     return quantize_int8(make_model()), None
 
@@ -126,7 +122,6 @@ FALLBACKS = {
     "a decoder head masked": lambda mp: (make_model(), "dec.1.2"),
     "a cross head masked": lambda mp: (make_model(), "cross.0.0"),
     "pre-LN": lambda mp: (make_model(norm_position="pre"), None),
-    "oneDNN kernels": _oned_nn,
     "int8 feed-forward": _int8,
     "unfolded cross-attention": lambda mp: (
         mp.setattr(packed_decoding, "worth_folding", lambda *s: False),
@@ -349,7 +344,7 @@ def test_searches_over_batches_find_the_python_steps_hypotheses(monkeypatch, scr
 
 @torch.inference_mode()
 def test_a_model_it_does_not_apply_to_never_compiles_the_functions(monkeypatch):
-    """A pre-LN model (or a GPU, or oneDNN kernels) steps in Python without paying TorchScript's compilation."""
+    """A pre-LN model (or a GPU) steps in Python without paying TorchScript's compilation."""
     asked: list[int] = []
     monkeypatch.setattr(scripted_decoding, "scripted", lambda: asked.append(1))
     model = make_model(norm_position="pre")
