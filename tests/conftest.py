@@ -83,7 +83,8 @@ class _BrowserTestsInTwoGroups:
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto` starts a worker more than the machine has cores: two of them drive the browser groups, whose
     tests spend part of their time waiting on a server or Chromium, and the third runs the other tests
-    meanwhile. On a 2-core machine, in a fresh clone: 15:33 with three workers against 17:10 with two."""
+    meanwhile. On a 2-core AMD EPYC, fresh clones, pytest's own time: 17:10 with two workers; 15:33, 17:47 and
+    15:30 with three (the machine's noise is about as large as the difference)."""
     return (os.cpu_count() or 1) + 1
 
 
