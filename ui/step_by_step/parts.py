@@ -2,8 +2,8 @@
 (its query, keys and values to the weights; the weights to the head's output and W^O), why the scores are
 divided by √d_k, and additive attention. Only the open tab is drawn: the browser draws every plotly figure a
 run sends before it paints the first, so sixteen figures on one page kept the first one waiting for the rest
-(seconds on a 2-core machine), and Eq. 1 whole in one tab took 2.9 s to its first figure against 1.2 s for its
-first half (`python -m benchmarks.browser_pages --pages step_by_step --languages en --runs 15`)."""
+(seconds on a 2-core machine), and Eq. 1 whole in one tab took 2.9 s to its first figure, split in two 1.3 s
+(p50, `python -m benchmarks.browser_pages --pages step_by_step --languages en --runs 15`, a 2-core AMD EPYC)."""
 
 from __future__ import annotations
 
