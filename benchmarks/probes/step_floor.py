@@ -2,9 +2,10 @@
 
     python -m benchmarks.probes.step_floor [ROUNDS] [SENTENCES]
 
-The shipped checkpoint, the first SENTENCES (default 100) of Multi30k test2016 (else the checkpoint's own
-examples), 2 threads. For each sentence the encoder and `PackedDecoder.start` run once (not timed); then, round
-by round, alternating:
+The shipped checkpoint on MKL's kernels (the probe sets `EXPLORER_ONEDNN=0`: it splits the step into MKL's
+products; oneDNN's packed weights have other shapes), the first SENTENCES (default 100) of Multi30k test2016 (else
+the checkpoint's own examples), 2 threads. For each sentence the encoder and `PackedDecoder.start` run once (not
+timed); then, round by round, alternating:
 - "a step as shipped": the scripted greedy loop (`scripted_decoding.greedy`, what a typed sentence runs), its time
   ÷ the steps it took;
 - "its weight products alone": the same products a step makes (per layer W^QKV, W^O, the two folded
@@ -22,6 +23,7 @@ stay in the core's own cache and read 2-3x faster). CTranslate2's whole step on 
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import time
@@ -37,7 +39,7 @@ import torch
 from benchmarks.common import SHIPPED_CHECKPOINT, sample_sentences
 from benchmarks.probes import rounds_and_sentences
 from explorer.checkpoint import load_checkpoint
-from explorer.fastpath import scripted_decoding
+from explorer.fastpath import linear_kernels, scripted_decoding
 from explorer.fastpath.linear_kernels import ONEDNN, onednn_usable
 from explorer.inference import PackedScorer, encode_sources, scorer_for
 
@@ -102,6 +104,7 @@ def _one_by_one(
 
 def main(rounds: int = 5, n: int = 100) -> int:
     torch.set_num_threads(2)
+    os.environ[linear_kernels.VARIABLE] = "0"  # the products split below are MKL's, whatever this CPU would choose
     loaded = load_checkpoint(SHIPPED_CHECKPOINT, "cpu")
     config, model = loaded.config, loaded.model
     ids, _ = encode_sources(loaded.tokenizer, sample_sentences(n), config.max_len, config.eos_id)

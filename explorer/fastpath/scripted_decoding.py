@@ -73,6 +73,24 @@ class CrossInputs(NamedTuple):
     size: int
 
 
+class LayerWeights(NamedTuple):
+    """A packed decoder's layers in the order `decoder_layers` reads them (a NamedTuple: TorchScript takes it whole).
+
+    flat: per layer (`PER_LAYER`) W^QKV, b^QKV, W^O, b^O, W_1, b_1, W_2, b_2 (packed by the chosen kernels), three
+        LayerNorms' weight and bias, and W_2 as nn.Linear keeps it, read transposed (for `few_rows` rows);
+    cross: per layer W^Q, b^Q, W^O, b^O of the cross-attention, for steps it does not fold;
+    eps: per layer the three LayerNorms';
+    few_rows: [start, stop) of the row counts MklFeedForward multiplies by W_2 read transposed;
+    onednn: the weights packed for oneDNN (`linear_kernels.ONEDNN`), else MKL's (in, out) copies.
+    """
+
+    flat: list[torch.Tensor]
+    cross: list[torch.Tensor]
+    eps: list[float]
+    few_rows: list[int]
+    onednn: bool
+
+
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, onednn: bool, relu: bool) -> torch.Tensor:
     """x·W + b (ReLU after it where `relu`) as `linear_kernels` applies a packed weight: oneDNN's prepacked linear
     (ReLU fused), or MKL's addmm/mm on the (in, out) copy (ReLU in place after it)."""
@@ -90,31 +108,20 @@ def second_ffn_weight(rows: int, few_rows: list[int]) -> int:
 
 
 def decoder_layers(
-    y: torch.Tensor,
-    position: int,
-    buffer: torch.Tensor,
-    weights: list[torch.Tensor],
-    cross: CrossInputs,
-    eps: list[float],
-    heads: int,
-    d_k: int,
-    few_rows: list[int],
-    onednn: bool,
+    y: torch.Tensor, position: int, buffer: torch.Tensor, layers: LayerWeights, cross: CrossInputs, heads: int, d_k: int
 ) -> torch.Tensor:
     """Every decoder layer of one step, as `PackedDecoder.step` computes it without a head mask:
     y (rows, d_model), the embedded tokens -> the last layer's output, this position's keys/values written.
 
     buffer: (capacity, layers, rows, 2, heads, d_k), with room for `position`;
-    weights: per layer (`PER_LAYER`) W^QKV, b^QKV, W^O, b^O, W_1, b_1, W_2, b_2 ((in, out) copies), three
-        LayerNorms' weight and bias, and W_2 as nn.Linear keeps it, read transposed (for `few_rows` rows);
-    cross: the step's cross-attention (`CrossInputs`);
-    eps: per layer the three LayerNorms'.
+    layers: the decoder's weights (`LayerWeights`); cross: the step's cross-attention (`CrossInputs`).
     """
+    weights, eps, onednn = layers.flat, layers.eps, layers.onednn
     rows = y.shape[0]
     width = heads * d_k
     mode, size, operands = cross.mode, cross.size, cross.operands
     groups = rows // size
-    second = second_ffn_weight(rows, few_rows)
+    second = second_ffn_weight(rows, layers.few_rows)
     slabs = buffer[position].unsqueeze(4).unbind(0)
     pasts = buffer[: position + 1].permute(1, 2, 3, 4, 0, 5).unbind(0)
     for index in range(len(weights) // 15):
@@ -155,22 +162,19 @@ def step_rows(
     buffer: torch.Tensor,
     embedding: torch.Tensor,
     positions: torch.Tensor,
-    weights: list[torch.Tensor],
+    layers: LayerWeights,
     cross: CrossInputs,
     output: torch.Tensor,
-    eps: list[float],
     heads: int,
     d_k: int,
-    few_rows: list[int],
-    onednn: bool,
 ) -> torch.Tensor:
     """One decoder step: tokens (rows,) -> log-probabilities (rows, vocab), this position's keys/values written
     into `buffer`; embedding (vocab, d_model) is E·√d_model, positions (max_len, d_model) PE, output
     (d_model, vocab); the rest as `decoder_layers` reads them."""
     y = F.embedding(tokens, embedding)
     y += positions[position]  # (rows, d_model)
-    y = decoder_layers(y, position, buffer, weights, cross, eps, heads, d_k, few_rows, onednn)
-    logits = linear(y, output, None, onednn, False)
+    y = decoder_layers(y, position, buffer, layers, cross, heads, d_k)
+    logits = linear(y, output, None, layers.onednn, False)
     return torch.log_softmax(logits, -1, out=logits)  # in place, as PackedDecoder.step: the same values
 
 
@@ -178,17 +182,14 @@ def greedy_loop(
     buffer: torch.Tensor,
     embedding: torch.Tensor,
     positions: torch.Tensor,
-    weights: list[torch.Tensor],
+    layers: LayerWeights,
     folded: list[torch.Tensor],
     output: torch.Tensor,
-    eps: list[float],
     bos: int,
     eos: int,
     max_len: int,
     heads: int,
     d_k: int,
-    few_rows: list[int],
-    onednn: bool,
 ) -> tuple[list[int], list[float], torch.Tensor]:
     """Greedy search of one sentence with folded cross-attention, as `search._greedy_one` makes it over
     `PackedDecoder.step`.
@@ -207,8 +208,8 @@ def greedy_loop(
             grown[:position].copy_(buffer)
             buffer = grown
         y = embedding[token].unsqueeze(0) + positions[position]  # (1, d_model), a new tensor
-        y = decoder_layers(y, position, buffer, weights, cross, eps, heads, d_k, few_rows, onednn)
-        best = torch.log_softmax(linear(y, output, None, onednn, False), dim=-1).max(dim=-1)
+        y = decoder_layers(y, position, buffer, layers, cross, heads, d_k)
+        best = torch.log_softmax(linear(y, output, None, layers.onednn, False), dim=-1).max(dim=-1)
         token = int(best[1].item())
         tokens.append(token)
         log_probs.append(float(best[0].item()))
@@ -235,17 +236,6 @@ def scripted() -> Scripted | None:
             return Scripted(torch.jit.script(greedy_loop), torch.jit.script(step_rows))
     except Exception:  # noqa: BLE001 - any failure to compile means the Python steps, which give the same outputs
         return None
-
-
-@dataclass(frozen=True)
-class LayerWeights:
-    """A packed decoder's tensors in the order `decoder_layers` reads them."""
-
-    flat: list[torch.Tensor]
-    cross: list[torch.Tensor]  # per layer W^Q, b^Q, W^O, b^O of the cross-attention, for steps it does not fold
-    eps: list[float]
-    few_rows: list[int]  # [start, stop) of the row counts MklFeedForward multiplies by W_2 read transposed
-    onednn: bool  # the weights packed for oneDNN (`linear_kernels.ONEDNN`), else MKL's (in, out) copies
 
 
 class PackedWeights(Protocol):
@@ -336,17 +326,14 @@ def greedy(
             buffer,
             decoder.scaled_embedding,
             decoder.positions,
-            weights.flat,
+            weights,
             folded,
             decoder.output[0],
-            weights.eps,
             bos,
             eos,
             max_len,
             decoder.heads,
             decoder.d_k,
-            weights.few_rows,
-            weights.onednn,
         )
 
 
@@ -371,12 +358,9 @@ def step(decoder: PackedWeights, tokens: torch.Tensor, cache: PackedCache, buffe
             buffer,
             decoder.scaled_embedding,
             decoder.positions,
-            weights.flat,
+            weights,
             CrossInputs(operands, cache.cross_kv, cache.src_mask, mode, cache.group_size),
             decoder.output[0],
-            weights.eps,
             decoder.heads,
             decoder.d_k,
-            weights.few_rows,
-            weights.onednn,
         )
