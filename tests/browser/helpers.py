@@ -63,30 +63,36 @@ def query(**params: str) -> str:
 # --- waiting for Streamlit ---------------------------------------------------------------------------------------
 
 
-def wait_idle(page, timeout_ms: int = RENDER_TIMEOUT_MS, quiet_ms: int = 1500) -> None:
-    """Wait until the page shows content and the script has stopped running (no 'Running…' status) for
-    `quiet_ms` in a row."""
+# Idle, as the page shows it: the app's script state (Streamlit sets `data-test-script-state` on stApp, the
+# signal its own browser tests wait on) is "notRunning" and nothing is drawn as pending, for `quiet` ms in a row;
+# or, on a page whose fragment polls (a room's every second), the old rule: no "Running…" widget (shown only
+# once a run has taken 500 ms) and no skeleton for 1.5 s in a row. Tracked in the page, polled every 100 ms.
+IDLE_JS = """(quiet) => {
+    const pending = document.querySelector('[data-testid="stStatusWidget"], [data-testid="stSkeleton"]') !== null;
+    const app = document.querySelector('[data-testid="stApp"]');
+    const stopped = !pending && app !== null && app.dataset.testScriptState === 'notRunning';
+    const now = performance.now();
+    const w = window;
+    w.__idleStopped = stopped ? (w.__idleStopped ?? now) : null;
+    w.__idleQuiet = pending ? null : (w.__idleQuiet ?? now);
+    return (w.__idleStopped !== null && now - w.__idleStopped >= quiet)
+        || (w.__idleQuiet !== null && now - w.__idleQuiet >= 1500);
+}"""
+
+
+def wait_idle(page, timeout_ms: int = RENDER_TIMEOUT_MS, quiet_ms: int = 500) -> None:
+    """Wait until the page shows content and its script has stopped running for `quiet_ms` in a row (`IDLE_JS`)."""
     # Style and script elements come first and take no height: wait for one that shows.
     page.wait_for_function(
         """() => Array.from(document.querySelectorAll(
         '[data-testid="stMain"] [data-testid="stElementContainer"]')).some(e => e.offsetHeight > 0)""",
         timeout=timeout_ms,
     )
-    deadline = time.monotonic() + timeout_ms / 1000
-    quiet_since = None
-    while time.monotonic() < deadline:
-        running = (
-            page.locator('[data-testid="stStatusWidget"]').count() > 0
-            or page.locator('[data-testid="stSkeleton"]').count() > 0
-        )
-        if running:
-            quiet_since = None
-        elif quiet_since is None:
-            quiet_since = time.monotonic()
-        elif (time.monotonic() - quiet_since) * 1000 >= quiet_ms:
-            return
-        page.wait_for_timeout(200)
-    raise AssertionError(f"the app was still running after {timeout_ms / 1000:.0f} s")
+    page.evaluate("() => { window.__idleStopped = null; window.__idleQuiet = null; }")  # this wait's own count
+    try:
+        page.wait_for_function(IDLE_JS, arg=quiet_ms, polling=100, timeout=timeout_ms)
+    except Exception as error:  # noqa: BLE001 - playwright's TimeoutError, said as what it means here
+        raise AssertionError(f"the app was still running after {timeout_ms / 1000:.0f} s") from error
 
 
 def assert_no_exception(page) -> None:
@@ -123,9 +129,28 @@ def first_figure_box(page) -> dict | None:
     return figure.bounding_box()
 
 
+# The first figure drawn: a plotly figure once its SVG is laid out within its container (plotly sizes itself
+# after it is attached), any other kind once it has a box.
+FIRST_FIGURE_DRAWN_JS = """(selector) => {
+    const figure = document.querySelector(selector);
+    if (figure === null || figure.getBoundingClientRect().width === 0) return false;
+    const plot = figure.querySelector('.js-plotly-plot');
+    if (plot === null) return figure.getAttribute('data-testid') !== 'stPlotlyChart';
+    const svg = plot.querySelector('.main-svg');
+    return svg !== null && svg.getBoundingClientRect().width > 0
+        && svg.getBoundingClientRect().width <= plot.getBoundingClientRect().width + 1;
+}"""
+# Two animation frames (the one that paints what is laid out now), at most 200 ms: a tab in the background gets none.
+NEXT_FRAMES_JS = """() => new Promise(done => {
+    requestAnimationFrame(() => requestAnimationFrame(done));
+    setTimeout(done, 200);
+})"""
+
+
 def wait_for_figure(page, timeout_ms: int = RENDER_TIMEOUT_MS) -> None:
     page.locator(FIGURE_SELECTOR).first.wait_for(state="visible", timeout=timeout_ms)
-    page.wait_for_timeout(500)  # plotly sizes itself after it is attached
+    page.wait_for_function(FIRST_FIGURE_DRAWN_JS, arg=FIGURE_SELECTOR, polling=100, timeout=timeout_ms)
+    page.evaluate(NEXT_FRAMES_JS)  # the frame that paints it
 
 
 # Figures Chromium does not render (in a closed expander: `content-visibility: hidden`) keep their box but get
@@ -136,7 +161,7 @@ PLOTS_FIT_JS = """() => Array.from(document.querySelectorAll('[data-testid="stMa
         .every(svg => svg.getBoundingClientRect().width <= p.getBoundingClientRect().width + 1))"""
 
 
-def wait_for_relayout(page, settle_ms: int = 700, timeout_ms: int = 15_000) -> None:
+def wait_for_relayout(page, settle_ms: int = 300, timeout_ms: int = 15_000) -> None:
     """After a resize: wait `settle_ms`, then until every plotly figure in the main area is drawn at its
     container's width again (plotly re-lays out on the resize event, later on a busy machine: a fixed wait
     once measured a figure still at the old width). Gives up quietly after `timeout_ms`: the checks that
@@ -146,7 +171,7 @@ def wait_for_relayout(page, settle_ms: int = 700, timeout_ms: int = 15_000) -> N
         page.wait_for_function(PLOTS_FIT_JS, timeout=timeout_ms, polling=200)
     except Exception:  # noqa: BLE001 - playwright's TimeoutError; the measurements below say what is wrong
         return
-    page.wait_for_timeout(200)  # the frame after the last relayout
+    page.evaluate(NEXT_FRAMES_JS)  # the frame after the last relayout
 
 
 SCREENSHOTS = REPO / "test-artifacts" / "screenshots"
