@@ -64,19 +64,19 @@ def query(**params: str) -> str:
 
 
 # Idle, as the page shows it: the app's script state (Streamlit sets `data-test-script-state` on stApp, the
-# signal its own browser tests wait on) is "notRunning" and nothing is drawn as pending, for `quiet` ms in a row;
-# or, on a page whose fragment polls (a room's every second), the old rule: no "Running…" widget (shown only
-# once a run has taken 500 ms) and no skeleton for 1.5 s in a row. Tracked in the page, polled every 100 ms.
+# signal its own browser tests wait on) is "notRunning" and nothing is drawn as pending (a skeleton), for `quiet`
+# ms in a row. A page whose fragment polls (a room's, every second) may never be quiet that long on a busy machine:
+# after 3 s of waiting, a moment with no run is enough. Tracked in the page, polled every 100 ms. (The "Running…"
+# status widget is no signal: Streamlit shows it only once a run has taken 500 ms, and not in every layout.)
 IDLE_JS = """(quiet) => {
-    const pending = document.querySelector('[data-testid="stStatusWidget"], [data-testid="stSkeleton"]') !== null;
     const app = document.querySelector('[data-testid="stApp"]');
-    const stopped = !pending && app !== null && app.dataset.testScriptState === 'notRunning';
+    const stopped = app !== null && app.dataset.testScriptState === 'notRunning'
+        && document.querySelector('[data-testid="stSkeleton"]') === null;
     const now = performance.now();
     const w = window;
+    w.__idleWaitStart = w.__idleWaitStart ?? now;
     w.__idleStopped = stopped ? (w.__idleStopped ?? now) : null;
-    w.__idleQuiet = pending ? null : (w.__idleQuiet ?? now);
-    return (w.__idleStopped !== null && now - w.__idleStopped >= quiet)
-        || (w.__idleQuiet !== null && now - w.__idleQuiet >= 1500);
+    return stopped && (now - w.__idleStopped >= quiet || now - w.__idleWaitStart >= 3000);
 }"""
 
 
@@ -88,7 +88,7 @@ def wait_idle(page, timeout_ms: int = RENDER_TIMEOUT_MS, quiet_ms: int = 500) ->
         '[data-testid="stMain"] [data-testid="stElementContainer"]')).some(e => e.offsetHeight > 0)""",
         timeout=timeout_ms,
     )
-    page.evaluate("() => { window.__idleStopped = null; window.__idleQuiet = null; }")  # this wait's own count
+    page.evaluate("() => { window.__idleStopped = null; window.__idleWaitStart = null; }")  # this wait's own count
     try:
         page.wait_for_function(IDLE_JS, arg=quiet_ms, polling=100, timeout=timeout_ms)
     except Exception as error:  # noqa: BLE001 - playwright's TimeoutError, said as what it means here

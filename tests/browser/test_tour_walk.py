@@ -42,11 +42,15 @@ def scrolled(page) -> float:
 def shown_stop(page, number: int, width: int, height: int) -> list[str]:
     """What is wrong with stop `number` as shown: the heading, its place, the scroll position."""
     heading = page.locator('[data-testid="stMain"] h5').first
-    page.wait_for_function(
-        "n => (document.querySelector('[data-testid=\"stMain\"] h5') || {}).innerText?.startsWith(n + '/')",
-        arg=number,
-        timeout=RENDER_TIMEOUT_MS,
-    )
+    try:
+        page.wait_for_function(
+            "n => (document.querySelector('[data-testid=\"stMain\"] h5') || {}).innerText?.startsWith(n + '/')",
+            arg=number,
+            timeout=RENDER_TIMEOUT_MS,
+        )
+    except Exception as error:  # noqa: BLE001 - playwright's TimeoutError, said with what the page shows instead
+        shown = heading.inner_text() if heading.count() else None
+        raise AssertionError(f"stop {number} never shown: the heading reads {shown!r} at {page.url}") from error
     wait_idle(page)
     assert_no_exception(page)
     problems = []
