@@ -30,6 +30,7 @@ from typing import Any
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
+from torch.overrides import TorchFunctionMode
 
 from explorer.config import ModelConfig
 from explorer.marian.tokenizer import VOCAB_FILE, VocabTokenizer
@@ -266,12 +267,24 @@ def source_language(metadata: dict[str, Any]) -> str | None:
     return None
 
 
+class _NoNormalFill(TorchFunctionMode):
+    """Skips `normal_` (the embeddings' initialisation): on the meta device it has nothing to fill, and torch runs it
+    there through a Python reference whose first call imports torch._dynamo, 1.1 s of a checkpoint's first load on
+    a 2-core machine. A mode applies to the thread that enters it only, so a model built elsewhere meanwhile is
+    initialised as usual."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+        if getattr(func, "__name__", "") == "normal_":
+            return args[0] if args else (kwargs or {})["tensor"]
+        return func(*args, **(kwargs or {}))
+
+
 def expected_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
     """Name -> shape of every tensor in model.safetensors for `config`, without allocating any memory.
 
     The model is built on PyTorch's meta device (shapes only), so the answer cannot drift from the model.
     """
-    with torch.device("meta"):
+    with torch.device("meta"), _NoNormalFill():
         model = Transformer(config)
     return {name: tuple(tensor.shape) for name, tensor in _unique_state(model).items()}
 

@@ -22,10 +22,15 @@ def sinusoidal_encoding(
     """
     if layout == "split":
         return _split_table(length, d_model).to(dtype)
-    position = torch.arange(length, dtype=torch.float64).unsqueeze(1)
+    # On the CPU whatever the default device: the model moves it with its weights, and a model built on the meta
+    # device for its shapes alone (checkpoint.expected_shapes) then runs no meta op here (torch runs those through
+    # Python references whose first call imports torch._dynamo: a second on a checkpoint's first load).
+    cpu = torch.device("cpu")
+    position = torch.arange(length, dtype=torch.float64, device=cpu).unsqueeze(1)
     # 1 / 10000^(2i/d) for i = 0 .. d/2 - 1; float64 so the table is exact to float32 precision.
-    inverse_wavelength = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float64) * (-math.log(10000.0) / d_model))
-    table = torch.zeros(length, d_model, dtype=torch.float64)
+    steps = torch.arange(0, d_model, 2, dtype=torch.float64, device=cpu)
+    inverse_wavelength = torch.exp(steps * (-math.log(10000.0) / d_model))
+    table = torch.zeros(length, d_model, dtype=torch.float64, device=cpu)
     table[:, 0::2] = torch.sin(position * inverse_wavelength)
     table[:, 1::2] = torch.cos(position * inverse_wavelength[: d_model // 2])
     return table.to(dtype)

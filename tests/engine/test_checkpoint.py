@@ -304,6 +304,29 @@ def test_expected_shapes_match_a_real_model(fields):
     assert expected_shapes(config) == real
 
 
+def test_loading_imports_no_compiler_and_initialises_models_built_meanwhile(reverse_checkpoint):
+    """The shapes check builds the model on the meta device without the embeddings' random fill, whose meta
+    version imports torch._dynamo (a second of a first load); in a fresh process a load leaves it unimported, and
+    the skip stays inside the check: a model built after it, or in another thread during it, is initialised."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, threading, torch\n"
+        "from explorer.checkpoint import expected_shapes, load_checkpoint\n"
+        "from explorer.model import Transformer\n"
+        f"checkpoint = load_checkpoint({str(reverse_checkpoint)!r})\n"
+        "print('dynamo', 'torch._dynamo' in sys.modules)\n"
+        "built = []\n"
+        "worker = threading.Thread(target=lambda: built.append(Transformer(checkpoint.config)))\n"
+        "worker.start(); expected_shapes(checkpoint.config); worker.join()\n"
+        "for model in (built[0], Transformer(checkpoint.config)):\n"
+        "    print('std', round(float(model.embedding.weight.std()) * checkpoint.config.d_model ** 0.5, 1))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert out.split("\n")[:3] == ["dynamo False", "std 1.0", "std 1.0"], out
+
+
 def test_decoding_settings_come_from_metadata(reverse_checkpoint, tmp_path):
     from explorer.checkpoint import DecodingSettings, decoding_settings, read_config
 
