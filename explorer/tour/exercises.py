@@ -264,8 +264,13 @@ def smoothed_confidence(
     )
 
 
-def beam_changes(rows: Sequence[BeamRow], beam: int = 4, alpha: float = 0.6) -> Exercise:
-    """Stop 8: does beam search (4 beams, α = 0.6) change the greedy translation of this sentence?"""
+# Stop 8's question: greedy against this many beams at this α (the two rows of `numbers.beam_grid` it reads).
+BEAM_CHANGES_BEAM, BEAM_CHANGES_ALPHA = 4, 0.6
+
+
+def beam_changes(rows: Sequence[BeamRow], beam: int = BEAM_CHANGES_BEAM, alpha: float = BEAM_CHANGES_ALPHA) -> Exercise:
+    """Stop 8: does beam search (4 beams, α = 0.6) change the greedy translation of this sentence? `rows` holds
+    at least greedy's and that beam's at α (the whole grid, or just those two)."""
     greedy = next(r for r in rows if r.beam == 1 and r.alpha == alpha)
     wide = next(r for r in rows if r.beam == beam and r.alpha == alpha)
     changed = greedy.output != wide.output

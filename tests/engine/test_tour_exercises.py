@@ -139,6 +139,16 @@ def test_beam_answer_compares_real_decodes(words):
     assert ex.beam_changes(same).answer == "no" and ex.beam_changes(differ).answer == "yes"
 
 
+def test_beam_question_from_its_two_searches_equals_the_one_from_the_whole_grid(shipped):
+    """The tour builds stop 8's question from greedy's and 4 beams' searches alone (its first visit runs no
+    others): the same question, answer and numbers as from the whole grid the stop draws."""
+    ck, _ = shipped
+    sentence = "Three women smiling and sitting down."
+    two = beam_grid(ck.model, ck.tokenizer, sentence, (1, ex.BEAM_CHANGES_BEAM), (ex.BEAM_CHANGES_ALPHA,))
+    assert len(two) == 2
+    assert ex.beam_changes(two) == ex.beam_changes(beam_grid(ck.model, ck.tokenizer, sentence))
+
+
 def test_table3_worst_row_is_the_lowest_bleu_of_the_paper():
     exercise = ex.worst_variation()
     bleu = {r.label: r.bleu for r in TABLE3}

@@ -38,8 +38,21 @@ def computed(
     return cached(f"tour_{kind}", selection, (sentence, options), lambda ck: compute(ck, translation))
 
 
-def beam_rows(selection: Selection, sentence: str) -> list[numbers.BeamRow]:
-    return computed("beam", selection, sentence, lambda ck, _t: numbers.beam_grid(ck.model, ck.tokenizer, sentence))
+def beam_rows(
+    selection: Selection,
+    sentence: str,
+    beams: tuple[int, ...] = numbers.BEAMS,
+    alphas: tuple[float, ...] = numbers.ALPHAS,
+) -> list[numbers.BeamRow]:
+    """Stop 8's grid of beam searches (every beam width at every α, or the ones asked for)."""
+    return computed(
+        "beam",
+        selection,
+        sentence,
+        lambda ck, _t: numbers.beam_grid(ck.model, ck.tokenizer, sentence, beams, alphas),
+        beams,
+        alphas,
+    )
 
 
 def label_smoothing(checkpoint: Checkpoint) -> float:
@@ -50,7 +63,11 @@ def label_smoothing(checkpoint: Checkpoint) -> float:
 
 def tour_exercises(selection: Selection, sentence: str, lang: str) -> list[exercises.Exercise]:
     """Every exercise for this model and sentence; `lang` words their computed sentences."""
-    rows = beam_rows(selection, beam_sentence(selection))  # the Beam page's sentence: beam and greedy differ
+    # The Beam page's sentence (beam and greedy differ on it). Stop 8's question reads two searches of its grid:
+    # only those run here, on every stop's first visit; the whole grid (12 searches, most of a fresh server's first
+    # tour visit) when stop 8 is shown.
+    beams, alpha = (1, exercises.BEAM_CHANGES_BEAM), exercises.BEAM_CHANGES_ALPHA
+    rows = beam_rows(selection, beam_sentence(selection), beams, (alpha,))
     return computed(
         "exercises",
         selection,
