@@ -7,6 +7,7 @@ beam_tree) are imported by their own path. Every builder takes `lang` ("en" or "
 
 from explorer.figures.attention import attention_grid, attention_heatmap, head_view
 from explorer.figures.export import ExportUnavailableError, download_config, figure_to_png, figure_to_svg
+from explorer.figures.plotly_threads import serialise_validators
 from explorer.figures.positional import (
     embedding_norms_figure,
     pe_curves,
@@ -17,6 +18,8 @@ from explorer.figures.positional import (
 )
 from explorer.figures.theme import apply_theme, for_page_theme
 from explorer.figures.training import bleu_curve, loss_curve, lr_curve, throughput_curve
+
+serialise_validators()  # before any builder runs in a session's thread (module doc of plotly_threads)
 
 __all__ = [
     "ExportUnavailableError",
