@@ -7,8 +7,8 @@ while it does (`validator_params = base_item["params"]; validator_params.update(
 `validator_params["plotly_name"] = prop_name`): two threads building validators at once can each get a
 validator made with the other's parameters. Seen on a fresh server with eight sessions opening together:
 "Invalid property specified for object of type plotly.graph_objs.Scatter: 'colorbar'" on a page that builds
-heatmaps. `serialise_validators()` wraps it in a lock; once built, a validator is a dictionary lookup, so the
-lock costs nothing measurable.
+heatmaps (not reproduced in isolation). `serialise_validators()` wraps it in a lock; once built, a validator is
+a dictionary lookup, so a figure's many lookups each hold the lock only for that lookup.
 """
 
 from __future__ import annotations

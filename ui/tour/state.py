@@ -64,8 +64,8 @@ def label_smoothing(checkpoint: Checkpoint) -> float:
 def tour_exercises(selection: Selection, sentence: str, lang: str) -> list[exercises.Exercise]:
     """Every exercise for this model and sentence; `lang` words their computed sentences."""
     # The Beam page's sentence (beam and greedy differ on it). Stop 8's question reads two searches of its grid:
-    # only those run here, on every stop's first visit; the whole grid (12 searches, most of a fresh server's first
-    # tour visit) when stop 8 is shown.
+    # only those run here, on every stop's first visit; the whole grid (12 searches: 0.5 s on an idle 2-core
+    # machine, about 2 s in a fresh server's first run while it still imports) when stop 8 is shown.
     beams, alpha = (1, exercises.BEAM_CHANGES_BEAM), exercises.BEAM_CHANGES_ALPHA
     rows = beam_rows(selection, beam_sentence(selection), beams, (alpha,))
     return computed(
