@@ -321,10 +321,14 @@ def test_loading_imports_no_compiler_and_initialises_models_built_meanwhile(reve
         "worker = threading.Thread(target=lambda: built.append(Transformer(checkpoint.config)))\n"
         "worker.start(); expected_shapes(checkpoint.config); worker.join()\n"
         "for model in (built[0], Transformer(checkpoint.config)):\n"
-        "    print('std', round(float(model.embedding.weight.std()) * checkpoint.config.d_model ** 0.5, 1))\n"
+        "    print(float(model.embedding.weight.std()) * checkpoint.config.d_model ** 0.5)\n"
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
-    assert out.split("\n")[:3] == ["dynamo False", "std 1.0", "std 1.0"], out
+    lines = out.split("\n")
+    assert lines[0] == "dynamo False", out
+    # N(0, d^-1/2) embeddings: std·√d near 1 (a small fixture's sample strays by a tenth or two); an uninitialised
+    # or skipped fill would leave zeros or whatever the memory held.
+    assert all(0.7 < float(line) < 1.4 for line in lines[1:3]), out
 
 
 def test_decoding_settings_come_from_metadata(reverse_checkpoint, tmp_path):
