@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Generic, TypedDict, TypeVar
 
 import torch
 
@@ -29,6 +29,19 @@ EXTRA_OUTPUT_TOKENS = 50  # Section 6.1: maximum output length = input length + 
 # Half of a sentence's pieces unknown: a name or a symbol the corpus lacked is one piece of many; a sentence in
 # another script is nearly all unknown.
 MOSTLY_UNKNOWN = 0.5
+
+
+class DecodeOptions(TypedDict, total=False):
+    """The keyword options of `translate` that choose what a result holds: the names callers pass through (the
+    app's shared result cache keys on them, ui/model_cache.py)."""
+
+    beam_size: int
+    alpha: float
+    n_best: int
+    with_attention: bool
+    with_trace: bool
+    max_extra_tokens: int
+    no_repeat_ngram: int | None
 
 
 @dataclass(frozen=True)

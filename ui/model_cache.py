@@ -13,14 +13,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Hashable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import streamlit as st
 import torch
 
 from explorer.checkpoint import Checkpoint, CheckpointError, load_checkpoint
 from explorer.devices import resolve_device
-from explorer.inference import EXTRA_OUTPUT_TOKENS, Translation
+from explorer.inference import EXTRA_OUTPUT_TOKENS, DecodeOptions, Translation
 from explorer.model import Transformer
 from explorer.serving import translate_served
 from ui.i18n import t
@@ -28,7 +28,19 @@ from ui.markdown import ERROR_CHARS, shown_value
 from ui.model_picker import Selection
 from ui.result_cache import MB, MemoryBoundedCache
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack from Python 3.11; installed with torch
+
 T = TypeVar("T")
+# What a page gets unless it asks otherwise: greedy, one result, with every attention map (the views draw them).
+APP_DECODING: DecodeOptions = {
+    "beam_size": 1,
+    "alpha": 0.6,
+    "with_attention": True,
+    "with_trace": False,
+    "n_best": 1,
+    "max_extra_tokens": EXTRA_OUTPUT_TOKENS,
+}
 RESULT_BUDGET_MB = 256
 RESULT_TTL_S = 3600.0  # an hour: a lecture's worth; afterwards results are recomputed from the current weights
 
@@ -68,36 +80,20 @@ def cached(kind: str, selection: Selection, key: Hashable, compute: Callable[[Ch
 
 
 def translate_for(
-    selection: Selection,
-    sentences: list[str],
-    *,
-    beam_size: int = 1,
-    alpha: float = 0.6,
-    with_attention: bool = True,
-    with_trace: bool = False,
-    n_best: int = 1,
-    max_extra_tokens: int = EXTRA_OUTPUT_TOKENS,
-    no_repeat_ngram: int | None = None,
-    int8: bool = False,
+    selection: Selection, sentences: list[str], *, int8: bool = False, **chosen: Unpack[DecodeOptions]
 ) -> list[Translation]:
-    """Translations (with attention and optional beam trace), cached by everything they depend on. `int8`
-    translates with the shared int8 copy (CPU only, without attention: the attention views show the float
+    """Translations (with attention unless `with_attention=False`, and an optional beam trace), cached by
+    everything they depend on: `chosen` are `translate`'s options, over the app's defaults (`APP_DECODING`).
+    `int8` translates with the shared int8 copy (CPU only, without attention: the attention views show the float
     model's weights); the flag is part of the cache key, so float and int8 results never stand in for each other.
     """
-    if int8 and with_attention:
+    options: DecodeOptions = {**APP_DECODING, **chosen}
+    if options.get("no_repeat_ngram") is None:  # only when set: the cache keys of unconstrained results stay apart
+        options.pop("no_repeat_ngram", None)
+    if int8 and options["with_attention"]:
         raise ValueError("int8 translations come without attention: the attention views use the float model")
     if int8 and int8_unavailable(selection.device):
         raise ValueError(f"int8 runs on the CPU only, but the model is on {selection.device!r}")
-    options: dict[str, Any] = dict(
-        beam_size=beam_size,
-        alpha=alpha,
-        with_attention=with_attention,
-        with_trace=with_trace,
-        n_best=n_best,
-        max_extra_tokens=max_extra_tokens,
-    )
-    if no_repeat_ngram is not None:  # only when set: the cache keys of unconstrained results stay as they were
-        options["no_repeat_ngram"] = no_repeat_ngram
 
     def compute(ck: Checkpoint) -> list[Translation]:
         model = load_int8_model(selection.path, selection.version) if int8 else ck.model
