@@ -23,6 +23,8 @@ NOTATION = {"sin", "cos", "max", "min", "log", "softmax", "concat", "var", "mult
 # A page (and its tab) by name: (its file, its link's parameters).
 PAGES = {
     "positional": ("pages/positional.py", dict(pe_sentence=SENTENCE)),
+    "positional similarity": ("pages/positional.py", dict(pe_sentence=SENTENCE, pe_part="similarity")),
+    "positional input": ("pages/positional.py", dict(pe_sentence=SENTENCE, pe_part="input")),
     "step_by_step": ("pages/step_by_step.py", dict(sbs_sentence=SENTENCE)),
     "step_by_step output": ("pages/step_by_step.py", dict(sbs_sentence=SENTENCE, sbs_part="output")),
 }
@@ -110,6 +112,7 @@ def test_row_labels_that_name_things_are_korean(both_languages):
             labels = labels[-1:]
         if any(english_word in label or not HANGUL.search(label) for label in labels):
             problems.append(f"{key}: {labels}")
-    if page != "step_by_step":  # Eq. 1's first tab draws q, K and V, whose rows are pieces of the sentence
+    # The tabs that draw one of these figures (the others' rows are pieces of the sentence, or positions).
+    if page in ("positional similarity", "step_by_step output"):
         assert any(key in korean for key in named), f"{page}: none of the labelled figures was drawn"
     assert not problems, f"{page}: row labels in English on the Korean page: {problems}"

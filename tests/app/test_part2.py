@@ -26,9 +26,11 @@ WORDS_SENTENCE = "a small child sees the red dog ."
 REVERSE_SENTENCE = "a b c d e f"
 
 
-def open_page(page: str, model: str, **state):
-    """The frame switched to pages/`page`.py with checkpoint `model`; `state` seeds widget keys."""
-    return helpers.open_page(f"pages/{page}.py", model=model, state=state)
+def open_page(page: str, model: str, part: str | None = None, **state):
+    """The frame switched to pages/`page`.py with checkpoint `model`, on its tab `part` (the Positional page's
+    ?pe_part=) where given; `state` seeds widget keys."""
+    tab = {} if part is None else {"pe_part": part}
+    return helpers.open_page(f"pages/{page}.py", model=model, state=state, **tab)
 
 
 def table_with(at, column: str):
@@ -53,12 +55,20 @@ def test_positional_page_shows_the_shift_error_and_model_norms(words_checkpoint)
     assert any(f"d_model = **{d}**" in m.value for m in at.markdown)
     heatmap = chart(at, "pe_heatmap")
     assert f"60 positions × d_model = {d}" in heatmap["layout"]["title"]["text"]
+    assert metric(at, "Shortest wavelength (pair 0)") == "6.28 positions"
+
+    at = open_page("positional", "words-fixture", "similarity", pe_length=60, pe_offset=7)
     error = float(metric(at, "max |PE(pos+k) − PE(pos)·M_k|"))
     assert 0 <= error < 1e-5
     assert at.success and "error" in at.success[0].value
     assert "k = 7" in chart(at, "pe_shift_matrix")["layout"]["title"]["text"]
-    assert metric(at, "Shortest wavelength (pair 0)") == "6.28 positions"
+    # another offset and the cosine/dot switch rerun only their sections, with new numbers
+    at.slider(key="pe_offset").set_value(-20).run()
+    assert not at.exception
+    assert "k = -20" in chart(at, "pe_shift_matrix")["layout"]["title"]["text"]
+    assert float(metric(at, "max |PE(pos+k) − PE(pos)·M_k|")) < 1e-5
 
+    at = open_page("positional", "words-fixture", "input", pe_sentence=WORDS_SENTENCE)
     norms = table_with(at, "‖E·√d‖")
     pieces = ck.tokenizer.pieces(ck.tokenizer.encode(WORDS_SENTENCE) + [ck.config.eos_id])
     assert list(norms["token"]) == shown_pieces(pieces)  # as a reader sees them, no "▁"
@@ -67,17 +77,11 @@ def test_positional_page_shows_the_shift_error_and_model_norms(words_checkpoint)
     np.testing.assert_allclose(norms["‖E·√d‖"], expected, rtol=1e-5)
     np.testing.assert_allclose(norms["‖PE‖"], np.sqrt(d / 2), rtol=1e-5)
 
-    # another offset and the cosine/dot switch rerun only their sections, with new numbers
-    at.slider(key="pe_offset").set_value(-20).run()
-    assert not at.exception
-    assert "k = -20" in chart(at, "pe_shift_matrix")["layout"]["title"]["text"]
-    assert float(metric(at, "max |PE(pos+k) − PE(pos)·M_k|")) < 1e-5
-
 
 def test_positional_page_handles_an_empty_sentence(checkpoint_root):
-    at = open_page("positional", "reverse-fixture", pe_sentence="   ")
+    at = open_page("positional", "reverse-fixture", "input", pe_sentence="   ")
     assert any("Type a sentence" in i.value for i in at.info)
-    assert chart(at, "pe_curves")["data"], "the other sections still render"
+    assert not at.exception
 
 
 # --- beam search -----------------------------------------------------------------------------------------------
@@ -245,7 +249,14 @@ def test_positional_page_shows_learned_positions_beside_the_sinusoids(words_chec
     learned = plotly_array(side["data"][1]["z"])
     assert learned.shape == (40, words.config.d_model)  # cut at the model's 40 positions
     np.testing.assert_allclose(learned, model.source_positions.weight.detach().numpy(), atol=1e-6)
+    # The other tabs, in the same session (the uploaded model stays chosen): the tab is in the URL.
+    at.query_params["pe_part"] = "similarity"
+    at.run()
+    assert not at.exception
     assert chart(at, "pe_learned_similarity")["data"]
+    at.query_params["pe_part"] = "input"
+    at.run()
+    assert not at.exception
     norms = table_with(at, "‖PE‖")
     ids = words.tokenizer.encode(WORDS_SENTENCE) + [words.config.eos_id]
     expected = np.linalg.norm(model.source_positions.weight.detach().numpy()[: len(ids)], axis=1)

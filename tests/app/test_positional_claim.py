@@ -13,7 +13,9 @@ SENTENCE = "a small child sees the red dog ."
 
 @pytest.mark.parametrize("lang", ["en", "ko"])
 def test_cosine_sentence_is_worded_from_the_cosine_shown(checkpoint_root, lang):
-    at = open_page("pages/positional.py", model="words-fixture", lang=lang, state=dict(pe_sentence=SENTENCE))
+    at = open_page(
+        "pages/positional.py", model="words-fixture", lang=lang, state=dict(pe_sentence=SENTENCE), pe_part="input"
+    )
     assert not at.exception, [e.message for e in at.exception]
     [table] = [d.value for d in at.dataframe if "cos(E, PE)" in d.value.columns]
     cosine = float(table["cos(E, PE)"].mean())

@@ -50,6 +50,14 @@ PAGES: dict[str, tuple[dict[str, Any], tuple[ModuleType, ...], tuple[ModuleType,
 }
 
 
+# page -> the URL parameter of its tabs and each tab beside the first (ui/part_tabs.py): only the open tab is drawn.
+TABS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "step_by_step": ("sbs_part", ("output", "scaling", "additive")),
+    "positional": ("pe_part", ("similarity", "input", "word_order")),
+}
+VIEWS = [(page, None) for page in PAGES] + [(page, tab) for page, (_, tabs) in TABS.items() for tab in tabs]
+
+
 def builders(modules: tuple[ModuleType, ...]) -> dict[tuple[ModuleType, str], Callable[..., Any]]:
     """Every remembered figure builder the page's modules call, by (module, name)."""
     return {
@@ -67,18 +75,19 @@ def figures(at) -> dict[str, dict]:
     return found
 
 
-@pytest.mark.parametrize("page", list(PAGES))
-def test_the_page_draws_what_fresh_builds_draw(checkpoint_root, monkeypatch, page):
+@pytest.mark.parametrize("page, tab", VIEWS)
+def test_the_page_draws_what_fresh_builds_draw(checkpoint_root, monkeypatch, page, tab):
     state, modules, figure_modules = PAGES[page]
+    params = {} if tab is None else {TABS[page][0]: tab}
     remembered_builders = builders(modules)
     assert remembered_builders, f"no remembered builder on {page}"
 
     with monkeypatch.context() as fresh:
         for (module, name), builder in remembered_builders.items():
             fresh.setattr(module, name, builder.__wrapped__)
-        expected = figures(open_page(f"pages/{page}.py", model="words-fixture", state=state))
+        expected = figures(open_page(f"pages/{page}.py", model="words-fixture", state=state, **params))
 
-    at = open_page(f"pages/{page}.py", model="words-fixture", state=state)
+    at = open_page(f"pages/{page}.py", model="words-fixture", state=state, **params)
     assert figures(at) == expected
     # Every builder ends in the theme (explorer/figures/theme.py apply_theme): a rerun that builds a figure calls it.
     builds: list[int] = []

@@ -87,6 +87,13 @@ def test_open_in_full_page_link_carries_the_state(checkpoint_root):
     assert query["model"] == ["words-fixture"] and query["lang"] == ["en"]
 
 
+def test_the_embeddings_stop_links_to_the_positional_page_s_input_tab(checkpoint_root):
+    at = open_tour(stop="4", lang="ko")
+    [link] = [m.value for m in at.markdown if "](/positional" in m.value]
+    query = parse_qs(urlparse(link[link.index("](") + 2 : -1]).query)
+    assert query["pe_part"] == ["input"] and query["pe_sentence"] == [SENTENCE] and query["lang"] == ["ko"]
+
+
 def test_every_stop_links_to_a_page_of_the_app():
     assert list(STOP_PAGES) == [stop.key for stop in STOPS]
     pages = {spec.file.removeprefix("pages/").removesuffix(".py") for spec in PAGES}

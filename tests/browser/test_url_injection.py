@@ -30,7 +30,7 @@ PAGES = {
         "ablate",
     ),
     "heads": ("h_mode", "h_beam", "h_layer", "heads"),
-    "positional": ("pe_dims", "pe_length", "pe_metric", "pe_offset"),
+    "positional": ("pe_dims", "pe_length", "pe_metric", "pe_offset", "pe_part"),
     "beam": ("beam_k", "beam_alpha", "beam_layer"),
     "complexity": ("complexity_n", "complexity_d", "complexity_k", "complexity_r"),
     "train": ("train_view", "train_run"),

@@ -41,6 +41,7 @@ def test_positional_page_swaps_words_with_and_without_positions(lang, checkpoint
         model="words-fixture",
         lang=lang,
         state={"pe_wo_original": SENTENCE, "pe_wo_swapped": SWAPPED},
+        pe_part="word_order",
     )
     check_word_order(at, "pe", lang)
 
@@ -125,4 +126,5 @@ def test_positional_page_compares_with_row_es_learned_model(lang, checkpoint_roo
     at = open_page("pages/positional.py", model="words-fixture", lang=lang, pe_learned="stored")
     side = chart(at, "pe_side_by_side")
     assert len(side["data"]) == 2 and plotly_array(side["data"][1]["z"]).shape[1] == 64, "row (E)'s d_model"
+    at = open_page("pages/positional.py", model="words-fixture", lang=lang, pe_learned="stored", pe_part="similarity")
     assert chart(at, "pe_learned_similarity")["data"]

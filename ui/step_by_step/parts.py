@@ -11,6 +11,7 @@ from typing import Any
 
 import streamlit as st
 
+from ui import part_tabs as tabs
 from ui.i18n import t
 
 PARTS = {
@@ -23,24 +24,8 @@ PART_KEY = "sbs_part"
 
 
 def part_tabs() -> dict[str, Any]:
-    """The tab containers by part; each has `.open`, True for the one tab to draw. The URL holds the part's
-    language-independent name, so a link opens the same tab in English and Korean (the widget's own state is
-    its translated label)."""
-    labels = {part: t(label) for part, label in PARTS.items()}
-    wanted = st.query_params.get(PART_KEY, "stages")
-    tabs = st.tabs(
-        list(labels.values()),
-        key=PART_KEY,
-        on_change="rerun",
-        default=labels[wanted if wanted in PARTS else "stages"],
-    )
-    by_part = dict(zip(PARTS, tabs, strict=True))
-    opened = next((part for part, tab in by_part.items() if tab.open), "stages")
-    if opened == "stages":  # the first tab: no parameter
-        st.query_params.pop(PART_KEY, None)
-    else:
-        st.query_params[PART_KEY] = opened
-    return by_part
+    """The page's tab containers by part (ui/part_tabs.py)."""
+    return tabs.part_tabs(PARTS, PART_KEY)
 
 
 def next_part_note() -> None:

@@ -22,6 +22,10 @@ STOP_PAGES: dict[str, str] = {
     "variations": "train",
     "beyond": "translate",
 }
+# Stop key -> the query that opens the page's tab for it, where that is not the page's first tab.
+STOP_TABS: dict[str, dict[str, str]] = {
+    "ffn_embeddings": {"pe_part": "input"},  # the embeddings scaled by √d_model beside the positions
+}
 
 
 def full_page_link(
@@ -33,10 +37,11 @@ def full_page_link(
     layer: int | None = None,
     head: int | None = None,
     family: str | None = None,
+    tab: dict[str, str] | None = None,
 ) -> str:
     """A relative link such as '/translate?sentence=...&family=cross&layer=3&head=1&mode=head&model=...'.
 
-    layer and head are 1-based, as the pages show them.
+    layer and head are 1-based, as the pages show them; `tab` is the query that opens one of the page's tabs.
     """
     params: dict[str, object] = {}
     if page == "translate":
@@ -49,6 +54,7 @@ def full_page_link(
         params.update(pe_sentence=sentence)
     elif page == "beam":
         params.update(beam_sentence=sentence, beam_k=4, beam_alpha=0.6)
+    params.update(tab or {})
     params.update(model=model, lang=lang)
     query = urlencode({k: v for k, v in params.items() if v is not None})
     return f"/{page}" + (f"?{query}" if query else "")

@@ -17,7 +17,7 @@ from ui.layout import controls
 from ui.tour import model_stops, paper_stops
 from ui.tour.context import TourContext, View
 from ui.tour.exercises import show_exercise
-from ui.tour.links import STOP_PAGES, full_page_link
+from ui.tour.links import STOP_PAGES, STOP_TABS, full_page_link
 from ui.tour.state import SENTENCE_KEY, STOP_KEY, go_to
 
 STOP_VIEWS: dict[str, View] = {
@@ -117,6 +117,7 @@ def stop_body(context: TourContext, stop: Stop, exercises: list[Exercise], commi
             lang=context.lang,
             layer=layer,
             head=head,
+            tab=STOP_TABS.get(stop.key),
         )
         st.markdown(f"[{t('Open in the full page')} \u2197]({link})")
         for exercise in (e for e in exercises if e.stop == stop.number):
