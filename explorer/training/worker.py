@@ -132,10 +132,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     state: dict[str, Any] = {"status": "running", "pid": os.getpid(), "started": time.time(), "threads": threads}
     rf.write_json(run_dir / rf.STATE_FILE, state)  # this pid, before the slow part: reading, building, resuming
     try:
-        with failure_recorded(run_dir, state):
+        with failure_recorded(run_dir, state, log_traceback=True):
             train(run_dir, args.steps, stop, state)
-    except Exception:  # the page shows the error from state.json; the traceback goes to log.txt
-        traceback.print_exc()
+    except Exception:  # the page shows the error from state.json, the traceback from log.txt
         return 1
     return 0
 
@@ -240,14 +239,18 @@ def train_reported(
 
 
 @contextmanager
-def failure_recorded(run_dir: Path, state: dict[str, Any]) -> Iterator[None]:
+def failure_recorded(run_dir: Path, state: dict[str, Any], *, log_traceback: bool = False) -> Iterator[None]:
     """On an error in the block, state.json says the run failed, and with what (the app and `explorer runs`
-    show it), before the error goes on up."""
+    show it), before the error goes on up. With `log_traceback` (a launched worker, whose stderr is log.txt) the
+    traceback is written and flushed first: whoever sees the failed state shows the log's last lines with it."""
     from explorer.training import run_folder as rf
 
     try:
         yield
     except BaseException as error:
+        if log_traceback and isinstance(error, Exception):
+            traceback.print_exc()
+            sys.stderr.flush()
         rf.write_json(
             run_dir / rf.STATE_FILE,
             {**state, "status": "failed", "ended": time.time(), "error": f"{type(error).__name__}: {error}"},

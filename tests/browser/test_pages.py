@@ -83,7 +83,16 @@ def translate_uploads_a_file(page, app: App) -> None:
     )
     wait_idle(page)
     page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=RENDER_TIMEOUT_MS)
-    # The table is drawn on a canvas; its cells are also in the DOM (for screen readers), though hidden.
+    # The table is drawn on a canvas; its cells are also in the DOM (for screen readers), though hidden, and
+    # filled a moment after the table's element appears (an empty list was read once under load).
+    page.wait_for_function(
+        """(wanted) => {
+            const cells = [...document.querySelectorAll('[data-testid="stDataFrame"] td')].map(c => c.innerText);
+            return wanted.every(s => cells.includes(s));
+        }""",
+        arg=sentences,
+        timeout=RENDER_TIMEOUT_MS,
+    )
     cells = page.locator('[data-testid="stDataFrame"] td').all_inner_texts()
     for sentence in sentences:
         assert sentence in cells and _engine_output(app, "words-fixture", sentence) in cells, cells
