@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ui.i18n import current_language
 from ui.model_cache import require_model
-from ui.room.panel import room_panel
+from ui.room import room_panel
 from ui.tour.context import TourContext
 from ui.tour.sections import neighbours, sentence_section, stop_body, stop_header
 from ui.tour.state import guesses, tour_exercises, tour_translation

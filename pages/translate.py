@@ -9,7 +9,7 @@ from ui.heads.ablation import ablation_expander
 from ui.i18n import t
 from ui.layout import controls, page_header
 from ui.model_cache import require_model
-from ui.room.ask import ask_the_class
+from ui.room import ask_the_class
 from ui.translate.alignment import alignment_expander
 from ui.translate.attention import attention_section, view_controls
 from ui.translate.batch import upload_section
