@@ -1,11 +1,20 @@
-"""Complexity (Table 1): self-attention vs recurrent vs convolutional layers, by formula and by stopwatch."""
+"""Complexity (Table 1): self-attention vs recurrent vs convolutional layers, by formula and by stopwatch; the
+sizes in the controls, then one tab each for Table 1, the measurement and the path length."""
 
 from __future__ import annotations
 
+from ui.complexity.parts import part_tabs
 from ui.complexity.sections import intro, measured_section, path_length_section, sizes_section, table1_section
 
 intro()
 sizes = sizes_section()
-table1_section(sizes)
-measured_section(sizes.k)
-path_length_section(sizes.n, sizes.k, sizes.r)
+parts = part_tabs()
+if parts["table"].open:
+    with parts["table"]:
+        table1_section(sizes)
+if parts["measured"].open:
+    with parts["measured"]:
+        measured_section(sizes.k)
+if parts["path"].open:
+    with parts["path"]:
+        path_length_section(sizes.n, sizes.k, sizes.r)

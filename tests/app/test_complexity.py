@@ -12,6 +12,16 @@ from explorer.figures.export import find_browser
 PAGE = Path(__file__).resolve().parents[2] / "pages" / "complexity.py"
 
 
+def open_part(at, part: str | None) -> None:
+    """Open the page's tab `part` (None: the first, Table 1) as a link or the tab's click does: by the URL."""
+    if part is None:
+        at.query_params.pop("complexity_part", None)
+    else:
+        at.query_params["complexity_part"] = part
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+
+
 def test_page_shows_table1_for_chosen_values_and_measures():
     from streamlit.testing.v1 import AppTest
 
@@ -31,17 +41,18 @@ def test_page_shows_table1_for_chosen_values_and_measures():
     assert list(table["Sequential steps"]) == [1, 100, 1, 1]
     assert list(table["Path length (layers)"]) == [1, 99, 5, 10]
     charts = at.get("plotly_chart")
-    assert len(charts) == 2  # operations and path length; nothing measured yet
+    assert [chart.key for chart in charts] == ["complexity_operations"]  # the other tabs are drawn when opened
     assert "d = 512, k = 3, r = 10" in json.loads(charts[0].proto.spec)["layout"]["title"]["text"]
 
+    open_part(at, "measured")
+    assert not at.dataframe and not at.get("plotly_chart"), "nothing measured yet, and Table 1 is another tab"
     at.select_slider(key="complexity_measure_d").set_value(32)
     at.select_slider(key="complexity_n_max").set_value(64)
     at.button[0].click()
     at.run()
     assert not at.exception
-    charts = at.get("plotly_chart")
-    assert len(charts) == 3
-    measured = json.loads(charts[1].proto.spec)
+    [chart] = at.get("plotly_chart")
+    measured = json.loads(chart.proto.spec)
     assert [trace["name"] for trace in measured["data"] if trace["mode"] == "lines+markers"] == [
         measure.MEASURED_LABELS[layer] for layer in MEASURED_LAYERS
     ]
@@ -49,17 +60,23 @@ def test_page_shows_table1_for_chosen_values_and_measures():
     labels = [button.proto.label for button in at.get("download_button")]
     assert labels.count("Download measurements (CSV)") == 1
     if find_browser() is not None:  # the SVG files are drawn by a local Chromium (CI installs it)
-        assert labels.count("SVG") == 3  # every figure's files
+        assert labels.count("SVG") == 1  # the figure's files
 
-    # Positions i and j, in the path-length fragment (by label: the sidebar's sliders come after the page's).
+    # Positions i and j, in the path-length tab's fragment (by label: the sidebar's sliders come after the page's).
+    open_part(at, "path")
     positions = {slider.label: slider for slider in at.slider if slider.label.startswith("Position")}
     positions["Position j"].set_value(7)
     positions["Position i"].set_value(1)
     at.run()
     assert not at.exception
-    assert len(at.get("plotly_chart")) == 3  # the cached measurement replays without running again
-    path = json.loads(at.get("plotly_chart")[-1].proto.spec)
+    [chart] = at.get("plotly_chart")
+    path = json.loads(chart.proto.spec)
     assert path["data"][0]["x"] == [1, 6, 3, 2, 1]  # k = 3, r = 10: |7 - 1| = 6
+
+    open_part(at, "measured")  # the measurement is kept: replayed from the cache, not run again
+    assert [chart.key for chart in at.get("plotly_chart")] == ["complexity_measured"]
+    open_part(at, None)
+    assert at.query_params.get("complexity_part") is None and at.dataframe
 
 
 def test_the_pages_figures_draw_their_text_in_the_themes_body_colour():
@@ -74,7 +91,9 @@ def test_the_pages_figures_draw_their_text_in_the_themes_body_colour():
     at.session_state["device"] = "cpu"
     at.run()
     specs = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
-    assert specs
+    open_part(at, "path")
+    specs += [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    assert len(specs) == 2
     light = PAGE_COLORS["light"]
     for spec in specs:
         layout = spec["layout"]

@@ -300,10 +300,13 @@ OWN_FILES = [
     "ui/step_by_step/stages.py",
     "ui/step_by_step/scaling.py",
     "ui/step_by_step/parts.py",
+    "ui/part_tabs.py",
     "ui/positional/sinusoids.py",
     "ui/positional/model_input.py",
+    "ui/positional/parts.py",
     "ui/complexity/sections.py",
     "ui/complexity/measuring.py",
+    "ui/complexity/parts.py",
 ]
 # The sections of the pages above, in their pages' packages.
 OWN_FILES += sorted(

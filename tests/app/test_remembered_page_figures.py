@@ -54,6 +54,7 @@ PAGES: dict[str, tuple[dict[str, Any], tuple[ModuleType, ...], tuple[ModuleType,
 TABS: dict[str, tuple[str, tuple[str, ...]]] = {
     "step_by_step": ("sbs_part", ("output", "scaling", "additive")),
     "positional": ("pe_part", ("similarity", "input", "word_order")),
+    "complexity": ("complexity_part", ("path",)),  # "measured" draws nothing until its button is clicked
 }
 VIEWS = [(page, None) for page in PAGES] + [(page, tab) for page, (_, tabs) in TABS.items() for tab in tabs]
 

@@ -32,7 +32,7 @@ PAGES = {
     "heads": ("h_mode", "h_beam", "h_layer", "heads"),
     "positional": ("pe_dims", "pe_length", "pe_metric", "pe_offset", "pe_part"),
     "beam": ("beam_k", "beam_alpha", "beam_layer"),
-    "complexity": ("complexity_n", "complexity_d", "complexity_k", "complexity_r"),
+    "complexity": ("complexity_n", "complexity_d", "complexity_k", "complexity_r", "complexity_part"),
     "train": ("train_view", "train_run"),
 }
 FOREIGN_ELEMENTS = """() => {
