@@ -63,10 +63,11 @@ def sizes_section() -> Sizes:
 def table1_section(sizes: Sizes) -> None:
     """The operations of every layer type against n, then Table 1 evaluated at the chosen sizes."""
     n, d, k, r = sizes.n, sizes.d, sizes.k, sizes.r
-    # Nothing but the title sits above this figure, so it may take most of the first screen: at 440 px its
-    # seven-row legend left the curves a strip 90 px high in a 1024 px window.
+    # Only the title and the page's tabs sit above this figure, so it may take most of the first screen: at 440 px
+    # its seven-row legend left the curves a strip 90 px high in a 1024 px window; at 600 px it ran 40 px past a
+    # 720 px projector's screen once the tabs were above it.
     show_figure(
-        fit_height(operations_figure(n_grid(n, d), d, k, r, highlight_n=n, lang=current_language()), 600, width=900),
+        fit_height(operations_figure(n_grid(n, d), d, k, r, highlight_n=n, lang=current_language()), 540, width=900),
         "Table 1 operations",
         key="complexity_operations",
     )
