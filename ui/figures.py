@@ -24,6 +24,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from explorer.figures.export import download_config, figure_to_png, figure_to_svg, find_browser
+from explorer.figures.plotly_threads import copy_figure
 from explorer.figures.theme import for_page_theme, scale_text
 from ui.i18n import t
 from ui.presenter import font_scale
@@ -60,7 +61,7 @@ def _themed(fig: go.Figure, mode: str, scale: float) -> go.Figure:
         if hit is not None:
             _THEMED.move_to_end(key)
             return hit
-    themed = scale_text(for_page_theme(go.Figure(fig), mode), scale)
+    themed = scale_text(for_page_theme(copy_figure(fig), mode), scale)  # `fig` may be shared: only read
     with _THEMED_LOCK:
         _THEMED[key] = themed
         while len(_THEMED) > 64:

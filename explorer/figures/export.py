@@ -21,6 +21,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from explorer.figures.plotly_threads import copy_figure
 from explorer.figures.theme import FONT_FAMILY, for_page_theme
 
 DEFAULT_EXPORT_WIDTH = 1200
@@ -88,7 +89,7 @@ def _export(
     except ImportError as err:  # pragma: no cover - kaleido is a declared dependency
         raise ExportUnavailableError("static export needs the kaleido package") from err
 
-    copy = go.Figure(fig)  # the caller's figure is not touched
+    copy = copy_figure(fig)  # the caller's figure, maybe shared with other sessions, is not touched
     if background is not None:
         # A file on a slide has no page behind it: it gets its own light background and the light theme's
         # dark text, whatever theme the page showed.

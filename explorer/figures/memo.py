@@ -21,6 +21,8 @@ from typing import Any, ParamSpec
 
 import plotly.graph_objects as go
 
+from explorer.figures.plotly_threads import copy_figure
+
 P = ParamSpec("P")
 
 
@@ -47,7 +49,7 @@ def remembered(maxsize: int = 16) -> Callable[[Callable[P, go.Figure]], Callable
                     figures[key] = hit
                     while len(figures) > maxsize:
                         figures.popitem(last=False)
-            return go.Figure(hit)
+            return copy_figure(hit)  # not go.Figure(hit): it writes to `hit` (explorer/figures/plotly_threads.py)
 
         return cached
 

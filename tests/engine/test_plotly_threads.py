@@ -63,3 +63,68 @@ def test_the_wrapper_is_installed_once_and_figures_still_validate():
         assert "colorbar" in str(error)
     else:
         raise AssertionError("plotly accepted a property scatter traces do not have")
+
+
+def _heatmap() -> go.Figure:
+    import numpy as np
+
+    return go.Figure(go.Heatmap(z=np.arange(900.0).reshape(30, 30), colorbar=dict(title="value")))
+
+
+def _copy_together(copy, shared: go.Figure, seconds: float = 1.5) -> tuple[list[str], list[str]]:
+    """Three threads copying `shared` and one reading it, for `seconds`, switching often: (errors, types read)."""
+    import sys
+
+    errors: list[str] = []
+    types: list[str] = []
+    stop = time.monotonic() + seconds
+
+    def copier() -> None:
+        try:
+            while time.monotonic() < stop:
+                types.extend(trace.type for trace in copy(shared).data)
+        except Exception as error:  # noqa: BLE001 - the race's symptom is any exception
+            errors.append(f"{type(error).__name__}: {str(error)[:120]}")
+
+    def reader() -> None:
+        try:
+            while time.monotonic() < stop:
+                types.extend(str(trace.get("type")) for trace in shared.to_dict()["data"])
+        except Exception as error:  # noqa: BLE001 - reading while another thread writes: a changed dictionary
+            errors.append(f"{type(error).__name__}: {str(error)[:120]}")
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        threads = [threading.Thread(target=copier) for _ in range(3)] + [threading.Thread(target=reader)]
+        [t.start() for t in threads]
+        [t.join() for t in threads]
+    finally:
+        sys.setswitchinterval(interval)
+    return errors, types
+
+
+def test_plotlys_own_copy_of_a_shared_figure_races_and_copy_figure_does_not():
+    """`go.Figure(shared)` takes each trace's type out of the shared figure and puts it back: copies made together
+    fail ("Scatter: 'colorbar'", a changed dictionary) or read a trace without its type. `copy_figure` only reads.
+    The first half shows the test can see the race at all on this machine."""
+    errors, types = _copy_together(go.Figure, _heatmap())
+    assert errors or set(types) != {"heatmap"}, "plotly's own copy did not race here: this test would see nothing"
+    errors, types = _copy_together(plotly_threads.copy_figure, _heatmap())
+    assert not errors, errors
+    assert types and set(types) == {"heatmap"}
+
+
+def test_a_remembered_figure_handed_to_sessions_at_once_stays_whole():
+    """The path the pages take: a remembered builder (explorer/figures/memo.py) returns a copy of one shared figure
+    to every session's thread; eight sessions opening one page copied it together."""
+    from explorer.figures.memo import remembered
+
+    @remembered()
+    def build(n: int) -> go.Figure:
+        return _heatmap()
+
+    shared = build(1)
+    errors, types = _copy_together(lambda _: build(1), shared)
+    assert not errors, errors
+    assert types and set(types) == {"heatmap"}
