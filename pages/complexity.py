@@ -3,12 +3,12 @@ sizes in the controls, then one tab each for Table 1, the measurement and the pa
 
 from __future__ import annotations
 
-from ui.complexity.parts import part_tabs
 from ui.complexity.sections import intro, measured_section, path_length_section, sizes_section, table1_section
+from ui.part_tabs import part_tabs
 
 intro()
 sizes = sizes_section()
-parts = part_tabs()
+parts = part_tabs("complexity_part")
 if parts["table"].open:
     with parts["table"]:
         table1_section(sizes)

@@ -8,9 +8,9 @@ from explorer.analysis.positional import sinusoid_table
 from ui.attention_controls import number_picker
 from ui.i18n import current_language
 from ui.model_cache import require_model
+from ui.part_tabs import part_tabs
 from ui.positional.learned_source import learned_choice
 from ui.positional.model_input import norms_section
-from ui.positional.parts import part_tabs
 from ui.positional.sinusoids import (
     intro,
     length_control,
@@ -27,7 +27,7 @@ length = length_control(checkpoint.config)
 learned = learned_choice(checkpoint, length)  # (positions, d) or None: sinusoids alone
 table = sinusoid_table(length, checkpoint.config.d_model)  # (length, d_model), shared by three sections
 
-parts = part_tabs()
+parts = part_tabs("pe_part")
 if parts["encoding"].open:
     with parts["encoding"]:
         table_section(table, learned)

@@ -7,13 +7,14 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.model_cache import require_model
+from ui.part_tabs import part_tabs
 from ui.step_by_step.additive import additive_section
 from ui.step_by_step.choice import follow_section, intro
-from ui.step_by_step.parts import next_part_note, part_tabs
 from ui.step_by_step.scaling import why_sqrt_dk
 from ui.step_by_step.stages import (
     agreement_section,
     heads_section,
+    next_part_note,
     projections_section,
     scores_section,
     weighted_sum_section,
@@ -24,7 +25,7 @@ intro()
 followed = follow_section(selection, checkpoint)
 if followed is None:
     st.stop()
-parts = part_tabs()
+parts = part_tabs("sbs_part")
 if parts["stages"].open:
     with parts["stages"]:
         projections_section(followed)

@@ -25,6 +25,7 @@ import ui.step_by_step.stages
 from explorer.figures import theme
 from explorer.figures.memo import remembered
 from tests.apptest_helpers import open_page
+from ui.part_tabs import PARTS
 
 SENTENCE = "a small child sees the red dog ."
 # The inner function every remembered builder shares: how a builder is told from any other callable.
@@ -50,13 +51,12 @@ PAGES: dict[str, tuple[dict[str, Any], tuple[ModuleType, ...], tuple[ModuleType,
 }
 
 
-# page -> the URL parameter of its tabs and each tab beside the first (ui/part_tabs.py): only the open tab is drawn.
-TABS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "step_by_step": ("sbs_part", ("output", "scaling", "additive")),
-    "positional": ("pe_part", ("similarity", "input", "word_order")),
-    "complexity": ("complexity_part", ("path",)),  # "measured" draws nothing until its button is clicked
-}
-VIEWS = [(page, None) for page in PAGES] + [(page, tab) for page, (_, tabs) in TABS.items() for tab in tabs]
+# page -> the URL parameter of its tabs (ui/part_tabs.py): only the open tab is drawn, so each tab is a view.
+TABS = {"step_by_step": "sbs_part", "positional": "pe_part", "complexity": "complexity_part"}
+NOT_DRAWN_AT_ONCE = {"measured"}  # Complexity's measurement draws nothing until its button is clicked
+VIEWS = [(page, None) for page in PAGES] + [
+    (page, tab) for page, key in TABS.items() for tab in list(PARTS[key])[1:] if tab not in NOT_DRAWN_AT_ONCE
+]
 
 
 def builders(modules: tuple[ModuleType, ...]) -> dict[tuple[ModuleType, str], Callable[..., Any]]:
@@ -79,7 +79,7 @@ def figures(at) -> dict[str, dict]:
 @pytest.mark.parametrize("page, tab", VIEWS)
 def test_the_page_draws_what_fresh_builds_draw(checkpoint_root, monkeypatch, page, tab):
     state, modules, figure_modules = PAGES[page]
-    params = {} if tab is None else {TABS[page][0]: tab}
+    params = {} if tab is None else {TABS[page]: tab}
     remembered_builders = builders(modules)
     assert remembered_builders, f"no remembered builder on {page}"
 

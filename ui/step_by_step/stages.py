@@ -12,6 +12,7 @@ from explorer.figures.theme import FONT_SIZE, escape_labels, wrap_words
 from ui.figures import show_figure
 from ui.i18n import current_language, t
 from ui.layout import section_header
+from ui.part_tabs import PARTS
 from ui.step_by_step.choice import Followed
 from ui.step_by_step.tables import full_height
 
@@ -254,3 +255,8 @@ def agreement_section(followed: Followed) -> None:
         ),
         icon=":material/check_circle:",
     )
+
+
+def next_part_note() -> None:
+    """Under Eq. 1's first half: where its second half is (a tab, so not drawn until opened)."""
+    st.caption(t("Next, the weights times the values: the tab “{tab}” above.", tab=t(PARTS["sbs_part"]["output"])))

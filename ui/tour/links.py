@@ -24,7 +24,7 @@ STOP_PAGES: dict[str, str] = {
 }
 # Stop key -> the query that opens the page's tab for it, where that is not the page's first tab.
 STOP_TABS: dict[str, dict[str, str]] = {
-    "ffn_embeddings": {"pe_part": "input"},  # the embeddings scaled by √d_model beside the positions
+    "ffn_embeddings": {"pe_part": "input"},  # the embeddings scaled by √d_model beside the positions (ui/part_tabs.py)
 }
 
 
