@@ -123,3 +123,16 @@ def plain(markdown: str) -> str:
     """The text a reader sees of Markdown the app escaped (ui/markdown.py): backslash escapes undone, the
     invisible word joiners that keep a value from turning into a link dropped."""
     return re.sub(r"\\(.)", r"\1", markdown).replace("\u2060", "")
+
+
+def matrix_tables(at) -> dict[str, tuple[list[str], list[str], np.ndarray]]:
+    """The page's matrix tables (explorer/figures/matrix_table.py), by the first word of their caption ("q",
+    "K", …): (column labels, row labels, the numbers as shown) read back out of the HTML."""
+    from tests.matrix_table_reader import read_matrix_table
+
+    tables = {}
+    for element in at.get("html"):
+        if 'class="ae-matrix"' in element.proto.body:
+            caption, columns, rows, values = read_matrix_table(element.proto.body)
+            tables[caption.split()[0]] = (columns, rows, values)
+    return tables

@@ -261,3 +261,36 @@ def test_positional_page_shows_learned_positions_beside_the_sinusoids(words_chec
     ids = words.tokenizer.encode(WORDS_SENTENCE) + [words.config.eos_id]
     expected = np.linalg.norm(model.source_positions.weight.detach().numpy()[: len(ids)], axis=1)
     np.testing.assert_allclose(norms["‖PE‖"], expected, rtol=1e-5)
+
+
+@pytest.mark.parametrize("family, layer, head, query", [("cross", 2, 2, 2), ("decoder_self", 1, 1, 3)])
+def test_step_by_step_shows_the_heads_q_k_and_v(words_checkpoint, family, layer, head, query):
+    """q, K and V are tables since they held the tab's figures back as heat maps (explorer/figures/matrix_table.py):
+    the same numbers (first 8 dimensions, 2 decimals) and token labels as the heat maps showed."""
+    from explorer.analysis.step_by_step import head_steps, inspect_translation
+
+    at = open_page(
+        "step_by_step",
+        "words-fixture",
+        sbs_sentence=WORDS_SENTENCE,
+        sbs_family=family,
+        sbs_layer=layer,
+        sbs_head=head,
+        sbs_query=query,
+    )
+    ck = load_checkpoint(words_checkpoint)
+    translation = translate(ck.model, ck.tokenizer, [WORDS_SENTENCE], with_attention=True)[0]
+    steps = head_steps(inspect_translation(ck.model, translation, family, layer - 1), head - 1, query)
+    tables = helpers.matrix_tables(at)
+    keys = shown_pieces(translation.target_input_pieces if family == "decoder_self" else translation.source_pieces)
+    queries = shown_pieces(
+        translation.target_input_pieces if family == "decoder_self" else translation.target_output_pieces
+    )
+    for name, expected, rows in (
+        ("q", steps.q[None, :8], [queries[query]]),
+        ("K", steps.keys[:, :8], keys),
+        ("V", steps.values[:, :8], keys),
+    ):
+        columns, labels, shown = tables[name]
+        assert columns == [str(i) for i in range(8)] and labels == rows, name
+        np.testing.assert_allclose(shown, expected, atol=0.005 + 1e-9, err_msg=name)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.apptest_helpers import chart_keys, open_page
+from tests.apptest_helpers import chart_keys, matrix_tables, open_page
 
 SENTENCE = "a small child sees the red dog ."
 
@@ -15,11 +15,11 @@ SENTENCE = "a small child sees the red dog ."
 @pytest.mark.parametrize(
     "part, expected, absent",
     [
-        (None, "sbs_q", ("sbs_demo", "sbs_additive", "sbs_weighted")),
-        ("output", "sbs_weighted", ("sbs_q", "sbs_demo", "sbs_additive")),
-        ("scaling", "sbs_demo_curves", ("sbs_q", "sbs_additive", "sbs_weighted")),
-        ("additive", "sbs_additive_query", ("sbs_q", "sbs_demo", "sbs_weighted")),
-        ("no-such-part", "sbs_q", ("sbs_demo", "sbs_additive", "sbs_weighted")),
+        (None, "sbs_row", ("sbs_demo", "sbs_additive", "sbs_weighted")),
+        ("output", "sbs_weighted", ("sbs_row", "sbs_demo", "sbs_additive")),
+        ("scaling", "sbs_demo_curves", ("sbs_row", "sbs_additive", "sbs_weighted")),
+        ("additive", "sbs_additive_query", ("sbs_row", "sbs_demo", "sbs_weighted")),
+        ("no-such-part", "sbs_row", ("sbs_demo", "sbs_additive", "sbs_weighted")),
     ],
 )
 def test_only_the_open_part_is_drawn(checkpoint_root, lang, part, expected, absent):
@@ -30,6 +30,8 @@ def test_only_the_open_part_is_drawn(checkpoint_root, lang, part, expected, abse
     keys = chart_keys(at)
     assert any(key.startswith(expected) for key in keys), keys
     assert not [key for key in keys if key.startswith(absent)], keys
+    # q, K and V (tables, not charts) only on Eq. 1's first tab.
+    assert ("q" in matrix_tables(at)) == (expected == "sbs_row")
     # The URL keeps the part by its name, not the tab's translated label; the first tab needs no parameter.
     kept = at.query_params.get("sbs_part")
     assert kept == (part if part in ("output", "scaling", "additive") else None)
@@ -46,7 +48,7 @@ def test_the_whole_heads_matrices_are_drawn_once_their_expander_is_opened(checkp
     from tests.apptest_helpers import plotly_array
 
     at = open_page("pages/step_by_step.py", model="words-fixture", sbs_sentence=SENTENCE)
-    assert "sbs_q" in chart_keys(at) and "sbs_stages" not in chart_keys(at)
+    assert "sbs_row" in chart_keys(at) and "sbs_stages" not in chart_keys(at)
     at.session_state["sbs_whole_head"] = True  # the expander opened: its state, as the browser sends it
     at.run()
     assert not at.exception

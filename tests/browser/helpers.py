@@ -36,9 +36,10 @@ CHROMIUM_ARGS = [
 ]
 RENDER_TIMEOUT_MS = 120_000
 # What counts as a page's figure: plotly, Vega-Lite (Altair), and images drawn by the app.
+# A figure: a chart, an image, or a matrix drawn as a table of coloured numbers (explorer/figures/matrix_table.py).
 FIGURE_SELECTOR = (
     '[data-testid="stMain"] :is([data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"], '
-    '[data-testid="stImage"], [data-testid="stGraphVizChart"])'
+    '[data-testid="stImage"], [data-testid="stGraphVizChart"], figure.ae-matrix)'
 )
 
 

@@ -7,12 +7,14 @@ import numpy as np
 import streamlit as st
 
 from explorer.analysis.step_by_step import stage_rows
+from explorer.figures.matrix_table import MATRIX_STYLE, matrix_table
 from explorer.figures.step_by_step import query_row_figure, stage_matrices, values_heatmap
 from explorer.figures.theme import FONT_SIZE, escape_labels, wrap_words
 from ui.figures import show_figure
 from ui.i18n import current_language, t
 from ui.layout import section_header
 from ui.part_tabs import PARTS
+from ui.presenter import font_scale
 from ui.step_by_step.choice import Followed
 from ui.step_by_step.tables import full_height
 
@@ -34,13 +36,15 @@ def projections_section(followed: Followed) -> None:
     d_k, d_v = steps.d_k, steps.values.shape[1]
     dims = slice(0, SHOWN_DIMS)
     st.header(t("1 · Project to query, keys and values"))
-    show_figure(
-        values_heatmap(
-            steps.q[None, dims], [steps.query_piece], title=f"q = x W<sup>Q</sup>{cut(d_k)}", lang=current_language()
-        ),
-        "Step by step query",
-        key="sbs_q",
-    )
+    st.html(MATRIX_STYLE)
+    lang, scale = current_language(), font_scale()
+    # Tables, not plotly heat maps: three more charts held the tab's figures back (explorer/figures/matrix_table.py).
+    with st.container(key="sbs_q"):
+        st.html(
+            matrix_table(
+                steps.q[None, dims], [steps.query_piece], title=f"q = x W<sup>Q</sup>{cut(d_k)}", scale=scale, lang=lang
+            )
+        )
     st.markdown(
         t(
             "Each head has its own $W^Q_i, W^K_i, W^V_i$ ($d_{{model}}$ = {d_model} → $d_k$ = {d_k}). The query "
@@ -51,20 +55,18 @@ def projections_section(followed: Followed) -> None:
         )
     )
     # K and V one under the other: side by side at 1024 px their cells are too narrow for the numbers.
-    show_figure(
-        values_heatmap(
-            steps.keys[:, dims], steps.key_pieces, title=f"K = X W<sup>K</sup>{cut(d_k)}", lang=current_language()
-        ),
-        "Step by step keys",
-        key="sbs_k",
-    )
-    show_figure(
-        values_heatmap(
-            steps.values[:, dims], steps.key_pieces, title=f"V = X W<sup>V</sup>{cut(d_v)}", lang=current_language()
-        ),
-        "Step by step values",
-        key="sbs_v",
-    )
+    with st.container(key="sbs_k"):
+        st.html(
+            matrix_table(
+                steps.keys[:, dims], steps.key_pieces, title=f"K = X W<sup>K</sup>{cut(d_k)}", scale=scale, lang=lang
+            )
+        )
+    with st.container(key="sbs_v"):
+        st.html(
+            matrix_table(
+                steps.values[:, dims], steps.key_pieces, title=f"V = X W<sup>V</sup>{cut(d_v)}", scale=scale, lang=lang
+            )
+        )
 
 
 def scores_section(followed: Followed) -> None:
