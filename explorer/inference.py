@@ -142,6 +142,13 @@ class PackedScorer(_CachedScorer[PackedCache]):
         tokens, log_probs, self.cache = found
         return tokens, log_probs
 
+    def beam_one(
+        self, bos_id: int, eos_id: int, max_len: int, beam_size: int
+    ) -> list[tuple[list[int], list[float], float, bool]] | None:
+        """The whole beam search of this one sentence in one call where the packed decoder can make it
+        (`PackedDecoder.beam_one`): its ended hypotheses; None: the search steps. The cache is left as it was."""
+        return self.decoder.beam_one(self.cache, bos_id, eos_id, max_len, beam_size, head_mask=self.head_mask)
+
 
 def scorer_for(model: Transformer, src: torch.Tensor, head_mask: HeadMask | None = None) -> ModelScorer | PackedScorer:
     """Encode `src` (batch, src) and return the scorer that decodes it: packed whenever the model allows,

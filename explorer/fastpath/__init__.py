@@ -16,8 +16,9 @@ below fail until it is:
 - `packed_cache`: `DecoderCache`, reorderable by beam row (tests/fastpath/test_packed_decoding.py);
 - `folded_cross`: `decode_step`'s cross-attention, Eq. 1 and W^O multiplied out with the encoder memory
   (tests/fastpath/test_folded_cross.py);
-- `scripted_decoding`: `PackedDecoder.step` and the greedy loop (`explorer.decoding.search._greedy_one`) run by
-  TorchScript, to the bit (tests/fastpath/test_scripted_decoding.py);
+- `scripted_decoding`: `PackedDecoder.step`, the greedy loop (`explorer.decoding.search._greedy_one`) and one
+  sentence's beam search (`search._beam_one`) run by TorchScript, to the bit (tests/fastpath/test_scripted_decoding.py,
+  test_scripted_beam.py);
 - `packing`: the weights of `MultiHeadAttention`, `PositionwiseFeedForward` (Eq. 2), LayerNorm and the residual
   sum, read once per model (tests/fastpath/test_linear_kernels.py and the tests above);
 - `linear_kernels`: `F.linear` on MKL or oneDNN, measured per machine (tests/fastpath/test_linear_kernels.py).

@@ -22,8 +22,9 @@ path does the step's work in fewer, larger operations:
   feed-forward linear (`linear_kernels.py` says why: a step is bound by reading weights, and which library
   reads them faster depends on the CPU);
 - where the model allows (float32, post-LN, on the CPU; MKL or oneDNN) and no decoder head is masked, the step's
-  operations, and one sentence's whole greedy search (`greedy_one`), run in one TorchScript call
-  (`scripted_decoding.py`): the same ATen calls without Python between them, the same values to the bit;
+  operations, and one sentence's whole greedy search (`greedy_one`) or beam search (`beam_one`), run in one
+  TorchScript call (`scripted_decoding.py`): the same ATen calls without Python between them, the same values
+  to the bit;
 - an imported Marian model's switches are computed here too (its feed-forward activation between the two
   products, its logits bias added by the output product; the scorer bans `<pad>` after the softmax, as the
   reference path does), and the scripted functions, which know only ReLU and bare logits, decline them. At
@@ -127,6 +128,18 @@ class PackedDecoder(PackedStack):
             return None
         tokens, log_probs, buffer = found
         return tokens, log_probs, PackedCache(buffer, cache.cross_kv, cache.src_mask, len(tokens), 1, cache.folded)
+
+    def beam_one(
+        self, cache: PackedCache, bos: int, eos: int, max_len: int, beam_size: int, *, head_mask: HeadMask | None = None
+    ) -> list[tuple[list[int], list[float], float, bool]] | None:
+        """Beam search of one sentence from `start`'s cache in one TorchScript call (`scripted_decoding.beam`):
+        every ended hypothesis as (tokens, token log-probabilities, total, finished), or None where the search
+        must step in Python (the same outputs). Head masks as `greedy_one`; the cache is only read."""
+        if head_mask is not None and any(
+            gate is not None for pair in _gates(head_mask, len(self.layers)) for gate in pair
+        ):
+            return None
+        return scripted_decoding.beam(self, cache, bos, eos, max_len, beam_size)
 
     def start(self, encoded: EncoderOutput) -> PackedCache:
         """Project the memory (batch, src, d_model) for every layer's cross-attention at once."""

@@ -6,25 +6,30 @@ Run by TorchScript's interpreter, the same ATen calls are made from C++:
 - `step_rows`: one step, as `PackedDecoder.step` makes it without a head mask (one sentence or a batch, a beam
   or one row, the cross-attention folded or not);
 - `greedy_loop`: the whole greedy search of one sentence (steps, the maximum, the stop test), what the
-  Translate page and `explorer translate` run for a typed sentence: one call instead of a Python loop.
+  Translate page and `explorer translate` run for a typed sentence: one call instead of a Python loop;
+- `beam_loop`: the whole beam search of one sentence (steps, candidates, the policy, the buffer reordered by
+  the kept parents), what the Beam page's and the tour's searches run: the search's Python bookkeeping was
+  about 12% of such a sentence's time (3 of 27 ms on the shipped model, 2-core AMD EPYC).
 `python -m benchmarks.probes.scripted_decoding 5 128` (both ways in one process, alternating; two runs): greedy on one
 sentence 0.83x the time of the Python steps, beam 4 on one sentence 0.97-0.98x, greedy and beam 4 in batches of
 32 0.96x and 0.97-0.99x; every hypothesis identical to the bit (benchmarks/RESULTS.md).
 A C++ extension making the same calls measured 0.79x for greedy, but needs a compiler and 37 s of building on
 the user's machine; `torch.compile` was slower than eager for this step (benchmarks/RESULTS.md).
 
-Exactness: the functions below make the calls `PackedDecoder.step` and `search._greedy_one` make, in the same
-order, on the same tensors (the fused attention kernel, the same linear kernel on the same packed weights, the
-folded cross-attention, LayerNorm, the in-place log-softmax, the maximum). TorchScript's graph optimizer would rewrite
-some of them (measured: the log-probabilities then differ in the last bits), so every call runs with it off
-(`torch.jit.optimized_execution(False)`, a thread-local setting): the interpreter runs the graph as written.
-`tests/fastpath/test_scripted_decoding.py` holds both to the Python steps bit for bit.
+Exactness: the functions below make the calls `PackedDecoder.step`, `search._greedy_one` and `search.beam_search`
+make, in the same order, on the same tensors (the fused attention kernel, the same linear kernel on the same packed
+weights, the folded cross-attention, LayerNorm, the in-place log-softmax, the maximum, `topk`, sums in float64).
+TorchScript's graph optimizer would rewrite some of them (measured: the log-probabilities then differ in the last
+bits), so every call runs with it off (`torch.jit.optimized_execution(False)`, a thread-local setting): the
+interpreter runs the graph as written.
+`tests/fastpath/test_scripted_decoding.py` and `test_scripted_beam.py` hold them to the Python steps bit for bit.
 
 Where it applies (`layer_weights`): a float32 post-LN model on the CPU with float feed-forward blocks, on either
 kernels the packed decoder chose (`linear`: MKL's addmm on the (in, out) copies, its choice on the Intel Xeon, or
 oneDNN's prepacked linear, its choice on the AMD EPYC, where greedy on one sentence took 0.81x the time of the
-Python steps); steps without a head mask on a decoder head; for the greedy loop also one sentence with its
-cross-attention folded and a length limit within the positional table.
+Python steps); steps without a head mask on a decoder head; for the two loops also one sentence with its
+cross-attention folded and a length limit within the positional table, and for the beam loop early stopping
+without a trace or an n-gram ban (the Beam page's trace steps in Python).
 Anything else steps in Python, with the same outputs. `EXPLORER_SCRIPTED=0` turns both off (to measure them).
 
 TorchScript is deprecated in favour of `torch.compile`, which does not pay here; on a torch without it,
@@ -34,6 +39,7 @@ TorchScript is deprecated in favour of `torch.compile`, which does not pay here;
 from __future__ import annotations
 
 import functools
+import math
 import os
 import warnings
 from collections.abc import Callable, Sequence
@@ -218,22 +224,141 @@ def greedy_loop(
     return tokens, log_probs, buffer
 
 
+# What `beam_loop` hands back: per ended hypothesis (in the order the search ends them) its tokens, token
+# log-probabilities, total and whether it finished with EOS; and False where a score was NaN.
+Ended = tuple[list[list[int]], list[list[float]], list[float], list[bool], bool]
+
+
+def beam_loop(
+    buffer: torch.Tensor,
+    embedding: torch.Tensor,
+    positions: torch.Tensor,
+    layers: LayerWeights,
+    folded: list[torch.Tensor],
+    output: torch.Tensor,
+    bos: int,
+    eos: int,
+    max_len: int,
+    beam: int,
+    heads: int,
+    d_k: int,
+) -> Ended:
+    """Beam search of one sentence with folded cross-attention, as `search.beam_search` makes it over
+    `PackedDecoder.step` for one sentence with early stopping, no trace and no n-gram ban: the same steps on the
+    same rows, the same candidates in the same order, the same policy.
+
+    - Candidates (`candidates._top_candidates_few`): each live row's best 2k tokens by `topk`, their totals in
+      float64 (the hypothesis' total plus the token's float32 log-probability), ranked by total, ties by
+      (parent, rank): a stable descending sort is exactly that order. The first 2k, less those at -inf.
+    - Policy (`policy.select_candidates`, `stop_reason` with early stopping): EOS among the first k finishes,
+      other tokens fill the k live slots in rank order; stop with no live hypothesis, with k finished, or at
+      `max_len` tokens, where the live ones end unfinished.
+    - The self-attention buffer (capacity, layers, rows, 2, heads, d_k) doubled when full and reordered by the
+      kept parents as `PackedCache.select` reorders it.
+    A NaN score stops the loop with False: the Python search then decides what such a model gives.
+    """
+    ended_tokens: list[list[int]] = []
+    ended_lps: list[list[float]] = []
+    ended_totals: list[float] = []
+    ended_finished: list[bool] = []
+    no_tokens: list[int] = []
+    no_lps: list[float] = []
+    live_tokens: list[list[int]] = [no_tokens]  # the empty prefix (BOS is not an output token)
+    live_lps: list[list[float]] = [no_lps]
+    live_totals: list[float] = [0.0]
+    n_finished = 0
+    n_cand = 2 * beam
+    cross = CrossInputs(folded, output, output, 0, 1)  # FOLDED_ONE: memory and src_mask are not read
+    last = torch.full([1], bos, dtype=torch.long)
+    # The live totals as float64 values taken from the previous step's sums (TorchScript's torch.tensor of a list
+    # of floats rounds them through float32 first).
+    prefix = torch.zeros([1], dtype=torch.float64)
+    position = 0
+    complete = True
+    while True:
+        rows = len(live_totals)
+        if position == buffer.shape[0]:  # no room for this position: double the buffer, as the step does
+            grown = buffer.new_empty([max(16, 2 * position), buffer.shape[1], rows, 2, heads, d_k])
+            grown[:position].copy_(buffer)
+            buffer = grown
+        log_probs = step_rows(last, position, buffer, embedding, positions, layers, cross, output, heads, d_k)
+        per_row = min(n_cand, log_probs.shape[1])
+        values, indices = log_probs.topk(per_row, dim=1)  # (rows, per_row), as `row_top_k` for a few rows
+        if bool(torch.isnan(values).any()):
+            complete = False
+            break
+        totals = (values.double() + prefix.unsqueeze(1)).view(-1)  # (rows·per_row,) float64
+        ordered, order = torch.sort(totals, descending=True, stable=True)
+        best_totals: list[float] = ordered[:n_cand].tolist()
+        best: list[int] = order[:n_cand].tolist()
+        flat_tokens: list[int] = indices.view(-1).tolist()
+        flat_lps: list[float] = values.view(-1).tolist()
+        new_tokens: list[list[int]] = []
+        new_lps: list[list[float]] = []
+        new_totals: list[float] = []
+        parents: list[int] = []
+        kept_places: list[int] = []
+        rank = 0
+        for i in range(len(best)):
+            total = best_totals[i]
+            if total == -math.inf:
+                continue  # an impossible candidate: dropped before the policy ranks
+            index = best[i]
+            parent = index // per_row
+            token = flat_tokens[index]
+            extended = live_tokens[parent] + [token]
+            lps = live_lps[parent] + [flat_lps[index]]
+            if token == eos:
+                if rank < beam:
+                    ended_tokens.append(extended)
+                    ended_lps.append(lps)
+                    ended_totals.append(total)
+                    ended_finished.append(True)
+                    n_finished += 1
+            elif len(new_totals) < beam:
+                new_tokens.append(extended)
+                new_lps.append(lps)
+                new_totals.append(total)
+                parents.append(parent)
+                kept_places.append(i)
+            rank += 1
+        if len(new_totals) == 0 or n_finished >= beam:
+            break
+        if position + 1 >= max_len:
+            for i in range(len(new_totals)):
+                ended_tokens.append(new_tokens[i])
+                ended_lps.append(new_lps[i])
+                ended_totals.append(new_totals[i])
+                ended_finished.append(False)
+            break
+        kept = torch.tensor(parents, dtype=torch.long)
+        reordered = buffer.new_empty([buffer.shape[0], buffer.shape[1], len(parents), 2, heads, d_k])
+        reordered[: position + 1] = torch.index_select(buffer[: position + 1], 2, kept)
+        buffer = reordered
+        last = torch.tensor([t[-1] for t in new_tokens], dtype=torch.long)
+        live_tokens, live_lps, live_totals = new_tokens, new_lps, new_totals
+        prefix = ordered[torch.tensor(kept_places, dtype=torch.long)]
+        position += 1
+    return ended_tokens, ended_lps, ended_totals, ended_finished, complete
+
+
 @dataclass(frozen=True)
 class Scripted:
-    """`greedy_loop` and `step_rows` compiled by TorchScript."""
+    """`greedy_loop`, `beam_loop` and `step_rows` compiled by TorchScript."""
 
     greedy_loop: Callable[..., tuple[list[int], list[float], torch.Tensor]]
+    beam_loop: Callable[..., Ended]
     step_rows: Callable[..., torch.Tensor]
 
 
 @functools.cache
 def scripted() -> Scripted | None:
-    """Both functions compiled once per process (about 30 ms), or None where TorchScript cannot compile them."""
+    """The functions compiled once per process (about 50 ms), or None where TorchScript cannot compile them."""
     try:
         with warnings.catch_warnings():
             # torch 2.13 warns that TorchScript is deprecated; this module says why it is used (module doc).
             warnings.simplefilter("ignore", DeprecationWarning)
-            return Scripted(torch.jit.script(greedy_loop), torch.jit.script(step_rows))
+            return Scripted(torch.jit.script(greedy_loop), torch.jit.script(beam_loop), torch.jit.script(step_rows))
     except Exception:  # noqa: BLE001 - any failure to compile means the Python steps, which give the same outputs
         return None
 
@@ -335,6 +460,41 @@ def greedy(
             decoder.heads,
             decoder.d_k,
         )
+
+
+def beam(
+    decoder: PackedWeights, cache: PackedCache, bos: int, eos: int, max_len: int, beam_size: int
+) -> list[tuple[list[int], list[float], float, bool]] | None:
+    """Beam search of one sentence from `cache` (as `PackedDecoder.start` made it) in one TorchScript call: every
+    ended hypothesis as (tokens, token log-probabilities, total, finished), in the order the Python search ends
+    them; None where the Python search must run (and decide what a model with NaN scores gives). The cache is
+    only read."""
+    weights = decoder.scripted_weights
+    if weights is None or not enabled() or cache.position != 0 or cache.self_kv is not None:
+        return None
+    functions = scripted()
+    if functions is None:
+        return None
+    folded = _one_group_folded(cache)
+    if folded is None or max_len > decoder.max_len:
+        return None
+    buffer = decoder.scaled_embedding.new_empty((FIRST_CAPACITY, len(decoder.layers), 1, 2, decoder.heads, decoder.d_k))
+    with torch.jit.optimized_execution(False):  # the graph as written: no rewrites that round differently
+        tokens, log_probs, totals, finished, complete = functions.beam_loop(
+            buffer,
+            decoder.scaled_embedding,
+            decoder.positions,
+            weights,
+            folded,
+            decoder.output[0],
+            bos,
+            eos,
+            max_len,
+            beam_size,
+            decoder.heads,
+            decoder.d_k,
+        )
+    return list(zip(tokens, log_probs, totals, finished, strict=True)) if complete else None
 
 
 def step(decoder: PackedWeights, tokens: torch.Tensor, cache: PackedCache, buffer: torch.Tensor) -> torch.Tensor | None:

@@ -1,0 +1,210 @@
+"""One sentence's beam search in one TorchScript call (`scripted_decoding.beam_loop`), on MKL's kernels and on
+oneDNN's: the same n-best as the Python search over the same steps, to the bit (tokens, per-token log-probabilities,
+totals, scores, finished), with hypotheses finishing, pruned EOS, cut at the length limit and a buffer that grows;
+it makes no Python step; and the search steps in Python wherever it does not apply (a trace, an n-gram ban, no
+early stopping, several sentences, decoder head masks, an unfolded cross-attention, a model whose scores are NaN)."""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import pytest
+import torch
+
+import explorer.fastpath.packed_decoding as packed_decoding
+import explorer.fastpath.scripted_decoding as scripted_decoding
+from explorer.decoding import search
+from explorer.fastpath.linear_kernels import onednn_usable
+from explorer.fastpath.packed_decoding import PackedDecoder
+from explorer.inference import NoTranslationError, scorer_for, translate
+from explorer.model import HeadMask
+from tests.engine.test_model import make_model
+
+SOURCES = [[5, 6, 7, 3], [9, 8, 7, 6, 5, 4, 3], [11, 3]]
+NEVER = -1  # an end-of-sentence id no step produces: the search runs to its limit
+
+
+@pytest.fixture(autouse=True, params=["0", "1"], ids=["MKL", "oneDNN"])
+def kernels(request, monkeypatch):
+    if request.param == "1" and not onednn_usable(torch.ones(1)):
+        pytest.skip("this torch build has no oneDNN linears")
+    monkeypatch.setenv("EXPLORER_ONEDNN", request.param)
+    monkeypatch.delenv(scripted_decoding.VARIABLE, raising=False)
+
+
+@pytest.fixture
+def steps(monkeypatch):
+    """How many Python steps the packed decoders made."""
+    calls: list[int] = []
+    real = PackedDecoder.step
+
+    def counted(self, *args, **kwargs):
+        calls.append(1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(PackedDecoder, "step", counted)
+    return calls
+
+
+def _beam(model, source, max_len, beam, *, eos, alpha=0.6, n_best=None, mask=None, **options):
+    config = model.config
+    scorer = scorer_for(model, torch.tensor([source]), mask)
+    (found,) = search.beam_search(scorer, 1, beam, config.bos_id, eos, max_len, alpha, n_best, **options)
+    return found
+
+
+def _python(monkeypatch, *args, **kwargs):
+    """The same search stepping in Python: the one-call path turned away."""
+    with monkeypatch.context() as patch:
+        patch.setattr(search, "_beam_one", lambda *a: None)
+        return _beam(*args, **kwargs)
+
+
+def _common_token(model, source) -> int:
+    """A token the search often produces: as end-of-sentence, hypotheses finish and EOS is pruned along the way."""
+    found = _beam(model, source, 20, 4, eos=NEVER)
+    tokens = [t for h in found.hypotheses for t in h.tokens]
+    return max(set(tokens), key=tokens.count)
+
+
+@pytest.mark.parametrize("beam", [1, 2, 4, 5])
+@pytest.mark.parametrize("max_len", [1, 3, 20])
+@pytest.mark.parametrize("source", SOURCES, ids=["short", "longer", "one token"])
+@torch.inference_mode()
+def test_the_scripted_beam_finds_the_python_search_s_n_best_to_the_bit(monkeypatch, steps, source, max_len, beam):
+    model = make_model()
+    for eos in (NEVER, _common_token(model, source)):
+        expected = _python(monkeypatch, model, source, max_len, beam, eos=eos)
+        before = len(steps)
+        found = _beam(model, source, max_len, beam, eos=eos)
+        assert len(steps) == before, "the scripted search made no Python step"
+        assert found.hypotheses == expected.hypotheses  # tokens, log-probs, totals, scores, finished: all equal
+        assert len(found.hypotheses) == beam
+
+
+@torch.inference_mode()
+def test_finished_and_cut_hypotheses_rank_as_in_the_python_search(monkeypatch):
+    """A limit that cuts some hypotheses after others finished: finished ones first, each kind by score."""
+    model = make_model()
+    source = SOURCES[1]
+    eos = _common_token(model, source)
+    for max_len in range(2, 12):
+        for alpha in (0.0, 0.6, 1.5):
+            expected = _python(monkeypatch, model, source, max_len, 4, eos=eos, alpha=alpha, n_best=4)
+            found = _beam(model, source, max_len, 4, eos=eos, alpha=alpha, n_best=4)
+            assert found.hypotheses == expected.hypotheses, (max_len, alpha)
+
+
+@torch.inference_mode()
+def test_twenty_positions_grow_and_reorder_the_buffer_as_the_steps_do(monkeypatch):
+    model = make_model()
+    expected = _python(monkeypatch, model, SOURCES[0], 20, 4, eos=NEVER)
+    found = _beam(model, SOURCES[0], 20, 4, eos=NEVER)
+    assert all(len(h.tokens) == 20 and not h.finished for h in found.hypotheses)
+    assert found.hypotheses == expected.hypotheses
+
+
+def _translations(model, **options):
+    return translate(model, _Tokens(), ["a b c"], **options)
+
+
+class _Tokens:
+    """The smallest tokenizer `translate` needs for a fixture model: three fixed pieces."""
+
+    def encode(self, text):
+        return [5, 6, 7]
+
+    def decode(self, ids):
+        return " ".join(map(str, ids))
+
+    def pieces(self, ids):
+        return [str(i) for i in ids]
+
+    def target_pieces(self, ids):
+        return [str(i) for i in ids]
+
+
+FALLBACKS = {
+    "a trace": dict(trace=True),
+    "an n-gram ban": dict(no_repeat_ngram=2),
+    "no early stopping": dict(early_stopping=False),
+}
+
+
+@pytest.mark.parametrize("case", list(FALLBACKS))
+@torch.inference_mode()
+def test_options_the_loop_does_not_make_step_in_python(monkeypatch, steps, case):
+    model = make_model()
+    options = FALLBACKS[case]
+    expected = _python(monkeypatch, model, SOURCES[1], 12, 4, eos=NEVER, **options)
+    before = len(steps)
+    found = _beam(model, SOURCES[1], 12, 4, eos=NEVER, **options)
+    assert len(steps) > before, "each step came from Python"
+    assert found.hypotheses == expected.hypotheses
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["a decoder head masked", "unfolded cross-attention", "EXPLORER_SCRIPTED=0", "no TorchScript"],
+)
+@torch.inference_mode()
+def test_where_the_loop_does_not_apply_the_search_steps_in_python(monkeypatch, steps, case):
+    mask = None
+    if case == "a decoder head masked":
+        mask = HeadMask.from_names(["dec.1.2"], make_model().config)
+    elif case == "unfolded cross-attention":
+        monkeypatch.setattr(packed_decoding, "worth_folding", lambda *s: False)
+    elif case == "EXPLORER_SCRIPTED=0":
+        monkeypatch.setenv(scripted_decoding.VARIABLE, "0")
+    else:
+        monkeypatch.setattr(scripted_decoding, "scripted", lambda: None)
+    model = make_model()
+    found = _beam(model, SOURCES[1], 12, 4, eos=NEVER, mask=mask)
+    assert len(steps) >= 12, "each step came from Python"
+    assert found.hypotheses == _python(monkeypatch, model, SOURCES[1], 12, 4, eos=NEVER, mask=mask).hypotheses
+
+
+@torch.inference_mode()
+def test_several_sentences_step_in_python(monkeypatch, steps):
+    model = make_model()
+    config = model.config
+    src = torch.tensor([SOURCES[0][:3], SOURCES[2] + [0]])
+    search.beam_search(scorer_for(model, src), 2, 4, config.bos_id, NEVER, 6)
+    assert len(steps) == 6
+
+
+@torch.inference_mode()
+def test_a_model_with_nan_scores_gets_what_the_python_search_gives(monkeypatch):
+    """The loop stops at a NaN score and the Python search decides: here no translation, said as before."""
+    model = make_model()
+    with torch.no_grad():
+        model.output_weight.fill_(math.nan) if hasattr(model, "output_weight") else None
+        for parameter in model.decoder_layers[-1].parameters():
+            parameter.fill_(math.nan)
+    expected = _python(monkeypatch, model, SOURCES[1], 12, 4, eos=NEVER)
+    found = _beam(model, SOURCES[1], 12, 4, eos=NEVER)
+    assert repr(found.hypotheses) == repr(expected.hypotheses)  # NaN != NaN: compared as written
+    with pytest.raises(NoTranslationError):
+        _translations(model, beam_size=4)
+
+
+def test_concurrent_sessions_on_one_model_get_what_each_gets_alone():
+    """One cached model serves every browser session: the loop keeps nothing on the decoder between calls."""
+    model = make_model()
+    sources = [[5 + i, 6, 7 + i % 3, 3] for i in range(8)]
+    with torch.inference_mode():
+        alone = [_beam(model, s, 20, 4, eos=NEVER).hypotheses for s in sources]
+    together: dict[int, object] = {}
+
+    def decode(index: int) -> None:
+        with torch.inference_mode():
+            for _ in range(3):
+                together[index] = _beam(model, sources[index], 20, 4, eos=NEVER).hypotheses
+
+    threads = [threading.Thread(target=decode, args=(i,)) for i in range(len(sources))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [together[i] for i in range(len(sources))] == alone
