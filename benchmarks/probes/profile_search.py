@@ -3,7 +3,8 @@
     python -m benchmarks.probes.profile_search [N_SENTENCES] [--ops]
 
 Splits the wall time of `explorer.inference.translate` on Multi30k test2016 into: encoder, decoder steps
-(the model), cache reordering, top-k, detokenisation, and the rest (the search's per-step Python, batching,
+(the model; for one sentence the whole search where it runs in one TorchScript call), cache reordering, top-k,
+detokenisation, and the rest (the search's per-step Python, batching,
 padding). Cumulative times of named functions, so the parts may overlap a little (top-k inside the search).
 With `--ops`, each cell also lists the torch operators that took the most CPU time (torch.profiler), which
 tells the matrix products (addmm: the layers' linears; mm: the output projection) from the rest.
@@ -31,10 +32,13 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 # part -> (file fragment, function name) whose cumulative time is the part
 PARTS = {
     "encoder": ("model/transformer.py", "encode"),
+    "encoder (packed)": ("fastpath/packed_encoding.py", "encode"),
     "decoder steps (model)": ("model/transformer.py", "decode_step"),
-    "decoder steps (packed model)": ("model/packed_decoding.py", "step"),
-    "cache reordering": ("model/transformer.py", "select"),
-    "cache reordering (packed)": ("model/packed_decoding.py", "select"),
+    "decoder steps (packed model)": ("fastpath/packed_decoding.py", "step"),
+    "one sentence's whole search (scripted)": ("fastpath/scripted_decoding.py", "beam"),
+    "one sentence's greedy search (scripted)": ("fastpath/scripted_decoding.py", "greedy"),
+    "cache reordering": ("model/attention.py", "select"),
+    "cache reordering (packed)": ("fastpath/packed_cache.py", "select"),
     "top-k": ("~", "<method 'topk' of 'torch._C.TensorBase' objects>"),
     "detokenisation": ("tokenizer.py", "decode"),
     "pieces for labels": ("tokenizer.py", "pieces"),
@@ -118,7 +122,7 @@ def main(n: int = 200, ops: bool = False) -> int:
         wall = parts.pop("wall")
         print(f"\n{cell}: wall {wall:.2f} s under the profiler ({len(chosen)} sentences)")
         for part, seconds in parts.items():
-            print(f"  {part:32s} {seconds:7.3f} s  {seconds / wall:6.1%}")
+            print(f"  {part:40s} {seconds:7.3f} s  {seconds / wall:6.1%}")
         if ops:
             print("  torch operators, self CPU time:")
             for line in top_ops(c.model, c.tokenizer, chosen, beam, batch):
