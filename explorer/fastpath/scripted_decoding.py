@@ -430,11 +430,14 @@ def _one_group_folded(cache: PackedCache) -> list[torch.Tensor] | None:
     return [t for operands in folded.operands for t in operands]
 
 
-def greedy(
-    decoder: PackedWeights, cache: PackedCache, bos: int, eos: int, max_len: int
-) -> tuple[list[int], list[float], torch.Tensor] | None:
-    """Decode one sentence greedily from `cache` (as `PackedDecoder.start` made it) in one TorchScript call:
-    (tokens, log-probabilities, the self-attention buffer), or None where the Python loop must do it."""
+# The leading arguments of `greedy_loop` and `beam_loop`: the empty first buffer, E·√d_model, PE, the layers' weights,
+# the sentence's folded cross-attention, the output projection.
+LoopInputs = tuple[torch.Tensor, torch.Tensor, torch.Tensor, LayerWeights, list[torch.Tensor], torch.Tensor]
+
+
+def _one_sentence(decoder: PackedWeights, cache: PackedCache, max_len: int) -> tuple[Scripted, LoopInputs] | None:
+    """The compiled functions and the inputs of a one-sentence search from `cache` (as `PackedDecoder.start` made
+    it), or None where a loop does not apply and the search steps in Python (module doc)."""
     weights = decoder.scripted_weights  # first: a model it does not apply to never compiles the functions
     if weights is None or not enabled() or cache.position != 0 or cache.self_kv is not None:
         return None
@@ -444,22 +447,22 @@ def greedy(
     folded = _one_group_folded(cache)
     if folded is None or max_len > decoder.max_len:  # beyond the table the Python loop raises the model's message
         return None
-    # PackedDecoder.step's first buffer; the loop doubles it as the step does.
+    # PackedDecoder.step's first buffer; the loops double it as the step does.
     buffer = decoder.scaled_embedding.new_empty((FIRST_CAPACITY, len(decoder.layers), 1, 2, decoder.heads, decoder.d_k))
+    return functions, (buffer, decoder.scaled_embedding, decoder.positions, weights, folded, decoder.output[0])
+
+
+def greedy(
+    decoder: PackedWeights, cache: PackedCache, bos: int, eos: int, max_len: int
+) -> tuple[list[int], list[float], torch.Tensor] | None:
+    """Decode one sentence greedily from `cache` (as `PackedDecoder.start` made it) in one TorchScript call:
+    (tokens, log-probabilities, the self-attention buffer), or None where the Python loop must do it."""
+    found = _one_sentence(decoder, cache, max_len)
+    if found is None:
+        return None
+    functions, inputs = found
     with torch.jit.optimized_execution(False):  # the graph as written: no rewrites that round differently
-        return functions.greedy_loop(
-            buffer,
-            decoder.scaled_embedding,
-            decoder.positions,
-            weights,
-            folded,
-            decoder.output[0],
-            bos,
-            eos,
-            max_len,
-            decoder.heads,
-            decoder.d_k,
-        )
+        return functions.greedy_loop(*inputs, bos, eos, max_len, decoder.heads, decoder.d_k)
 
 
 def beam(
@@ -469,30 +472,13 @@ def beam(
     ended hypothesis as (tokens, token log-probabilities, total, finished), in the order the Python search ends
     them; None where the Python search must run (and decide what a model with NaN scores gives). The cache is
     only read."""
-    weights = decoder.scripted_weights
-    if weights is None or not enabled() or cache.position != 0 or cache.self_kv is not None:
+    found = _one_sentence(decoder, cache, max_len)
+    if found is None:
         return None
-    functions = scripted()
-    if functions is None:
-        return None
-    folded = _one_group_folded(cache)
-    if folded is None or max_len > decoder.max_len:
-        return None
-    buffer = decoder.scaled_embedding.new_empty((FIRST_CAPACITY, len(decoder.layers), 1, 2, decoder.heads, decoder.d_k))
+    functions, inputs = found
     with torch.jit.optimized_execution(False):  # the graph as written: no rewrites that round differently
         tokens, log_probs, totals, finished, complete = functions.beam_loop(
-            buffer,
-            decoder.scaled_embedding,
-            decoder.positions,
-            weights,
-            folded,
-            decoder.output[0],
-            bos,
-            eos,
-            max_len,
-            beam_size,
-            decoder.heads,
-            decoder.d_k,
+            *inputs, bos, eos, max_len, beam_size, decoder.heads, decoder.d_k
         )
     return list(zip(tokens, log_probs, totals, finished, strict=True)) if complete else None
 

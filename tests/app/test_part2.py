@@ -178,11 +178,9 @@ def test_beam_page_node_picked_in_the_tree_drives_the_attention(words_checkpoint
 # --- attention step by step -------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "family, layer, head, query", [("decoder_self", 2, 2, 3), ("cross", 1, 1, 2), ("encoder_self", 2, 1, 4)]
-)
-def test_step_by_step_softmax_row_is_the_models_attention(words_checkpoint, family, layer, head, query):
-    at = open_page(
+def open_step_page(family: str, layer: int, head: int, query: int):
+    """Step by step on the words fixture, following `query` of head `head` in `layer` of `family`."""
+    return open_page(
         "step_by_step",
         "words-fixture",
         sbs_sentence=WORDS_SENTENCE,
@@ -191,6 +189,13 @@ def test_step_by_step_softmax_row_is_the_models_attention(words_checkpoint, fami
         sbs_head=head,
         sbs_query=query,
     )
+
+
+@pytest.mark.parametrize(
+    "family, layer, head, query", [("decoder_self", 2, 2, 3), ("cross", 1, 1, 2), ("encoder_self", 2, 1, 4)]
+)
+def test_step_by_step_softmax_row_is_the_models_attention(words_checkpoint, family, layer, head, query):
+    at = open_step_page(family, layer, head, query)
     ck = load_checkpoint(words_checkpoint)
     t = translate(ck.model, ck.tokenizer, [WORDS_SENTENCE], with_attention=True)[0]
     expected = t.attention.family(family)[layer - 1, head - 1, query]
@@ -269,15 +274,7 @@ def test_step_by_step_shows_the_heads_q_k_and_v(words_checkpoint, family, layer,
     the same numbers (first 8 dimensions, 2 decimals) and token labels as the heat maps showed."""
     from explorer.analysis.step_by_step import head_steps, inspect_translation
 
-    at = open_page(
-        "step_by_step",
-        "words-fixture",
-        sbs_sentence=WORDS_SENTENCE,
-        sbs_family=family,
-        sbs_layer=layer,
-        sbs_head=head,
-        sbs_query=query,
-    )
+    at = open_step_page(family, layer, head, query)
     ck = load_checkpoint(words_checkpoint)
     translation = translate(ck.model, ck.tokenizer, [WORDS_SENTENCE], with_attention=True)[0]
     steps = head_steps(inspect_translation(ck.model, translation, family, layer - 1), head - 1, query)

@@ -15,36 +15,14 @@ import torch
 import explorer.fastpath.packed_decoding as packed_decoding
 import explorer.fastpath.scripted_decoding as scripted_decoding
 from explorer.decoding import search
-from explorer.fastpath.linear_kernels import onednn_usable
-from explorer.fastpath.packed_decoding import PackedDecoder
 from explorer.inference import NoTranslationError, scorer_for, translate
 from explorer.model import HeadMask
 from tests.engine.test_model import make_model
 
+pytestmark = pytest.mark.usefixtures("kernels")  # every test on MKL's kernels and on oneDNN's (conftest.py)
+
 SOURCES = [[5, 6, 7, 3], [9, 8, 7, 6, 5, 4, 3], [11, 3]]
 NEVER = -1  # an end-of-sentence id no step produces: the search runs to its limit
-
-
-@pytest.fixture(autouse=True, params=["0", "1"], ids=["MKL", "oneDNN"])
-def kernels(request, monkeypatch):
-    if request.param == "1" and not onednn_usable(torch.ones(1)):
-        pytest.skip("this torch build has no oneDNN linears")
-    monkeypatch.setenv("EXPLORER_ONEDNN", request.param)
-    monkeypatch.delenv(scripted_decoding.VARIABLE, raising=False)
-
-
-@pytest.fixture
-def steps(monkeypatch):
-    """How many Python steps the packed decoders made."""
-    calls: list[int] = []
-    real = PackedDecoder.step
-
-    def counted(self, *args, **kwargs):
-        calls.append(1)
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(PackedDecoder, "step", counted)
-    return calls
 
 
 def _beam(model, source, max_len, beam, *, eos, alpha=0.6, n_best=None, mask=None, **options):

@@ -17,41 +17,17 @@ import torch
 import explorer.fastpath.packed_decoding as packed_decoding
 import explorer.fastpath.scripted_decoding as scripted_decoding
 from explorer.decoding import search
-from explorer.fastpath.linear_kernels import onednn_usable
-from explorer.fastpath.packed_decoding import PackedDecoder, packed_decoder
+from explorer.fastpath.packed_decoding import packed_decoder
 from explorer.inference import scorer_for
 from explorer.model import HeadMask
 from explorer.quantize import quantize_int8
 from tests.engine.test_model import make_model
 from tests.fastpath.test_folded_cross import SCHEDULES, SRC, TGT
 
+pytestmark = pytest.mark.usefixtures("kernels")  # every test on MKL's kernels and on oneDNN's (conftest.py)
+
 SOURCES = [[5, 6, 7, 3], [9, 8, 7, 6, 5, 4, 3], [11, 3]]
 CHECKPOINT = Path(__file__).resolve().parents[2] / "checkpoints" / "multi30k-en-de"
-
-
-@pytest.fixture(autouse=True, params=["0", "1"], ids=["MKL", "oneDNN"])
-def kernels(request, monkeypatch):
-    """The scripted steps multiply as the kernels the packed decoder chose do, MKL's or oneDNN's; which a model
-    gets is measured per machine (MKL on the Intel Xeon, oneDNN on the AMD EPYC), so every test runs with each
-    (each builds a fresh model, whose packed decoder reads this when it is first made)."""
-    if request.param == "1" and not onednn_usable(torch.ones(1)):
-        pytest.skip("this torch build has no oneDNN linears")
-    monkeypatch.setenv("EXPLORER_ONEDNN", request.param)
-    monkeypatch.delenv(scripted_decoding.VARIABLE, raising=False)
-
-
-@pytest.fixture
-def steps(monkeypatch):
-    """How many Python steps the packed decoders made."""
-    calls: list[int] = []
-    real = PackedDecoder.step
-
-    def counted(self, *args, **kwargs):
-        calls.append(1)
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(PackedDecoder, "step", counted)
-    return calls
 
 
 NEVER = -1  # an end-of-sentence id no step produces: the search runs to its limit
