@@ -186,3 +186,38 @@ def test_concurrent_sessions_on_one_model_get_what_each_gets_alone():
     for thread in threads:
         thread.join()
     assert [together[i] for i in range(len(sources))] == alone
+
+
+@torch.inference_mode()
+def test_an_encoder_only_head_mask_keeps_the_scripted_beam(monkeypatch, steps):
+    """An encoder head's gate acts in `encode`; the decoder's steps, and so the one-call search, are unmasked."""
+    model = make_model()
+    mask = HeadMask.from_names(["enc.1.0"], model.config)
+    expected = _python(monkeypatch, model, SOURCES[1], 12, 4, eos=NEVER, mask=mask)
+    before = len(steps)
+    found = _beam(model, SOURCES[1], 12, 4, eos=NEVER, mask=mask)
+    assert len(steps) == before
+    assert found.hypotheses == expected.hypotheses
+    assert found.hypotheses != _beam(model, SOURCES[1], 12, 4, eos=NEVER).hypotheses, "the mask changed the memory"
+
+
+@torch.inference_mode()
+def test_the_shipped_model_takes_the_scripted_beam_with_the_python_search_s_outputs(monkeypatch, steps):
+    import json
+    from pathlib import Path
+
+    from explorer.checkpoint import load_checkpoint
+
+    folder = Path(__file__).resolve().parents[2] / "checkpoints" / "multi30k-en-de"
+    loaded = load_checkpoint(folder, "cpu")
+    model, config = loaded.model, loaded.config
+    sentences = json.loads((folder / "examples.json").read_text(encoding="utf-8"))["en"][:8]
+    for sentence in sentences:
+        source = loaded.tokenizer.encode(sentence)[: config.max_len - 1] + [config.eos_id]
+        limit = len(source) + 50
+        expected = _python(monkeypatch, model, source, limit, 4, eos=config.eos_id)
+        before = len(steps)
+        found = _beam(model, source, limit, 4, eos=config.eos_id)
+        assert len(steps) == before, sentence
+        assert found.hypotheses == expected.hypotheses, sentence
+        assert found.hypotheses[0].finished
