@@ -44,11 +44,13 @@ class _Reader(HTMLParser):
 
 
 def read_matrix_table(body: str) -> tuple[str, list[str], list[str], np.ndarray]:
-    """(caption text, column labels, row labels, values as shown; NaN for an empty cell)."""
+    """(caption text, column labels, row labels, values as shown, their minus signs (U+2212) read as "-"; NaN for an
+    empty cell)."""
     reader = _Reader()
     reader.feed(body)
     values = np.array(
-        [[float(cell) if cell else np.nan for cell in row[1:]] for row in reader.rows], dtype=float
+        [[float(cell.replace("\u2212", "-")) if cell else np.nan for cell in row[1:]] for row in reader.rows],
+        dtype=float,
     ).reshape(len(reader.rows), -1)
     return "".join(reader.caption), reader.header[1:], [row[0] for row in reader.rows], values
 

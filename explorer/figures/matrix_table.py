@@ -42,6 +42,11 @@ def _rgb(colour: str) -> tuple[float, float, float]:
     return r, g, b
 
 
+def _number(value: float, decimals: int) -> str:
+    """`value` to `decimals` places with a true minus sign (U+2212), as plotly writes the heat maps' numbers."""
+    return f"{value:.{decimals}f}".replace("-", "\u2212")
+
+
 def cell_colours(values: np.ndarray, limit: float) -> tuple[list[str], list[str]]:
     """Background and text colour of each value (flattened, row by row) on the diverging scale over
     [-limit, limit]; a value outside is drawn at the scale's end, a non-finite one at its middle."""
@@ -92,8 +97,8 @@ def matrix_table(
         for j in range(cols):
             k = i * cols + j
             value = m[i, j]
-            shown = f"{value:.{decimals}f}" if np.isfinite(value) else ""
-            hover = f"{name}, {html.escape(x_title)} {html.escape(columns[j])}: {value:.4f}"
+            shown = _number(value, decimals) if np.isfinite(value) else ""
+            hover = f"{name}, {html.escape(x_title)} {html.escape(columns[j])}: {_number(value, 4)}"
             cells.append(f'<td title="{hover}" style="background:{backgrounds[k]};color:{texts[k]}">{shown}</td>')
         body.append(f'<tr><th scope="row">{name}</th>{"".join(cells)}</tr>')
     head = "".join(f'<th scope="col">{html.escape(c)}</th>' for c in columns)
@@ -107,9 +112,9 @@ def matrix_table(
         f"{html.escape(x_title)}</th>{head}</tr></thead>"
         f'<tbody style="font-size:{size}px">{"".join(body)}</tbody></table></div>'
         f'<div style="display:flex;align-items:center;gap:6px;margin-top:4px">'
-        f"<span>{-limit:.{decimals}f}</span>"
+        f"<span>{_number(-limit, decimals)}</span>"
         f'<span style="display:inline-block;width:160px;height:10px;background:linear-gradient(to right, '
-        f'{legend_colours})"></span><span>{limit:.{decimals}f}</span></div></figure>'
+        f'{legend_colours})"></span><span>{_number(limit, decimals)}</span></div></figure>'
     )
 
 

@@ -20,7 +20,8 @@ def test_the_numbers_and_labels_read_back_as_given():
     assert columns == ["0", "1", "2"]
     assert rows == ["<s>", "Hund"]  # escaped in the markup, read back as the token
     np.testing.assert_allclose(shown, values, atol=0.005 + 1e-12)
-    assert hovers(body)[1][2] == "Hund, dimension 2: -0.0040"
+    assert hovers(body)[1][2] == "Hund, dimension 2: \u22120.0040"
+    assert ">\u22122.00<" in body and ">-2.00<" not in body  # a true minus, as plotly writes the heat maps'
 
 
 def test_labels_from_a_sentence_cannot_inject_markup():
