@@ -112,6 +112,13 @@ class PackedDecoder(PackedStack):
         per packed decoder, rebuilt after training."""
         return layer_weights(self.layers, self.kernels, self.pre_norm) if self.scriptable else None
 
+    def _gates_a_decoder_head(self, head_mask: HeadMask | None) -> bool:
+        """Whether `head_mask` switches off a head of a decoder step (self or cross); an encoder head's gate acted
+        in `encode`, so the steps, and the one-call searches, are the unmasked ones."""
+        return head_mask is not None and any(
+            gate is not None for pair in _gates(head_mask, len(self.layers)) for gate in pair
+        )
+
     def greedy_one(
         self, cache: PackedCache, bos: int, eos: int, max_len: int, *, head_mask: HeadMask | None = None
     ) -> tuple[list[int], list[float], PackedCache] | None:
@@ -119,9 +126,7 @@ class PackedDecoder(PackedStack):
         (tokens, their log-probabilities, the cache as the steps would have left it), or None where the search
         must step in Python (the same outputs). A head mask that gates no decoder head (only encoder heads, which
         acted in `encode`) leaves the steps as they are; one that gates a decoder head needs the Python step."""
-        if head_mask is not None and any(
-            gate is not None for pair in _gates(head_mask, len(self.layers)) for gate in pair
-        ):
+        if self._gates_a_decoder_head(head_mask):
             return None
         found = scripted_decoding.greedy(self, cache, bos, eos, max_len)
         if found is None:
@@ -135,9 +140,7 @@ class PackedDecoder(PackedStack):
         """Beam search of one sentence from `start`'s cache in one TorchScript call (`scripted_decoding.beam`):
         every ended hypothesis as (tokens, token log-probabilities, total, finished), or None where the search
         must step in Python (the same outputs). Head masks as `greedy_one`; the cache is only read."""
-        if head_mask is not None and any(
-            gate is not None for pair in _gates(head_mask, len(self.layers)) for gate in pair
-        ):
+        if self._gates_a_decoder_head(head_mask):
             return None
         return scripted_decoding.beam(self, cache, bos, eos, max_len, beam_size)
 

@@ -12,6 +12,7 @@ labels come from the user's sentence.
 
 from __future__ import annotations
 
+import functools
 import html
 from collections.abc import Sequence
 
@@ -40,6 +41,12 @@ def _rgb(colour: str) -> tuple[float, float, float]:
     """'rgb(0, 34, 78)' -> (0.0, 34.0, 78.0), as plotly's `sample_colorscale` writes them."""
     r, g, b = (float(part) for part in colour[colour.index("(") + 1 : colour.index(")")].split(","))
     return r, g, b
+
+
+@functools.cache
+def _legend_colours() -> str:
+    """The legend's gradient stops, the scale's colours from end to end (the same for every table)."""
+    return ", ".join(sample_colorscale(theme.DIVERGING_COLORSCALE, list(np.linspace(0, 1, _LEGEND_STOPS))))
 
 
 def _number(value: float, decimals: int) -> str:
@@ -84,9 +91,7 @@ def matrix_table(
     columns = [str(c) for c in range(cols)] if col_labels is None else [str(c) for c in col_labels]
     assert len(columns) == cols, f"expected {cols} column labels, got {len(columns)}"
     x_title = translate("dimension", lang) if x_title is None else x_title
-    finite = m[np.isfinite(m)]
-    limit = float(bound) if bound is not None else (float(np.abs(finite).max()) if finite.size else 1.0)
-    limit = limit or 1.0
+    limit = theme.diverging_limit(m, bound)
     backgrounds, texts = cell_colours(m, limit)
     size = round(theme.CELL_TEXT_SIZE * scale)
     label_size = round(theme.TICK_SIZE * scale)
@@ -102,7 +107,6 @@ def matrix_table(
             cells.append(f'<td title="{hover}" style="background:{backgrounds[k]};color:{texts[k]}">{shown}</td>')
         body.append(f'<tr><th scope="row">{name}</th>{"".join(cells)}</tr>')
     head = "".join(f'<th scope="col">{html.escape(c)}</th>' for c in columns)
-    legend_colours = ", ".join(sample_colorscale(theme.DIVERGING_COLORSCALE, list(np.linspace(0, 1, _LEGEND_STOPS))))
     caption = f'<figcaption style="font-size:{round(theme.FONT_SIZE * scale)}px">{title}</figcaption>' if title else ""
     return (
         f'<figure class="ae-matrix" style="margin:0 0 0.5rem 0;font-size:{label_size}px">{caption}'
@@ -114,7 +118,7 @@ def matrix_table(
         f'<div style="display:flex;align-items:center;gap:6px;margin-top:4px">'
         f"<span>{_number(-limit, decimals)}</span>"
         f'<span style="display:inline-block;width:160px;height:10px;background:linear-gradient(to right, '
-        f'{legend_colours})"></span><span>{_number(limit, decimals)}</span></div></figure>'
+        f'{_legend_colours()})"></span><span>{_number(limit, decimals)}</span></div></figure>'
     )
 
 

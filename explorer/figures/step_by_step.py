@@ -69,9 +69,7 @@ def values_heatmap(
     assert len(row_labels) == rows, f"expected {rows} row labels, got {len(row_labels)}"
     columns = [str(c) for c in range(cols)] if col_labels is None else list(col_labels)
     assert len(columns) == cols, f"expected {cols} column labels, got {len(columns)}"
-    finite = m[np.isfinite(m)]
-    limit = float(bound) if bound is not None else (float(np.abs(finite).max()) if finite.size else 1.0)
-    limit = limit or 1.0
+    limit = theme.diverging_limit(m, bound)
     # A title over several lines takes its room from above the plot (theme.apply_theme), not from the rows.
     height = max(220, _ROW_PX * rows + 170) + 2 * theme.TITLE_SIZE * (title or "").count("<br>")
     write = theme.numbers_fit(
@@ -150,8 +148,7 @@ def stage_matrices(
         **({"width": width} if width else {}),
     )
     titles = stage_titles(lang)
-    finite = np.concatenate([a[np.isfinite(a)] for a in stages[:3]])
-    bound = float(np.abs(finite).max()) if finite.size else 1.0
+    bound = theme.diverging_limit(np.concatenate([np.ravel(a) for a in stages[:3]]))  # the three score panels'
     fig = make_subplots(rows=1, cols=4, shared_yaxes=True, horizontal_spacing=0.03, subplot_titles=titles)
     for col, (z, name) in enumerate(zip(stages, titles, strict=False), start=1):
         z = np.where(np.isfinite(z), z, np.nan)

@@ -28,6 +28,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import plotly.graph_objects as go
 
 # Type sizes in CSS pixels. The base size is what axis titles and legends use; ticks are one step down
@@ -102,6 +103,16 @@ def rgba(hex_color: str, alpha: float) -> str:
     assert len(h) == 6, f"expected a '#RRGGBB' colour, got {hex_color!r}"
     r, g, b = (int(h[i : i + 2], 16) for i in (0, 2, 4))
     return f"rgba({r}, {g}, {b}, {alpha:.3f})"
+
+
+def diverging_limit(values: np.ndarray, bound: float | None = None) -> float:
+    """How far a diverging colour scale centred on 0 reaches: `bound`, else the largest finite |value|; 1 where that
+    is 0 or there is no finite value (a scale from 0 to 0 draws nothing)."""
+    if bound is None:
+        finite = np.asarray(values, dtype=float)
+        finite = finite[np.isfinite(finite)]
+        bound = float(np.abs(finite).max()) if finite.size else 1.0
+    return float(bound) or 1.0
 
 
 def colorbar(title: str, **kwargs: Any) -> dict[str, Any]:

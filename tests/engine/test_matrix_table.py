@@ -9,6 +9,7 @@ from plotly.colors import sample_colorscale
 
 from explorer.figures import theme
 from explorer.figures.matrix_table import cell_colours, matrix_table
+from tests.engine.test_figure_legibility import WCAG_AA, contrast
 from tests.matrix_table_reader import hovers, read_matrix_table
 
 
@@ -41,23 +42,11 @@ def test_colours_are_the_heat_maps_scale_symmetric_around_zero():
     assert cell(sample_colorscale(theme.DIVERGING_COLORSCALE, [0.25])[0]) in body
 
 
-def _contrast(a: str, b: str) -> float:
-    from explorer.figures.matrix_table import _luminance, _rgb
-
-    def luminance(colour: str) -> float:
-        if colour.startswith("#"):
-            return _luminance(tuple(int(colour[i : i + 2], 16) for i in (1, 3, 5)))  # type: ignore[arg-type]
-        return _luminance(_rgb(colour))
-
-    high, low = sorted((luminance(a), luminance(b)), reverse=True)
-    return (high + 0.05) / (low + 0.05)
-
-
 def test_every_cell_text_is_readable_on_its_colour():
     values = np.linspace(-1, 1, 201)
     backgrounds, texts = cell_colours(values, 1.0)
-    worst = min(_contrast(bg, fg) for bg, fg in zip(backgrounds, texts, strict=True))
-    assert worst >= 4.5, worst
+    worst = min(contrast(fg, bg) for bg, fg in zip(backgrounds, texts, strict=True))
+    assert worst >= WCAG_AA, worst
 
 
 def test_label_counts_must_match():

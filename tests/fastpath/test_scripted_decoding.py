@@ -8,7 +8,6 @@ the positional table, `EXPLORER_SCRIPTED=0`, a torch without TorchScript."""
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from explorer.inference import scorer_for
 from explorer.model import HeadMask
 from explorer.quantize import quantize_int8
 from tests.engine.test_model import make_model
+from tests.fastpath.sessions import alone_and_together
 from tests.fastpath.test_folded_cross import SCHEDULES, SRC, TGT
 
 pytestmark = pytest.mark.usefixtures("kernels")  # every test on MKL's kernels and on oneDNN's (conftest.py)
@@ -166,21 +166,8 @@ def test_concurrent_sessions_on_one_model_get_what_each_gets_alone(monkeypatch):
     """One cached model serves every browser session: the loop keeps nothing on the decoder between calls."""
     model = make_model()
     sources = [[5 + i, 6, 7 + i % 3, 3] for i in range(8)]
-    with torch.inference_mode():
-        alone = [_greedy(model, s, 30)[0] for s in sources]
-    together: dict[int, object] = {}
-
-    def decode(index: int) -> None:
-        with torch.inference_mode():
-            for _ in range(5):
-                together[index] = _greedy(model, sources[index], 30)[0]
-
-    threads = [threading.Thread(target=decode, args=(i,)) for i in range(len(sources))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert [together[i] for i in range(len(sources))] == alone
+    alone, together = alone_and_together(lambda s: _greedy(model, s, 30)[0], sources, repeats=5)
+    assert together == alone
 
 
 @torch.inference_mode()

@@ -37,14 +37,7 @@ def projections_section(followed: Followed) -> None:
     dims = slice(0, SHOWN_DIMS)
     st.header(t("1 · Project to query, keys and values"))
     st.html(MATRIX_STYLE)
-    lang, scale = current_language(), font_scale()
-    # Tables, not plotly heat maps: three more charts held the tab's figures back (explorer/figures/matrix_table.py).
-    with st.container(key="sbs_q"):
-        st.html(
-            matrix_table(
-                steps.q[None, dims], [steps.query_piece], title=f"q = x W<sup>Q</sup>{cut(d_k)}", scale=scale, lang=lang
-            )
-        )
+    _matrix("sbs_q", steps.q[None, dims], [steps.query_piece], f"q = x W<sup>Q</sup>{cut(d_k)}")
     st.markdown(
         t(
             "Each head has its own $W^Q_i, W^K_i, W^V_i$ ($d_{{model}}$ = {d_model} → $d_k$ = {d_k}). The query "
@@ -55,18 +48,15 @@ def projections_section(followed: Followed) -> None:
         )
     )
     # K and V one under the other: side by side at 1024 px their cells are too narrow for the numbers.
-    with st.container(key="sbs_k"):
-        st.html(
-            matrix_table(
-                steps.keys[:, dims], steps.key_pieces, title=f"K = X W<sup>K</sup>{cut(d_k)}", scale=scale, lang=lang
-            )
-        )
-    with st.container(key="sbs_v"):
-        st.html(
-            matrix_table(
-                steps.values[:, dims], steps.key_pieces, title=f"V = X W<sup>V</sup>{cut(d_v)}", scale=scale, lang=lang
-            )
-        )
+    _matrix("sbs_k", steps.keys[:, dims], steps.key_pieces, f"K = X W<sup>K</sup>{cut(d_k)}")
+    _matrix("sbs_v", steps.values[:, dims], steps.key_pieces, f"V = X W<sup>V</sup>{cut(d_v)}")
+
+
+def _matrix(key: str, values: np.ndarray, rows: list[str], title: str) -> None:
+    """values (rows, dims) as a table of coloured numbers in a container keyed `key`: a table, not a plotly heat
+    map, since three more charts held the tab's figures back (explorer/figures/matrix_table.py)."""
+    with st.container(key=key):
+        st.html(matrix_table(values, rows, title=title, scale=font_scale(), lang=current_language()))
 
 
 def scores_section(followed: Followed) -> None:
